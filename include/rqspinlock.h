@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rqspinlock.h
+ * @brief Resilient queued spin lock for Linux userspace.
+ *
+ * A 4-byte, qspinlock-compatible spin lock that never hangs: res_spin_lock()
+ * detects AA, ABBA and longer waits-for cycles, and gives up after a bounded
+ * wait, returning a negative errno value. The lock stays usable afterwards.
+ *
+ * Userspace mapping of the kernel design: a CPU is a thread (a slot in the
+ * library's thread registry), an interrupt/NMI is a signal handler, and
+ * local_irq_save() is blocking signals (res_spin_lock_irqsave()).
+ *
+ * Error convention: negative errno values, as in the kernel, libbpf and
+ * liburing. 0 means success.
+ *
+ * Thread safety: every function may be called from any thread. The lock and
+ * unlock functions are async-signal-safe; a signal handler may take a lock,
+ * including one its interrupted thread holds or waits for (it then gets
+ * -EDEADLK or -ETIMEDOUT instead of hanging).
+ */
+#ifndef RQSPINLOCK_H
+#define RQSPINLOCK_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RQSPINLOCK_MUST_CHECK __attribute__((warn_unused_result))
+
+/**
+ * @brief The lock: one 32-bit word.
+ *
+ * Layout (little endian): bits 0-7 locked byte, bits 8-15 pending byte,
+ * bits 16-17 queue-node nesting index, bits 18-31 (registry slot + 1) of the
+ * queue tail. All-zero bytes mean unlocked, so zeroed memory (calloc, static
+ * storage, memset) is a valid unlocked lock. Treat the member as private.
+ */
+typedef struct rqspinlock {
+	_Atomic uint32_t val; /**< private: the lock word */
+} rqspinlock_t;
+
+_Static_assert(sizeof(rqspinlock_t) == 4, "rqspinlock_t must be 4 bytes");
+
+/** Static initializer: `rqspinlock_t l = RQSPINLOCK_INIT;` */
+#define RQSPINLOCK_INIT {0}
+
+/** Default timeout for one critical section: 250 ms. */
+#define RQSPINLOCK_DEFAULT_TIMEOUT_NS (250ULL * 1000 * 1000)
+/** Smallest accepted timeout; smaller non-zero values are raised to it. */
+#define RQSPINLOCK_MIN_TIMEOUT_NS (1000ULL)
+/** Largest accepted timeout; larger values are lowered to it. */
+#define RQSPINLOCK_MAX_TIMEOUT_NS (3600ULL * 1000 * 1000 * 1000)
+/** Locks per thread whose ownership is tracked for deadlock detection. */
+#define RQSPINLOCK_NR_HELD 31
+/** Most live threads with a registry slot (the tail's 14 bits, minus 0). */
+#define RQSPINLOCK_MAX_THREADS 16383
+
+/** @brief Initialize (or reset) @p lock to unlocked. */
+void res_spin_lock_init(rqspinlock_t *lock);
+
+/**
+ * @brief Acquire @p lock, waiting a bounded time.
+ *
+ * @return 0 when the lock is held by the caller;
+ *  -EDEADLK when waiting could never succeed: the caller (or a context it
+ *   interrupted) already holds or is acquiring the lock (AA), or the wait
+ *   closes a cycle of threads each waiting for a lock the next one holds
+ *   (ABBA and longer cycles);
+ *  -ETIMEDOUT when the owner did not release the lock in time (one timeout
+ *   for the pending waiter, two for the queue head; queued waiters behind a
+ *   timed-out head also get -ETIMEDOUT);
+ *  -EINVAL when @p lock is NULL.
+ * On any error the caller does not hold the lock and must not unlock it.
+ */
+RQSPINLOCK_MUST_CHECK int res_spin_lock(rqspinlock_t *lock);
+
+/**
+ * @brief Acquire @p lock only if it is free right now; never waits.
+ * @return 0 on success, -EBUSY when the lock is taken or contended,
+ *  -EINVAL when @p lock is NULL.
+ */
+RQSPINLOCK_MUST_CHECK int res_spin_trylock(rqspinlock_t *lock);
+
+/**
+ * @brief Release @p lock, which the caller must hold.
+ *
+ * Locks may be released in any order; the held-lock table removes the right
+ * entry. Unlocking a lock the caller does not hold releases it anyway (like a
+ * plain spin lock) and is counted in rqspinlock_stats::unlock_not_held.
+ */
+void res_spin_unlock(rqspinlock_t *lock);
+
+/**
+ * @brief Block all maskable signals, saving the old mask in @p flags, then
+ * acquire @p lock. On failure the old mask is restored before returning.
+ * @return as res_spin_lock(); -EINVAL when @p flags is NULL.
+ */
+RQSPINLOCK_MUST_CHECK int res_spin_lock_irqsave(rqspinlock_t *lock, sigset_t *flags);
+
+/** @brief Release @p lock, then restore the signal mask saved in @p flags. */
+void res_spin_unlock_irqrestore(rqspinlock_t *lock, const sigset_t *flags);
+
+/**
+ * @brief Set the process-wide timeout for one critical section.
+ *
+ * 0 restores RQSPINLOCK_DEFAULT_TIMEOUT_NS; other values are clamped to
+ * [RQSPINLOCK_MIN_TIMEOUT_NS, RQSPINLOCK_MAX_TIMEOUT_NS]. Waits that already
+ * started keep their deadline.
+ * @return the previous timeout in nanoseconds.
+ */
+uint64_t res_spin_set_timeout_ns(uint64_t ns);
+
+/** @brief The current process-wide timeout in nanoseconds. */
+uint64_t res_spin_get_timeout_ns(void);
+
+/**
+ * @brief This thread's registry slot, registering the thread if needed.
+ *
+ * Slots are small integers, unique among live threads and recycled when a
+ * thread exits; consumers use them to index per-thread data (the maps'
+ * per-thread freelists do). Async-signal-safe.
+ * @return the slot in [0, RQSPINLOCK_MAX_THREADS), or -ENOSPC when every slot
+ *  is taken (locks still work for such threads, through the TAS slow path).
+ */
+int res_spin_thread_slot(void);
+
+/** @brief One more than the highest slot handed out so far (a bound for loops). */
+int res_spin_thread_slot_bound(void);
+
+/** Slow-path algorithms, selectable for the whole process. */
+enum rqspinlock_mode {
+	RQSPINLOCK_MODE_QUEUED = 0, /**< pending bit + MCS queue (default) */
+	RQSPINLOCK_MODE_TAS = 1,    /**< resilient test-and-set (the kernel's
+				       virtualization fallback) */
+};
+
+/**
+ * @brief Select the slow path for the whole process.
+ *
+ * Also settable at start-up with the environment variable
+ * `RQSPINLOCK_MODE=tas` (or `queued`). Switching while other threads are
+ * waiting is safe: both slow paths only ever take the lock with the same
+ * 0 -> locked transition, so mutual exclusion holds; waiters already queued
+ * finish in the mode they started in.
+ * @return 0, or -EINVAL for an unknown mode.
+ */
+int res_spin_set_mode(enum rqspinlock_mode mode);
+
+/** @brief The current slow-path mode. */
+enum rqspinlock_mode res_spin_get_mode(void);
+
+/**
+ * @brief Event counters, process-wide, like the kernel's lockevents.
+ *
+ * Counted per thread with relaxed atomics on the slow paths only (the fast
+ * path counts nothing), summed on read, kept when threads exit.
+ */
+struct rqspinlock_stats {
+	uint64_t lock_slowpath;   /**< acquisitions that queued (MCS path) */
+	uint64_t lock_pending;    /**< acquisitions won as the pending waiter */
+	uint64_t lock_use_node2;  /**< queued with nesting index 1 */
+	uint64_t lock_use_node3;  /**< queued with nesting index 2 */
+	uint64_t lock_use_node4;  /**< queued with nesting index 3 */
+	uint64_t lock_no_node;    /**< trylock fallback: nodes busy/exhausted */
+	uint64_t lock_tas;        /**< acquisitions through the TAS slow path */
+	uint64_t timeout;         /**< -ETIMEDOUT returned */
+	uint64_t deadlock_aa;     /**< -EDEADLK, AA */
+	uint64_t deadlock_abba;   /**< -EDEADLK, two-thread cycle */
+	uint64_t deadlock_cycle;  /**< -EDEADLK, cycle of three or more */
+	uint64_t queue_handoff;   /**< deadlocked heads that handed the queue on */
+	uint64_t yields;          /**< sched_yield() calls while waiting */
+	uint64_t no_slot;         /**< threads that found the registry full */
+	uint64_t unlock_not_held; /**< unlocks of locks not in the table */
+};
+
+/** @brief Sum the counters into @p out. @return 0, or -EINVAL if NULL. */
+int res_spin_get_stats(struct rqspinlock_stats *out);
+
+/** @brief Zero all counters (not atomic with respect to running waiters). */
+void res_spin_reset_stats(void);
+
+/** What a report is about. */
+enum rqspinlock_event {
+	RQSPINLOCK_EV_AA = 1,      /**< lock already held/acquired by this thread */
+	RQSPINLOCK_EV_ABBA = 2,    /**< two-thread lock-order inversion */
+	RQSPINLOCK_EV_CYCLE = 3,   /**< waits-for cycle of three or more threads */
+	RQSPINLOCK_EV_TIMEOUT = 4, /**< owner did not release in time */
+};
+
+/** Most threads a report describes besides the reporting one. */
+#define RQSPINLOCK_REPORT_MAX_PEERS 8
+/** Most return addresses in a report's stack trace. */
+#define RQSPINLOCK_REPORT_MAX_FRAMES 32
+
+/** One thread as seen by the detector. */
+struct rqspinlock_thread_info {
+	int32_t tid;            /**< kernel thread id (gettid()) */
+	const void *waits_for;  /**< lock it is waiting for, or NULL */
+	uint32_t nr_held;       /**< entries in held[] */
+	const void *held[RQSPINLOCK_NR_HELD]; /**< held or being acquired, oldest first */
+};
+
+/** A failed acquisition, passed to the report hook. */
+struct rqspinlock_report {
+	enum rqspinlock_event event;         /**< what happened */
+	int error;                           /**< value returned: -EDEADLK or -ETIMEDOUT */
+	const rqspinlock_t *lock;            /**< lock that could not be taken */
+	int nested;                          /**< nonzero: interrupted its own lock operation (signal handler) */
+	struct rqspinlock_thread_info self;  /**< the failing thread */
+	uint32_t nr_peers;                   /**< entries in peers[] */
+	struct rqspinlock_thread_info peers[RQSPINLOCK_REPORT_MAX_PEERS]; /**< cycle members, in waits-for order */
+	uint32_t nr_frames;                  /**< entries in frames[] (0 if unavailable) */
+	void *frames[RQSPINLOCK_REPORT_MAX_FRAMES]; /**< return addresses, innermost first */
+};
+
+/**
+ * @brief Report callback.
+ *
+ * Called on the failing thread after the lock attempt has been fully undone
+ * and before res_spin_lock() returns; the library holds no internal lock then.
+ * Because the failing call may run inside a signal handler, the hook must be
+ * async-signal-safe (write(2), no malloc, no stdio) unless the application
+ * never takes locks from signal handlers. It must not take the lock named in
+ * the report. @p report is valid only during the call.
+ */
+typedef void (*rqspinlock_report_fn)(const struct rqspinlock_report *report, void *arg);
+
+/**
+ * @brief Install @p fn (NULL: none) as the report hook.
+ *
+ * The default hook is off; setting `RQSPINLOCK_REPORT=1` in the environment
+ * installs res_spin_report_stderr() at start-up.
+ */
+void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg);
+
+/**
+ * @brief The stock reporter: formats @p report to stderr with write(2) only
+ * (async-signal-safe), including the stack trace when one was captured.
+ */
+void res_spin_report_stderr(const struct rqspinlock_report *report, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RQSPINLOCK_H */

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# scripts/build.sh CONFIG [extra cmake args]
+# CONFIG: gcc | clang | gcc-tsan | clang-tsan | gcc-asan | clang-asan
+# Builds into build/CONFIG.
+set -euo pipefail
+cfg=${1:-gcc}; shift || true
+cc=${cfg%%-*}
+case "$cfg" in
+	*-tsan) san=thread ;;
+	*-asan) san=address ;;
+	*) san= ;;
+esac
+cmake -S . -B "build/$cfg" -DCMAKE_C_COMPILER="$cc" -DRQ_SANITIZE="$san" \
+	-DCMAKE_EXPORT_COMPILE_COMMANDS=ON "$@" >/dev/null
+cmake --build "build/$cfg" -j"$(nproc)" 2>&1 | grep -Ev '^\[|^Consolidate|^-- ' || true
+test "${PIPESTATUS[0]}" -eq 0

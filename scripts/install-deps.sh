@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the project needs when they are missing.
+# As root it runs apt-get; otherwise it only reports what is missing.
+# Required: the compilers and CMake. Optional ones (gnuplot for plots, libck
+# for the Concurrency Kit peers, liburcu for the maps, spin for the formal
+# model, valgrind for instruction counts) degrade gracefully where absent.
+set -euo pipefail
+pkgs=(cmake make gcc g++ clang libclang-rt-14-dev libtsan2 libasan8 libubsan1
+      clang-format clang-tidy cppcheck valgrind pkg-config python3
+      libck-dev liburcu-dev gnuplot-nox spin relacy-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+	echo "install-deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+	echo "install-deps: not root; missing Debian packages: ${missing[*]}" >&2
+	echo "install-deps: features that need them are skipped with a message" >&2
+fi

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Static checks: clang-format, cppcheck, clang-tidy on the library and its consumers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+files=$(git ls-files '*.c' '*.h' | grep -v '^model/' || true)
+rc=0
+echo "clang-format --dry-run"
+clang-format --dry-run -Werror $files || rc=1
+echo "cppcheck"
+cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+	--inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D_GNU_SOURCE \
+	-I include -I src $files || rc=1
+if [ -f build/gcc/compile_commands.json ]; then
+	echo "clang-tidy"
+	lib=$(git ls-files 'src/*.c')
+	clang-tidy --quiet -p build/gcc $lib 2>/dev/null | grep -E 'warning:|error:' && rc=1
+fi
+exit $rc

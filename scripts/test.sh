@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# make test: the whole suite in every configuration, then the static checks.
+# Sanitizer builds run the same tests with RQ_TEST_SCALE reduced so that the
+# whole run stays a few minutes on a 2-core machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+pass=0; fail=0; failed=()
+run_config() {
+	local cfg=$1 scale=$2; shift 2
+	echo "=== $cfg ==="
+	if ! scripts/build.sh "$cfg" "$@"; then
+		fail=$((fail + 1)); failed+=("$cfg(build)"); return
+	fi
+	if RQ_TEST_SCALE=$scale ctest --test-dir "build/$cfg" --output-on-failure -j2 --timeout 300; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); failed+=("$cfg")
+	fi
+}
+configs=${RQ_TEST_CONFIGS:-"gcc clang gcc-tsan clang-tsan gcc-asan clang-asan"}
+for cfg in $configs; do
+	case "$cfg" in
+		gcc) run_config gcc 1 -DRQ_EXTRA_TESTS=ON ;;
+		*-tsan|*-asan) run_config "$cfg" 0.25 ;;
+		*) run_config "$cfg" 1 ;;
+	esac
+done
+echo "=== lint ==="
+if scripts/lint.sh; then pass=$((pass + 1)); else fail=$((fail + 1)); failed+=(lint); fi
+echo "make test: $(( $(date +%s) - start ))s; configurations${failed:+ failed: ${failed[*]}}"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
