@@ -48,12 +48,14 @@ uncontended)
 	check_run 0 --uncontended --reps 3 --iters 20000 "$@"
 	;;
 usage)
-	"$bin" --help | grep -q '^Usage: rqtorture' || fail "--help"
+	help=$("$bin" --help) || fail "--help exit status"
+	grep -q '^Usage: rqtorture' <<<"$help" || fail "--help text"
 	"$bin" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown option must exit 2"
 	"$bin" -l nosuchlock >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown lock must exit 2"
 	"$bin" --inject aa -l ql >/dev/null 2>&1; [ $? -eq 2 ] || fail "inject on QL must exit 2"
 	"$bin" -t 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "zero threads must exit 2"
-	"$bin" --list | grep -q '^rqspinlock ' || fail "--list"
+	list=$("$bin" --list) || fail "--list exit status"
+	grep -q '^rqspinlock ' <<<"$list" || fail "--list text"
 	;;
 *)
 	fail "unknown kind $kind"
