@@ -71,14 +71,10 @@ static LKOP void lkop_ckticket_unlock(union lk_lock *l, union lk_node *n)
 	ck_spinlock_ticket_unlock(&l->ckticket);
 }
 
-static const struct lk_ops ck_ops[] = {
-    {"ck-mcs", "Concurrency Kit ck_spinlock_mcs (libck-dev)", LK_SPIN | LK_CK, true, NULL, NULL,
-     mcs_init, NULL, lkop_ckmcs_lock, lkop_ckmcs_unlock},
-    {"ck-clh", "Concurrency Kit ck_spinlock_clh (libck-dev)", LK_SPIN | LK_CK, true, NULL, NULL,
-     clh_init, clh_node_init, lkop_ckclh_lock, lkop_ckclh_unlock},
-    {"ck-ticket", "Concurrency Kit ck_spinlock_ticket (libck-dev)", LK_SPIN | LK_CK, true, NULL,
-     NULL, ckticket_init, NULL, lkop_ckticket_lock, lkop_ckticket_unlock},
-};
+#define CK_ENTRY(name, desc, init, node_init, lock, unlock)                                        \
+	{                                                                                          \
+		name, desc, LK_SPIN | LK_CK, true, NULL, NULL, init, node_init, lock, unlock       \
+	}
 
 #else
 
@@ -90,16 +86,22 @@ static const struct lk_ops ck_ops[] = {
 	"(scripts/install-deps.sh as root) and rebuild"
 #endif
 
-static const struct lk_ops ck_ops[] = {
-    {"ck-mcs", "Concurrency Kit ck_spinlock_mcs (libck-dev)", LK_SPIN | LK_CK, false, CK_WHY, NULL,
-     NULL, NULL, NULL, NULL},
-    {"ck-clh", "Concurrency Kit ck_spinlock_clh (libck-dev)", LK_SPIN | LK_CK, false, CK_WHY, NULL,
-     NULL, NULL, NULL, NULL},
-    {"ck-ticket", "Concurrency Kit ck_spinlock_ticket (libck-dev)", LK_SPIN | LK_CK, false, CK_WHY,
-     NULL, NULL, NULL, NULL, NULL},
-};
+/* Listed with the reason, so that asking for them gives a clear message. */
+#define CK_ENTRY(name, desc, init, node_init, lock, unlock)                                        \
+	{                                                                                          \
+		name, desc, LK_SPIN | LK_CK, false, CK_WHY, NULL, NULL, NULL, NULL, NULL           \
+	}
 
 #endif
+
+static const struct lk_ops ck_ops[] = {
+    CK_ENTRY("ck-mcs", "Concurrency Kit ck_spinlock_mcs (libck-dev)", mcs_init, NULL,
+             lkop_ckmcs_lock, lkop_ckmcs_unlock),
+    CK_ENTRY("ck-clh", "Concurrency Kit ck_spinlock_clh (libck-dev)", clh_init, clh_node_init,
+             lkop_ckclh_lock, lkop_ckclh_unlock),
+    CK_ENTRY("ck-ticket", "Concurrency Kit ck_spinlock_ticket (libck-dev)", ckticket_init, NULL,
+             lkop_ckticket_lock, lkop_ckticket_unlock),
+};
 
 void lk_ck_register(const struct lk_ops **out, size_t *n)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Reports: locktorture-style text, JSON (one object), CSV (one row per run). */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "rqtorture.h"
@@ -55,29 +56,45 @@ void print_lat_json(FILE *f, const struct hist *h)
 	        h->n ? (double)h->sum / (double)h->n : 0.0);
 }
 
+/* The library counters worth showing, by name, in report order. */
+static const struct {
+	const char *name;
+	size_t off;
+} lib_fields[] = {
+    {"slowpath", offsetof(struct rqspinlock_stats, lock_slowpath)},
+    {"pending", offsetof(struct rqspinlock_stats, lock_pending)},
+    {"tas", offsetof(struct rqspinlock_stats, lock_tas)},
+    {"no_node", offsetof(struct rqspinlock_stats, lock_no_node)},
+    {"yields", offsetof(struct rqspinlock_stats, yields)},
+    {"deadlock_aa", offsetof(struct rqspinlock_stats, deadlock_aa)},
+    {"deadlock_abba", offsetof(struct rqspinlock_stats, deadlock_abba)},
+    {"deadlock_cycle", offsetof(struct rqspinlock_stats, deadlock_cycle)},
+    {"timeout", offsetof(struct rqspinlock_stats, timeout)},
+    {"queue_handoff", offsetof(struct rqspinlock_stats, queue_handoff)},
+};
+#define NLIB (sizeof(lib_fields) / sizeof(lib_fields[0]))
+
+static unsigned long long lib_field(const struct rqspinlock_stats *s, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)s + lib_fields[i].off, sizeof(v));
+	return (unsigned long long)v;
+}
+
 static void print_lib_text(FILE *f, const struct rqspinlock_stats *s)
 {
-	fprintf(f,
-	        "  Library: slowpath %llu pending %llu tas %llu no_node %llu yields %llu | AA %llu "
-	        "ABBA %llu cycle %llu timeout %llu handoff %llu\n",
-	        (unsigned long long)s->lock_slowpath, (unsigned long long)s->lock_pending,
-	        (unsigned long long)s->lock_tas, (unsigned long long)s->lock_no_node,
-	        (unsigned long long)s->yields, (unsigned long long)s->deadlock_aa,
-	        (unsigned long long)s->deadlock_abba, (unsigned long long)s->deadlock_cycle,
-	        (unsigned long long)s->timeout, (unsigned long long)s->queue_handoff);
+	fprintf(f, "  Library:");
+	for (size_t i = 0; i < NLIB; i++)
+		fprintf(f, " %s %llu", lib_fields[i].name, lib_field(s, i));
+	fprintf(f, "\n");
 }
 
 static void print_lib_json(FILE *f, const struct rqspinlock_stats *s)
 {
-	fprintf(f,
-	        "{\"slowpath\":%llu,\"pending\":%llu,\"tas\":%llu,\"no_node\":%llu,\"yields\":%llu,"
-	        "\"deadlock_aa\":%llu,\"deadlock_abba\":%llu,\"deadlock_cycle\":%llu,"
-	        "\"timeout\":%llu,\"queue_handoff\":%llu}",
-	        (unsigned long long)s->lock_slowpath, (unsigned long long)s->lock_pending,
-	        (unsigned long long)s->lock_tas, (unsigned long long)s->lock_no_node,
-	        (unsigned long long)s->yields, (unsigned long long)s->deadlock_aa,
-	        (unsigned long long)s->deadlock_abba, (unsigned long long)s->deadlock_cycle,
-	        (unsigned long long)s->timeout, (unsigned long long)s->queue_handoff);
+	for (size_t i = 0; i < NLIB; i++)
+		fprintf(f, "%s\"%s\":%llu", i ? "," : "{", lib_fields[i].name, lib_field(s, i));
+	fprintf(f, "}");
 }
 
 static void print_config_text(FILE *f, const struct config *cfg, const char *lock, int threads)
