@@ -8,10 +8,14 @@
 #      with recovery-latency histograms;
 #   4. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
 # Results: build/bench-results/ (text, CSV, JSON, PNG). About 3 minutes on 2 CPUs.
+# scripts/bench.sh --plots redraws the plots of the last run.
+# Exit status: 0 when every step ran (FAILURE verdicts are reported, not fatal),
+# 1 when the tool could not run or detected a hang.
 #
 # Knobs (environment): BENCH_THREADS (list, default 1,2,4,..,4xCPUs plus 8xCPUs),
 # BENCH_REPS (5), BENCH_DURATION (0.3 s per run), BENCH_INJECT_DURATION (2 s),
-# BENCH_LOCKS (all), BENCH_OUT (build/bench-results), BENCH_CALLGRIND_ITERS (100000).
+# BENCH_LOCKS (all), BENCH_OUT (build/bench-results), BENCH_CALLGRIND_ITERS (100000),
+# BENCH_PIN (none; spread pins thread i to CPU i mod n).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,10 +32,31 @@ idur=${BENCH_INJECT_DURATION:-2}
 locks=${BENCH_LOCKS:-all}
 out=${BENCH_OUT:-build/bench-results}
 cg_iters=${BENCH_CALLGRIND_ITERS:-100000}
+pin=${BENCH_PIN:-none}
 bin=build/bench/tools/rqtorture
 status=0
 
 say() { printf '\n=== %s ===\n' "$*"; }
+
+# Run rqtorture, teeing its report to a file (-a: append). Exit status 1 is
+# a FAILURE verdict (reported, not fatal); 2 or more means the tool could not
+# run or detected a hang: make bench then fails.
+verdict_failures=0
+run() {
+	local tee_opt=() rc
+	if [ "$1" = -a ]; then tee_opt=(-a); shift; fi
+	local file=$1; shift
+	set +e
+	"$bin" "$@" | tee "${tee_opt[@]}" "$file"
+	rc=${PIPESTATUS[0]}
+	set -e
+	if [ "$rc" -eq 1 ]; then
+		verdict_failures=$((verdict_failures + 1))
+	elif [ "$rc" -ne 0 ]; then
+		echo "bench: rqtorture $* exited with status $rc" >&2
+		status=1
+	fi
+}
 
 build() {
 	say "build (Release, build/bench)"
@@ -54,16 +79,15 @@ describe_machine() {
 }
 
 sweep() {
-	say "throughput sweep: threads $threads, $reps reps x ${dur}s, locks $locks"
-	"$bin" --sweep -l "$locks" -t "$threads" --reps "$reps" -d "$dur" \
-		--csv "$out/sweep.csv" --json "$out/sweep.json" | tee "$out/sweep.txt" || status=1
+	say "throughput sweep: threads $threads, $reps reps x ${dur}s, locks $locks, pinning $pin"
+	run "$out/sweep.txt" --sweep -l "$locks" -t "$threads" --reps "$reps" -d "$dur" --pin "$pin" \
+		--csv "$out/sweep.csv" --json "$out/sweep.json"
 }
 
 uncontended() {
 	say "uncontended lock+unlock pair"
-	"$bin" --uncontended -l "$locks" --reps 11 --pin spread \
-		--csv "$out/uncontended.csv" --json "$out/uncontended.json" |
-		tee "$out/uncontended.txt" || status=1
+	run "$out/uncontended.txt" --uncontended -l "$locks" --reps 11 --pin spread \
+		--csv "$out/uncontended.csv" --json "$out/uncontended.json"
 	if ! command -v valgrind >/dev/null; then
 		echo "bench: valgrind not found (Debian package valgrind): skipping instruction counts"
 		return
@@ -98,8 +122,8 @@ inject() {
 	echo "inject,via,bucket,upper_ns,count" >"$out/recovery.csv"
 	for k in aa abba abbcca; do
 		for via in direct signal; do
-			"$bin" --inject "$k" --via "$via" -d "$idur" --json "$out/inject-$k-$via.json" \
-				--csv "$out/inject-$k-$via.csv" | tee -a "$out/inject.txt" || status=1
+			run -a "$out/inject.txt" --inject "$k" --via "$via" -d "$idur" \
+				--json "$out/inject-$k-$via.json" --csv "$out/inject-$k-$via.csv"
 			tail -n +2 "$out/inject-$k-$via.csv" >>"$out/recovery.csv"
 			rm -f "$out/inject-$k-$via.csv"
 		done
@@ -127,8 +151,21 @@ plots() {
 			"to get the PNG plots. Skipping plots; the tables above are complete."
 		return
 	fi
-	local names
-	names=$(awk -F, 'NR > 1 && !seen[$2]++ { printf "%s ", $2 }' "$out/sweep.csv")
+	local nlocks
+	# Throughput, one column per lock: threads, then the medians ("-" = none).
+	awk -F, 'NR > 1 { if (!($2 in col)) { col[$2] = ++nc; name[nc] = $2 }
+		if (!($1 in row)) { row[$1] = ++nr; th[nr] = $1 }
+		v[row[$1], col[$2]] = $3 }
+		END { printf "threads"; for (j = 1; j <= nc; j++) printf " %s", name[j]; print ""
+			for (i = 1; i <= nr; i++) { printf "%s", th[i]
+				for (j = 1; j <= nc; j++) printf " %s", (v[i, j] > 0 ? v[i, j] : "-"); print "" } }' \
+		"$out/sweep.csv" >"$out/throughput.dat"
+	nlocks=$(($(head -1 "$out/throughput.dat" | wc -w) - 1))
+	awk -F, 'NR > 1 && $2 == "rqspinlock" { r[$1] = $6; o[++n] = $1 }
+		NR > 1 && $2 == "rqspinlock-tas" { t[$1] = $6 }
+		END { print "threads RQL/QL RQL-TAS/QL"
+			for (i = 1; i <= n; i++) print o[i], r[o[i]], (o[i] in t ? t[o[i]] : "-") }' \
+		"$out/sweep.csv" >"$out/ratio.dat"
 	# Recovery histogram, one column per mode: bucket label, then counts.
 	awk -F, 'NR > 1 { key = $1 "-" $2; if (!(key in col)) { col[key] = ++nc; hdr[nc] = key }
 		if (!($3 in row)) { row[$3] = ++nr; lab[nr] = $3 }
@@ -141,8 +178,9 @@ plots() {
 		"$out/recovery.csv" >"$out/recovery.dat"
 	gnuplot <<EOF
 set terminal pngcairo size 1000,620 font ",11"
-set datafile separator ","
-set key outside right
+set datafile missing "-"
+set key outside right noenhanced
+set termoption noenhanced
 set grid
 set logscale x 2
 set logscale y 10
@@ -150,20 +188,15 @@ set xlabel "threads ($ncpu CPUs; right of x=$ncpu is oversubscribed)"
 set ylabel "acquisitions per second (median)"
 set title "Throughput vs threads, all locks ($ncpu-CPU VM, ${reps} interleaved runs of ${dur}s)"
 set output "$out/throughput.png"
-plot for [l in "$names"] "$out/sweep.csv" using 1:(strcol(2) eq l ? \$3 : 1/0) \
-	with linespoints lw 2 title l
+plot for [i=2:$((nlocks + 1))] "$out/throughput.dat" using 1:i with linespoints lw 2 \
+	title columnheader(i)
 set output "$out/ratio.png"
-unset logscale y
-set yrange [0:*]
+set yrange [*:*]
 set ylabel "throughput ratio to QL (median of paired runs)"
 set title "rqspinlock / qspinlock-baseline (QL) throughput ratio"
-plot "$out/sweep.csv" using 1:(strcol(2) eq "rqspinlock" ? \$6 : 1/0) with linespoints lw 2 \
-	title "RQL / QL", \
-	"$out/sweep.csv" using 1:(strcol(2) eq "rqspinlock-tas" ? \$6 : 1/0) with linespoints lw 2 \
-	title "RQL (TAS mode) / QL", 0.95 with lines dt 2 lc rgb "red" title "goal 0.95", \
-	1 with lines dt 3 lc rgb "gray" notitle
+plot for [i=2:3] "$out/ratio.dat" using 1:i with linespoints lw 2 title columnheader(i), \
+	0.95 with lines dt 2 lc rgb "red" title "goal 0.95", 1 with lines dt 3 lc rgb "gray" notitle
 set output "$out/recovery.png"
-set datafile separator whitespace
 unset logscale x
 set logscale y 10
 set yrange [0.8:*]
@@ -179,12 +212,20 @@ EOF
 	ls -1 "$out"/*.png
 }
 
+if [ "${1:-}" = --plots ]; then # redraw the plots of an earlier run
+	plots
+	exit 0
+fi
 build
 describe_machine
 sweep
 uncontended
 inject
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 plots
 say "done: results in $out/"
 grep -h -- '--- End of test' "$out"/sweep.txt "$out"/uncontended.txt "$out"/inject.txt | sort | uniq -c
+if [ "$verdict_failures" -gt 0 ]; then
+	echo "bench: $verdict_failures run(s) ended with a FAILURE verdict: see the reports above"
+fi
 exit $status

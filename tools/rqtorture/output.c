@@ -206,9 +206,10 @@ void print_inject_text(FILE *f, const struct config *cfg, const struct inject_re
 		    (unsigned long long)r->injected);
 	else
 		fprintf(f, "  Deadlocks injected: %llu\n", (unsigned long long)r->injected);
-	fprintf(f, "  Recovered: %llu (by -EDEADLK %llu, by -ETIMEDOUT %llu)\n",
+	fprintf(f, "  Recovered: %llu; failing calls: -EDEADLK %llu, -ETIMEDOUT %llu%s\n",
 	        (unsigned long long)r->recovered, (unsigned long long)r->by_deadlk,
-	        (unsigned long long)r->by_timedout);
+	        (unsigned long long)r->by_timedout,
+	        r->via_signal || r->kind == INJ_AA ? "" : " (a round may have several victims)");
 	if (r->via_signal)
 		fprintf(f,
 		        "  Acquired (no cycle formed): %llu  of which (all attempts) interrupted "
