@@ -260,9 +260,9 @@ int bench_sweep(const struct config *cfg)
 	int rq = find_lock(cfg, "rqspinlock"), ql = find_lock(cfg, "ql");
 	bool ok = true;
 
-	s.ops = xcalloc((size_t)(s.nt * s.nl * s.reps), sizeof(double));
-	s.errors = xcalloc((size_t)(s.nt * s.nl), sizeof(uint64_t));
-	s.violations = xcalloc((size_t)(s.nt * s.nl), sizeof(uint64_t));
+	s.ops = xcalloc((size_t)s.nt * (size_t)s.nl * (size_t)s.reps, sizeof(double));
+	s.errors = xcalloc((size_t)s.nt * (size_t)s.nl, sizeof(uint64_t));
+	s.violations = xcalloc((size_t)s.nt * (size_t)s.nl, sizeof(uint64_t));
 	run_cells(cfg, &s);
 	if (!cfg->quiet) {
 		print_tput_table(cfg->text, cfg, &s);
@@ -313,10 +313,15 @@ static double time_pairs(const struct lk_ops *ops, uint64_t iters, uint64_t *err
 	return iters ? (double)dt / (double)iters : 0;
 }
 
+static double *row_of(double *v, int row, int width)
+{
+	return &v[(size_t)row * (size_t)width];
+}
+
 int bench_uncontended(const struct config *cfg)
 {
 	int nl = cfg->nlocks, reps = cfg->reps;
-	double *ns = xcalloc((size_t)(nl * reps), sizeof(double));
+	double *ns = xcalloc((size_t)nl * (size_t)reps, sizeof(double));
 	uint64_t errors = 0;
 	int ql = find_lock(cfg, "ql"), ps = find_lock(cfg, "pthread-spin");
 	FILE *csv = open_out(cfg->csv_path), *json = open_out(cfg->json_path);
@@ -325,7 +330,7 @@ int bench_uncontended(const struct config *cfg)
 	for (int rep = 0; rep < reps; rep++)
 		for (int j = 0; j < nl; j++) {
 			int l = (j + rep) % nl;
-			ns[l * reps + rep] = time_pairs(cfg->locks[l], cfg->iters, &errors);
+			row_of(ns, l, reps)[rep] = time_pairs(cfg->locks[l], cfg->iters, &errors);
 		}
 	if (!cfg->quiet)
 		fprintf(cfg->text,
@@ -339,9 +344,9 @@ int bench_uncontended(const struct config *cfg)
 		fprintf(json, "{\"mode\":\"uncontended\",\"reps\":%d,\"iters\":%llu,\"locks\":[",
 		        reps, (unsigned long long)cfg->iters);
 	for (int l = 0; l < nl; l++) {
-		double mn, mx, m = median3(&ns[l * reps], reps, &mn, &mx);
-		double q = ql >= 0 ? median3(&ns[ql * reps], reps, NULL, NULL) : 0;
-		double p = ps >= 0 ? median3(&ns[ps * reps], reps, NULL, NULL) : 0;
+		double mn, mx, m = median3(row_of(ns, l, reps), reps, &mn, &mx);
+		double q = ql >= 0 ? median3(row_of(ns, ql, reps), reps, NULL, NULL) : 0;
+		double p = ps >= 0 ? median3(row_of(ns, ps, reps), reps, NULL, NULL) : 0;
 		if (!cfg->quiet)
 			fprintf(cfg->text, "%-16s %8.2f %8.2f %8.2f %8.2f %8.2f\n",
 			        cfg->locks[l]->name, m, mn, mx, q > 0 ? m / q : 0,

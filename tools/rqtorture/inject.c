@@ -387,7 +387,7 @@ int inject_run(const struct config *cfg, const struct lk_ops *ops, struct inject
 		ops->init(&locks[i].lock);
 	for (int g = 0; g < ngroups; g++) {
 		pthread_barrier_init(&gs[g].bar, NULL, (unsigned)k);
-		gs[g].locks = &locks[g * k];
+		gs[g].locks = &locks[(size_t)g * (size_t)k];
 	}
 	if (cfg->via_signal)
 		install_handler();
