@@ -7,8 +7,9 @@
  * direct: every round, each member takes its own lock, all meet at a
  *   barrier, then each takes the next lock: a guaranteed AA / ABBA / 3-cycle.
  *   At least one member must get an error; everyone finishes the round.
- * signal: each thread holds its own lock for --hold-us at a time while a
- *   per-thread timer (timer_create, SIGALRM) fires; the handler, like the
+ * signal: each thread holds its own lock for --hold-us at a time (the group's
+ *   holds aligned to overlap) while a per-thread timer (timer_create,
+ *   SIGALRM) fires; the handler, like the
  *   kernel module's NMI callback, takes the next lock from the interrupted
  *   context. A handler that interrupts the holder of the lock it wants is an
  *   AA; handlers of several holders waiting on each other form a cycle.
@@ -17,6 +18,7 @@
  * into per-thread histograms with fixed storage: no malloc in handlers.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,7 @@ struct inj_group {
 	pthread_barrier_t bar;
 	int cont;                 /* written by member 0 between barriers */
 	_Atomic int round_errors; /* members whose second lock failed this round */
+	_Atomic int holding;      /* signal mode: members holding their own lock */
 	struct lk_slot *locks;    /* k locks */
 };
 
@@ -256,6 +259,21 @@ static int start_timer(struct inj_thread *t)
 	return 0;
 }
 
+/* Make the group's holds overlap, so that their handlers can close the cycle:
+ * wait (bounded: a peer may be preempted) until every member holds its lock. */
+static void align_holds(struct inj_thread *t)
+{
+	int k = t->cfg->inject;
+	uint64_t give_up = now_ns() + 4 * t->cfg->hold_ns + 100000;
+
+	/* Relaxed: a hint; the locks themselves order the data. */
+	atomic_fetch_add_explicit(&t->g->holding, 1, memory_order_relaxed);
+	/* Yield, not spin: with more members than CPUs the last one must get to run. */
+	while (k > 1 && atomic_load_explicit(&t->g->holding, memory_order_relaxed) < k &&
+	       now_ns() < give_up)
+		sched_yield();
+}
+
 static void signal_hold_once(struct inj_thread *t)
 {
 	set_state(t, ST_ACQ);
@@ -266,7 +284,10 @@ static void signal_hold_once(struct inj_thread *t)
 	}
 	set_state(t, ST_HOLD);
 	cs_check_enter(t->mine, &t->normal_viol);
+	align_holds(t);
 	delay_ns(t->cfg->hold_ns);
+	/* Relaxed: a hint for align_holds(), orders nothing. */
+	atomic_fetch_sub_explicit(&t->g->holding, 1, memory_order_relaxed);
 	cs_check_exit(t->mine);
 	set_state(t, ST_REL);
 	t->ops->unlock(&t->mine->lock, &t->node_mine);
