@@ -8,7 +8,8 @@
 #      with recovery-latency histograms;
 #   4. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
 # Results: build/bench-results/ (text, CSV, JSON, PNG). About 3 minutes on 2 CPUs.
-# scripts/bench.sh --plots redraws the plots of the last run.
+# scripts/bench.sh --plots redraws the plots of the last run; --publish copies
+# the last run into bench/results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
 # Exit status: 0 when every step ran (FAILURE verdicts are reported, not fatal),
 # 1 when the tool could not run or detected a hang.
 #
@@ -92,10 +93,12 @@ uncontended() {
 		echo "bench: valgrind not found (Debian package valgrind): skipping instruction counts"
 		return
 	fi
-	echo
-	echo "Instructions per uncontended lock+unlock pair (callgrind, lkop_* wrappers" \
-		"included: +2 per pair for every lock)"
-	printf '%-16s %10s %8s %8s\n' lock instr "vs ql" "vs pspin"
+	{
+		echo
+		echo "Instructions per uncontended lock+unlock pair (callgrind, lkop_* wrappers" \
+			"included: +2 per pair for every lock)"
+		printf '%-16s %10s %8s %8s\n' lock instr "vs ql" "vs pspin"
+	} | tee -a "$out/uncontended.txt"
 	local tmp l ir
 	tmp=$(mktemp -d)
 	echo "lock,instructions_per_pair" >"$tmp/cg.csv"
@@ -128,9 +131,12 @@ inject() {
 			rm -f "$out/inject-$k-$via.csv"
 		done
 	done
-	echo
-	echo "Recovery latency summary (ns; failing calls, start of res_spin_lock to its return)"
-	printf '%-8s %-7s %10s %10s %8s %8s %10s %12s\n' mode via injected recovered p50 p99 p99.9 max
+	{
+		echo
+		echo "Recovery latency summary (ns; failing calls, start of res_spin_lock to its return)"
+		printf '%-8s %-7s %10s %10s %8s %8s %10s %12s\n' mode via injected recovered p50 p99 \
+			p99.9 max
+	} | tee -a "$out/inject.txt"
 	for k in aa abba abbcca; do
 		for via in direct signal; do
 			python3 - "$out/inject-$k-$via.json" <<'PY' || true
@@ -212,10 +218,59 @@ EOF
 	ls -1 "$out"/*.png
 }
 
-if [ "${1:-}" = --plots ]; then # redraw the plots of an earlier run
+# --publish: copy the last run into the repository (bench/results/, docs/img/)
+# and refresh the generated tables of docs/BENCHMARKS.md between its
+# <!-- bench:NAME --> markers.
+publish() {
+	mkdir -p bench/results docs/img
+	cp "$out"/*.txt "$out"/*.csv "$out"/*.json "$out"/*.dat bench/results/
+	cp "$out"/*.png docs/img/
+	python3 - "$out" docs/BENCHMARKS.md <<'PY'
+import re, sys
+out, doc = sys.argv[1], sys.argv[2]
+def read(name):
+    with open(f"{out}/{name}") as f:
+        return f.read()
+def block(text, start, stop=None):
+    """Lines from the one starting with start up to (not including) a blank line or stop."""
+    lines, keep = [], False
+    for line in text.splitlines():
+        if line.startswith(start):
+            keep = True
+        elif keep and (line.strip() == "" or (stop and line.startswith(stop))):
+            break
+        if keep:
+            lines.append(line)
+    return "\n".join(lines)
+sweep, unc, inj = read("sweep.txt"), read("uncontended.txt"), read("inject.txt")
+parts = {
+    "machine": read("machine.txt").strip(),
+    "throughput": block(sweep, "Throughput"),
+    "ratio": block(sweep, "rqspinlock (RQL)"),
+    "goals": block(sweep, "Goals"),
+    "uncontended": block(unc, "Uncontended") + "\n\n" + block(unc, "Instructions"),
+    "recovery": block(inj, "Recovery latency summary"),
+    "histogram": read("recovery.dat").strip(),
+}
+text = open(doc).read()
+for name, body in parts.items():
+    text = re.sub(r"(<!-- bench:%s -->\n```\n).*?(```\n<!-- /bench:%s -->)" % (name, name),
+                  lambda m: m.group(1) + body + "\n" + m.group(2), text, flags=re.S)
+open(doc, "w").write(text)
+PY
+	echo "bench: results copied to bench/results/ and docs/img/; docs/BENCHMARKS.md tables refreshed"
+}
+
+case "${1:-}" in
+--plots) # redraw the plots of an earlier run
 	plots
 	exit 0
-fi
+	;;
+--publish)
+	publish
+	exit 0
+	;;
+esac
 build
 describe_machine
 sweep
