@@ -305,18 +305,40 @@ static inline int rq_try_set_pending(_Atomic uint32_t *word, uint32_t *val)
 	return 0;
 }
 
-/* Publish our tail and link behind the previous one, if any. */
-static inline struct rq_qnode *rq_enqueue(_Atomic uint32_t *word, struct rq_qnode *node,
-                                          uint32_t tail)
+/*
+ * Could @prev, decoded from a tail, really be a queued node? A tail written
+ * by this library always names a node of a live thread, in use (below that
+ * thread's node count). Anything else came from a garbage or corrupted lock
+ * word: linking behind it would wait for a signal nobody sends.
+ */
+static inline int rq_node_plausible(uint32_t tail, const struct rq_qnode *prev,
+                                    const struct rq_qnode *node)
 {
-	uint32_t old = rq_xchg_tail(word, tail);
+	uint32_t slot = (tail >> RQ_TAIL_SLOT_OFFSET) - 1;
+	uint32_t idx = (tail >> RQ_TAIL_IDX_OFFSET) & ((1u << RQ_TAIL_IDX_BITS) - 1);
+	struct rq_thread *owner = rq_thread_at(slot);
+
+	return prev != node && slot < rq_slot_bound() &&
+	       atomic_load_explicit(&owner->in_use, memory_order_relaxed) &&
+	       idx < atomic_load_explicit(&owner->node_count, memory_order_relaxed);
+}
+
+/*
+ * Publish our tail and link behind the previous one, if any. Returns 1 when
+ * we must wait for the predecessor's signal, 0 when we head the queue.
+ */
+static inline int rq_enqueue(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail)
+{
+	uint32_t old = rq_xchg_tail(word, tail) & RQ_TAIL_MASK;
 	struct rq_qnode *prev;
 
-	if (!(old & RQ_TAIL_MASK))
-		return NULL;
+	if (!old)
+		return 0;
 	prev = rq_decode_tail(old);
+	if (unlikely(!rq_node_plausible(old, prev, node)))
+		return 0; /* garbage tail: head a fresh queue */
 	rq_link_behind(prev, node);
-	return prev;
+	return 1;
 }
 
 /*
