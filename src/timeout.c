@@ -17,9 +17,9 @@
  * longer than RQ_OFF_CPU_GAP_NS: preempted, or the VM descheduled) did not
  * watch the owner; the lock may have changed hands several times meanwhile.
  * Instead of failing the moment it runs again, it gets a short grace period
- * (a quarter of its duration, at most RQ_GRACES times) to see the lock move.
+ * (an eighth of its duration, RQ_GRACES times) to see the lock move.
  * The kernel needs no such rule: its waiters cannot be preempted. Bound: a
- * waiter fails at most duration * (1 + RQ_GRACES / 4) after it started,
+ * waiter fails at most duration * (1 + RQ_GRACES / 8) after it started,
  * plus the time it spent off CPU.
  */
 #include <errno.h>
@@ -33,7 +33,7 @@
 #define RQ_YIELD_AFTER_NS    20000ull
 /* Polls come every few microseconds; a longer gap means we were off CPU. */
 #define RQ_OFF_CPU_GAP_NS 1000000ull
-#define RQ_GRACES         2u
+#define RQ_GRACES         1u
 #define RQ_SLEEP_AFTER_NS 1000000ull
 
 static _Atomic uint64_t rq_timeout = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
@@ -113,7 +113,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_wait *w)
 	}
 	if (now > w->deadline && now - w->last_poll > RQ_OFF_CPU_GAP_NS && w->graces) {
 		w->graces--;
-		w->deadline = now + w->duration / 4;
+		w->deadline = now + w->duration / 8;
 	}
 	w->last_poll = now;
 	if (now > w->deadline) {
