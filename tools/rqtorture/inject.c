@@ -132,7 +132,7 @@ static bool group_continues(struct inj_thread *t)
 }
 
 /* One ABBA / ABBCCA round: all hold their own lock, then all reach for the next. */
-static void direct_cycle_round(struct inj_thread *t, int k)
+static void direct_cycle_round(struct inj_thread *t)
 {
 	uint64_t ns;
 	int first = t->ops->lock(&t->mine->lock, &t->node_mine);
@@ -164,7 +164,6 @@ static void direct_cycle_round(struct inj_thread *t, int k)
 		else
 			t->recovered++;
 	}
-	(void)k;
 }
 
 static void *direct_worker(void *arg)
@@ -179,7 +178,7 @@ static void *direct_worker(void *arg)
 		return NULL;
 	}
 	while (group_continues(t))
-		direct_cycle_round(t, k);
+		direct_cycle_round(t);
 	return NULL;
 }
 
