@@ -16,7 +16,8 @@
 # Knobs (environment): BENCH_THREADS (list, default 1,2,4,..,4xCPUs plus 8xCPUs),
 # BENCH_REPS (5), BENCH_DURATION (0.3 s per run), BENCH_INJECT_DURATION (2 s),
 # BENCH_LOCKS (all), BENCH_OUT (build/bench-results), BENCH_CALLGRIND_ITERS (100000),
-# BENCH_PIN (none; spread pins thread i to CPU i mod n).
+# BENCH_PIN (none; spread pins thread i to CPU i mod n), BENCH_ARGS (more rqtorture
+# options for the sweep, e.g. "--cs-ns 100 --ncs-ns 200").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,9 +81,10 @@ describe_machine() {
 }
 
 sweep() {
-	say "throughput sweep: threads $threads, $reps reps x ${dur}s, locks $locks, pinning $pin"
+	say "throughput sweep: threads $threads, $reps reps x ${dur}s, locks $locks, pinning $pin ${BENCH_ARGS:-}"
+	# shellcheck disable=SC2086 # BENCH_ARGS is a list of options
 	run "$out/sweep.txt" --sweep -l "$locks" -t "$threads" --reps "$reps" -d "$dur" --pin "$pin" \
-		--csv "$out/sweep.csv" --json "$out/sweep.json"
+		${BENCH_ARGS:-} --csv "$out/sweep.csv" --json "$out/sweep.json"
 }
 
 uncontended() {

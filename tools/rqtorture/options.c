@@ -55,6 +55,8 @@ static const char usage_text[] =
     "Output:\n"
     "      --json FILE          also write JSON ('-': stdout instead of the text)\n"
     "      --csv FILE           also write CSV ('-': stdout instead of the text)\n"
+    "      --report             install the library's stderr reporter for failed\n"
+    "                           acquisitions (res_spin_report_stderr)\n"
     "  -q, --quiet              no progress line, no text tables\n"
     "  -h, --help               this text\n"
     "\n"
@@ -85,6 +87,7 @@ enum {
 	OPT_TIMER,
 	OPT_JSON,
 	OPT_CSV,
+	OPT_REPORT,
 };
 
 static const struct option long_opts[] = {
@@ -113,6 +116,7 @@ static const struct option long_opts[] = {
     {"timer-us", required_argument, NULL, OPT_TIMER},
     {"json", required_argument, NULL, OPT_JSON},
     {"csv", required_argument, NULL, OPT_CSV},
+    {"report", no_argument, NULL, OPT_REPORT},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -359,6 +363,9 @@ static int parse_one(struct config *cfg, int c, const char *arg)
 		return 0;
 	case 'q':
 		cfg->quiet = true;
+		return 0;
+	case OPT_REPORT:
+		res_spin_set_report_hook(res_spin_report_stderr, NULL);
 		return 0;
 	default:
 		return parse_number(cfg, c, arg);
