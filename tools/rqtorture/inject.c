@@ -440,7 +440,7 @@ int inject_run(const struct config *cfg, const struct lk_ops *ops, struct inject
 		fflush(stdout);
 		_exit(3);
 	}
-	join_or_die(&ts[0].th, started, sizeof(*ts), grace_ns(cfg), "inject");
+	join_or_die(&ts[0].th, started, sizeof(*ts), grace_ns(cfg, ops, n), "inject");
 	r->secs = (double)(now_ns() - t0) / 1e9;
 	for (int i = 0; i < started; i++)
 		sum_thread(r, &ts[i]);

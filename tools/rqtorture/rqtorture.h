@@ -202,7 +202,7 @@ int torture_run(const struct config *cfg, const struct lk_ops *ops, int threads,
                 struct run_result *out);
 void run_result_free(struct run_result *r);
 void join_or_die(pthread_t *th, int n, size_t stride, uint64_t grace_ns, const char *what);
-uint64_t grace_ns(const struct config *cfg);
+uint64_t grace_ns(const struct config *cfg, const struct lk_ops *ops, int threads);
 void cs_check_enter(struct lk_slot *s, uint64_t *violations);
 void cs_check_exit(struct lk_slot *s);
 

@@ -219,11 +219,20 @@ void join_or_die(pthread_t *th, int n, size_t stride, uint64_t grace_ns, const c
 	}
 }
 
-uint64_t grace_ns(const struct config *cfg)
+/*
+ * How long writers may take to stop before it counts as a hang. A resilient
+ * lock bounds every wait by its timeouts. A plain FIFO spin lock (ticket,
+ * MCS, CLH) with more threads than CPUs hands the lock to waiters that are
+ * not running, one scheduler slice each: allow for that convoy to drain.
+ */
+uint64_t grace_ns(const struct config *cfg, const struct lk_ops *ops, int threads)
 {
 	uint64_t to = cfg->timeout_ns ? cfg->timeout_ns : res_spin_get_timeout_ns();
+	uint64_t g = 4 * to + cfg->long_hold_ns + 10ull * 1000000000ull;
 
-	return 4 * to + cfg->long_hold_ns + 10ull * 1000000000ull;
+	if (!lk_is_rq(ops))
+		g += (uint64_t)threads * 2ull * 1000000000ull;
+	return g;
 }
 
 static struct lk_slot *slots_new(const struct lk_ops *ops, int n)
@@ -325,7 +334,7 @@ int torture_run(const struct config *cfg, const struct lk_ops *ops, int threads,
 	}
 	atomic_store_explicit(&ctl.paused, 0, memory_order_relaxed);
 	atomic_store_explicit(&ctl.stop, 1, memory_order_relaxed);
-	join_or_die(&ws[0].th, started, sizeof(*ws), grace_ns(cfg), ops->name);
+	join_or_die(&ws[0].th, started, sizeof(*ws), grace_ns(cfg, ops, threads), ops->name);
 	if (rc == 0) {
 		collect(r, ws, threads, c0, c1, slots, nslots);
 		r->lib = before;
