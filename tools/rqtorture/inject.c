@@ -454,8 +454,25 @@ int inject_run(const struct config *cfg, const struct lk_ops *ops, struct inject
 	return rc;
 }
 
+/* Why the run failed, or NULL: the first reason found, for the verdict line. */
+const char *inject_failure(const struct inject_result *r)
+{
+	if (r->hang)
+		return "hang";
+	if (r->missed)
+		return "a deadlock was granted the lock";
+	if (r->violations)
+		return "mutual exclusion violated";
+	if (r->false_errors)
+		return "errors where no deadlock existed";
+	if (r->injected == 0)
+		return "nothing was injected";
+	if (!r->via_signal && r->recovered != r->injected)
+		return "a round was not recovered";
+	return NULL;
+}
+
 bool inject_failed(const struct inject_result *r)
 {
-	return r->hang || r->missed || r->violations || r->false_errors || r->injected == 0 ||
-	       (!r->via_signal && r->recovered != r->injected);
+	return inject_failure(r) != NULL;
 }

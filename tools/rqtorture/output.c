@@ -132,7 +132,10 @@ void print_run_text(FILE *f, const struct config *cfg, const struct run_result *
 	print_lat_text(f, "Acquire latency", &r->lat);
 	if (lk_is_rq(r->ops))
 		print_lib_text(f, &r->lib);
-	print_verdict(f, !run_failed(r), r->ops->name);
+	char what[160];
+	snprintf(what, sizeof(what), "%s%s%s%s", r->ops->name, run_failed(r) ? " (" : "",
+	         run_failed(r) ? run_failure(r) : "", run_failed(r) ? ")" : "");
+	print_verdict(f, !run_failed(r), what);
 }
 
 void print_run_json(FILE *f, const struct config *cfg, const struct run_result *r, bool last)
@@ -154,9 +157,12 @@ void print_run_json(FILE *f, const struct config *cfg, const struct run_result *
 	print_lat_json(f, &r->lat);
 	fprintf(f, ",\"library\":");
 	print_lib_json(f, &r->lib);
-	fprintf(f, ",\"cs_ns\":%llu,\"ncs_ns\":%llu,\"nested\":%d,\"verdict\":\"%s\"}%s\n",
+	fprintf(f,
+	        ",\"cs_ns\":%llu,\"ncs_ns\":%llu,\"nested\":%d,\"verdict\":\"%s\","
+	        "\"failure\":\"%s\"}%s\n",
 	        (unsigned long long)cfg->cs_ns, (unsigned long long)cfg->ncs_ns, cfg->nested,
-	        run_failed(r) ? "FAILURE" : "SUCCESS", last ? "" : ",");
+	        run_failed(r) ? "FAILURE" : "SUCCESS", run_failed(r) ? run_failure(r) : "",
+	        last ? "" : ",");
 }
 
 void print_run_csv_header(FILE *f)
@@ -223,10 +229,12 @@ void print_inject_text(FILE *f, const struct config *cfg, const struct inject_re
 	print_lat_text(f, "Recovery latency", &r->lat);
 	print_rec_text(f, &r->rec);
 	print_lib_text(f, &r->lib);
-	char what[64];
-	snprintf(what, sizeof(what), "inject %s via %s", inject_name(r->kind),
-	         r->via_signal ? "signal" : "direct");
-	print_verdict(f, !inject_failed(r), what);
+	char what[160];
+	const char *why = inject_failure(r);
+	snprintf(what, sizeof(what), "inject %s via %s%s%s%s", inject_name(r->kind),
+	         r->via_signal ? "signal" : "direct", why ? " (" : "", why ? why : "",
+	         why ? ")" : "");
+	print_verdict(f, why == NULL, what);
 }
 
 void print_inject_json(FILE *f, const struct inject_result *r, bool last)
@@ -251,7 +259,8 @@ void print_inject_json(FILE *f, const struct inject_result *r, bool last)
 	}
 	fprintf(f, "},\"library\":");
 	print_lib_json(f, &r->lib);
-	fprintf(f, ",\"verdict\":\"%s\"}%s\n", inject_failed(r) ? "FAILURE" : "SUCCESS",
+	fprintf(f, ",\"verdict\":\"%s\",\"failure\":\"%s\"}%s\n",
+	        inject_failed(r) ? "FAILURE" : "SUCCESS", inject_failed(r) ? inject_failure(r) : "",
 	        last ? "" : ",");
 }
 

@@ -198,6 +198,7 @@ struct run_result {
 
 bool run_unfair(const struct run_result *r);
 bool run_failed(const struct run_result *r);
+const char *run_failure(const struct run_result *r);
 int torture_run(const struct config *cfg, const struct lk_ops *ops, int threads,
                 struct run_result *out);
 void run_result_free(struct run_result *r);
@@ -228,6 +229,7 @@ struct inject_result {
 };
 
 bool inject_failed(const struct inject_result *r);
+const char *inject_failure(const struct inject_result *r);
 int inject_run(const struct config *cfg, const struct lk_ops *ops, struct inject_result *out);
 const char *inject_name(enum inject_kind k);
 

@@ -360,10 +360,25 @@ bool run_unfair(const struct run_result *r)
 	return r->threads > 1 && r->max / 2 > r->min;
 }
 
+/* Why the run failed, or NULL: the first reason found, for the verdict line. */
+const char *run_failure(const struct run_result *r)
+{
+	if (r->hang)
+		return "hang";
+	if (r->violations || r->lost_updates)
+		return "mutual exclusion violated";
+	if (r->err_deadlk)
+		return "-EDEADLK without a deadlock";
+	if (r->err_timedout)
+		return "-ETIMEDOUT (an owner held the lock longer than the timeout)";
+	if (r->err_other)
+		return "lock returned an error";
+	return NULL;
+}
+
 bool run_failed(const struct run_result *r)
 {
-	return r->hang || r->violations || r->lost_updates || r->err_deadlk || r->err_timedout ||
-	       r->err_other;
+	return run_failure(r) != NULL;
 }
 
 void lib_stats_delta(struct rqspinlock_stats *out, const struct rqspinlock_stats *before)
