@@ -28,7 +28,7 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_wait *w)
 {
 	int err;
 
-	while (!rq_trylock_word(&lock->val)) {
+	while (!rq_try_steal(&lock->val)) {
 		err = rq_wait_poll(w);
 		if (err)
 			return err;

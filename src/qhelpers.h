@@ -100,6 +100,26 @@ static inline int rq_trylock_word(_Atomic uint32_t *word)
 	return rq_try_0_to_locked(word, &seen);
 }
 
+/*
+ * Take the lock if neither an owner nor a claimant (pending bit) is there,
+ * even while a queue exists: *,0,0 -> *,0,1. Queue heads take the pending
+ * bit as soon as they run (rq_head_try_pending), so a free lock can only be
+ * "stolen" while the head is not running, i.e. preempted or not yet told it
+ * heads the queue. That is what keeps a queued lock from collapsing when
+ * there are more threads than cores; the kernel's paravirt qspinlock does
+ * the same for preempted vCPUs.
+ */
+static inline int rq_try_steal(_Atomic uint32_t *word)
+{
+	uint32_t val = rq_word_load_relaxed(word);
+
+	if (val & RQ_LOCKED_PENDING_MASK)
+		return 0;
+	/* acquire: pairs with the release in rq_store_unlocked() */
+	return atomic_compare_exchange_strong_explicit(word, &val, val | RQ_LOCKED_VAL,
+	                                               memory_order_acquire, memory_order_relaxed);
+}
+
 static inline void rq_store_unlocked(_Atomic uint32_t *word)
 {
 	/* Byte view of the word's lowest byte (the locked byte). */
@@ -236,7 +256,7 @@ static inline uint32_t rq_load_word_acquire(_Atomic uint32_t *word)
  * to link): pause, and yield the CPU every so often so that a preempted
  * thread we wait for can run when there are more threads than cores.
  */
-#define RQ_SPINS_PER_YIELD 1024u
+#define RQ_SPINS_PER_YIELD 64u
 static inline void rq_spin_or_yield(uint32_t *spins)
 {
 	if ((++*spins % RQ_SPINS_PER_YIELD) == 0)
@@ -300,20 +320,38 @@ static inline struct rq_qnode *rq_enqueue(_Atomic uint32_t *word, struct rq_qnod
 }
 
 /*
- * The head found the owner and the pending waiter gone (@val): take the
- * lock. Alone in the queue: n,0,0 -> 0,0,1. Otherwise *,*,0 -> *,*,1 and make
- * the successor the new head.
+ * The queue head claims the pending bit (*,0,* -> *,1,*), which stops both
+ * new pending waiters and steals: from now on only the head can take the
+ * lock. Returns 1 on success; *val is refreshed either way.
+ */
+static inline int rq_head_try_pending(_Atomic uint32_t *word, uint32_t *val)
+{
+	if (*val & RQ_PENDING_MASK)
+		return 0;
+	/* acquire: if the owner is already gone this value is the one we take
+	 * the lock on; pairs with the release in rq_store_unlocked() */
+	if (!atomic_compare_exchange_strong_explicit(word, val, *val | RQ_PENDING_VAL,
+	                                             memory_order_acquire, memory_order_relaxed))
+		return 0;
+	*val |= RQ_PENDING_VAL;
+	return 1;
+}
+
+/*
+ * The head holds the pending bit and saw the owner leave (@val): take the
+ * lock. Alone in the queue: n,1,0 -> 0,0,1. Otherwise *,1,0 -> *,0,1 and
+ * make the successor the new head.
  */
 static inline void rq_head_claim(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
                                  uint32_t val)
 {
 	/* relaxed: our acquire load of @val already ordered us after the
-	 * previous owner, and nobody else can take the lock while we head */
+	 * previous owner, and only the pending-bit holder may set locked */
 	if ((val & RQ_TAIL_MASK) == tail &&
 	    atomic_compare_exchange_strong_explicit(word, &val, RQ_LOCKED_VAL, memory_order_relaxed,
 	                                            memory_order_relaxed))
 		return;
-	rq_set_locked(word);
+	rq_clear_pending_set_locked(word);
 	rq_signal_node(rq_wait_next(node), RQ_NODE_HEAD);
 }
 

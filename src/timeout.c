@@ -21,7 +21,7 @@
 
 #define RQ_POLL_SPINS        64u
 #define RQ_CHECK_INTERVAL_NS 1000000ull
-#define RQ_YIELD_AFTER_NS    50000ull
+#define RQ_YIELD_AFTER_NS    20000ull
 
 static _Atomic uint64_t rq_timeout = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
 
