@@ -53,6 +53,13 @@ void rqfl_push(struct rqfl *fl, struct rqfl_node *node, uint32_t home)
 {
 	uint32_t total = fl->nr_lists + 1;
 
+	/* Pops steal from every per-slot list before the shared one, so free
+	 * elements drift into the lists of the busiest threads. Keep a small
+	 * reserve in the shared list: a signal handler whose thread holds its own
+	 * list's lock can still find an element there. */
+	if (atomic_load_explicit(&fl->lists[fl->nr_lists].n, memory_order_relaxed) < RQFL_RESERVE)
+		home = fl->nr_lists;
+
 	/* A lock fails only on deadlock (a context this handler interrupted holds
 	 * it) or timeout, so some list is always available eventually: keep going
 	 * round until one takes the element rather than lose it. */
@@ -101,7 +108,7 @@ void rqfl_populate(struct rqfl *fl, void *base, size_t size, uint32_t n)
 
 	for (uint32_t i = 0; i < n; i++)
 		rqfl_push(fl, (struct rqfl_node *)(void *)(p + (size_t)i * size),
-			  i % fl->nr_lists);
+			  i % (fl->nr_lists + 1));
 }
 
 uint64_t rqfl_count(struct rqfl *fl)

@@ -36,6 +36,8 @@ struct rqfl {
 
 /** Default number of per-slot lists. */
 #define RQFL_DEFAULT_LISTS 64
+/** Elements kept in the shared list for handlers that cannot use their own. */
+#define RQFL_RESERVE 64
 
 int rqfl_init(struct rqfl *fl, uint32_t nr_lists);
 void rqfl_destroy(struct rqfl *fl);
