@@ -55,7 +55,7 @@ static inline uint32_t handler_key(uint32_t t, uint32_t j)
 }
 
 /* Pair every main key with a handler key that falls in the same bucket. */
-static void reentry_thread_setup(struct reentry_thread *rt, uint32_t t)
+static inline void reentry_thread_setup(struct reentry_thread *rt, uint32_t t)
 {
 	memset(rt, 0, sizeof(*rt));
 	for (uint32_t i = 0; i < MAIN_KEYS; i++) {
@@ -80,7 +80,7 @@ static void reentry_thread_setup(struct reentry_thread *rt, uint32_t t)
 	re_self = rt;
 }
 
-static void reentry_handler(int sig)
+static inline void reentry_handler(int sig)
 {
 	struct reentry_thread *rt = re_self;
 	int saved = errno, cur, ret;
@@ -113,7 +113,7 @@ out:
 }
 
 /* One normal-context operation on a main key; returns false on a wrong result. */
-static bool reentry_main_op(struct reentry_thread *rt, uint32_t t, unsigned long long r)
+static inline bool reentry_main_op(struct reentry_thread *rt, uint32_t t, unsigned long long r)
 {
 	uint32_t i = (uint32_t)(r % MAIN_KEYS), k = main_key(t, i);
 	uint64_t v, got;
@@ -139,7 +139,7 @@ static bool reentry_main_op(struct reentry_thread *rt, uint32_t t, unsigned long
 	return true;
 }
 
-static void install_handler(void)
+static inline void install_handler(void)
 {
 	struct sigaction sa;
 
@@ -150,7 +150,7 @@ static void install_handler(void)
 	CHECK_EQ(sigaction(SIGPROF, &sa, NULL), 0);
 }
 
-static void set_prof_timer(long usec)
+static inline void set_prof_timer(long usec)
 {
 	struct itimerval it = {{0, usec}, {0, usec}};
 
@@ -159,7 +159,7 @@ static void set_prof_timer(long usec)
 
 /* A SIGPROF timer aimed at the calling thread, on the high-resolution
  * monotonic clock (ITIMER_PROF only fires once per scheduler tick). */
-static timer_t thread_prof_timer(long usec)
+static inline timer_t thread_prof_timer(long usec)
 {
 	struct sigevent sev;
 	struct itimerspec its = {{0, usec * 1000}, {0, usec * 1000}};
@@ -177,7 +177,7 @@ static timer_t thread_prof_timer(long usec)
 	return tm;
 }
 
-static void block_sigprof(void)
+static inline void block_sigprof(void)
 {
 	sigset_t s;
 
@@ -186,7 +186,7 @@ static void block_sigprof(void)
 	pthread_sigmask(SIG_BLOCK, &s, NULL);
 }
 
-static struct rqmap_hash *reentry_make_map(enum rqmap_lock_kind kind, uint32_t n_buckets)
+static inline struct rqmap_hash *reentry_make_map(enum rqmap_lock_kind kind, uint32_t n_buckets)
 {
 	struct rqmap_hash_attr a = {.key_size = 4, .value_size = 8, .max_entries = 4096,
 				    .n_buckets = n_buckets, .lock_kind = kind};
