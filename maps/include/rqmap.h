@@ -76,7 +76,7 @@ struct rqmap_hash_attr {
 				   in the value, a multiple of 4 */
 	uint32_t spare;       /**< preallocated elements beyond max_entries that cover
 				   removed elements waiting for a grace period;
-				   0 = max(max_entries, 64) */
+				   0 = max(max_entries, 1024) */
 	uint32_t n_buckets;   /**< 0 = max_entries rounded up to a power of two */
 	enum rqmap_lock_kind lock_kind; /**< comparison builds only */
 };
@@ -198,7 +198,7 @@ struct rqmap_lpm_attr {
 	uint32_t value_size;  /**< bytes, 1..RQMAP_MAX_VALUE_SIZE */
 	uint32_t max_entries; /**< most prefixes stored, >= 1 */
 	uint32_t spare;       /**< nodes beyond 2 * max_entries for removed nodes
-				   waiting for a grace period; 0 = max(max_entries, 64) */
+				   waiting for a grace period; 0 = max(max_entries, 1024) */
 };
 
 struct rqmap_lpm;

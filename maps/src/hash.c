@@ -142,7 +142,7 @@ static void unlink_elem(struct rqmap_bucket *b, struct htab_elem *victim)
 
 /* ---- element life cycle */
 
-static struct htab_elem *elem_alloc(struct rqmap_hash *m)
+static struct htab_elem *elem_alloc(struct rqmap_hash *m, bool wait)
 {
 	struct htab_elem *e;
 
@@ -152,7 +152,7 @@ static struct htab_elem *elem_alloc(struct rqmap_hash *m)
 			e->owner = m;
 		return e;
 	}
-	struct rqfl_node *n = rqmap_pop_or_wait(&m->fl, &m->count, m->max_entries);
+	struct rqfl_node *n = wait ? rqmap_pop_or_wait(&m->fl) : rqfl_pop(&m->fl);
 
 	return n ? caa_container_of(n, struct htab_elem, fl) : NULL;
 }
@@ -303,6 +303,7 @@ static int update_in_place(struct rqmap_hash *m, const struct keyref *k, const v
 int rqmap_hash_update(struct rqmap_hash *m, const void *key, const void *value, uint64_t flags)
 {
 	struct htab_elem *old, *e;
+	bool waited = false;
 	struct keyref k;
 	int ret;
 
@@ -319,8 +320,11 @@ int rqmap_hash_update(struct rqmap_hash *m, const void *key, const void *value, 
 		if (ret != -EAGAIN)
 			return ret;
 	}
-	/* Fill the new element before taking the lock: short critical section. */
-	e = elem_alloc(m);
+	/* Fill the new element before taking the lock: short critical section.
+	 * Only when one is really needed and none is free, wait for recycling
+	 * (outside the lock) and go round once more. */
+	e = elem_alloc(m, false);
+retry:
 	if (e)
 		elem_fill(m, e, &k, value);
 	ret = bucket_lock(m, k.b);
@@ -341,8 +345,12 @@ int rqmap_hash_update(struct rqmap_hash *m, const void *key, const void *value, 
 	if (!e) {
 		if (!old)
 			count_release(m, 1);
-		ret = -ENOMEM;
-		goto out_unlock;
+		bucket_unlock(m, k.b);
+		if (waited)
+			return -ENOMEM;
+		waited = true;
+		e = elem_alloc(m, true);
+		goto retry;
 	}
 	link_elem(k.b, e);
 	if (old)
@@ -651,7 +659,7 @@ static int alloc_pool(struct rqmap_hash *m)
 
 static void init_geometry(struct rqmap_hash *m, const struct rqmap_hash_attr *a)
 {
-	uint32_t spare = a->spare ? a->spare : (a->max_entries > 64 ? a->max_entries : 64);
+	uint32_t spare = a->spare ? a->spare : (a->max_entries > 1024 ? a->max_entries : 1024);
 
 	m->key_size = a->key_size;
 	m->value_size = a->value_size;

@@ -71,7 +71,7 @@ struct rqfl;
 struct rqfl_node;
 /* Pop a free element; when the freelist is empty, give the RCU worker a
  * bounded chance to recycle retired ones. */
-struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl, const _Atomic uint32_t *count, uint32_t max);
+struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl);
 
 /*
  * Deferred reuse. liburcu's call_rcu() worker sleeps 10 ms between batches,

@@ -133,7 +133,7 @@ static rqmap_word_t *node_value(const struct rqmap_lpm *t, struct lpm_node *n)
 
 static struct lpm_node *node_alloc(struct rqmap_lpm *t)
 {
-	struct rqfl_node *f = rqmap_pop_or_wait(&t->fl, &t->n_entries, t->max_entries);
+	struct rqfl_node *f = rqmap_pop_or_wait(&t->fl);
 
 	return f ? caa_container_of(f, struct lpm_node, fl) : NULL;
 }
@@ -496,7 +496,7 @@ int rqmap_lpm_create(const struct rqmap_lpm_attr *a, struct rqmap_lpm **out)
 	t->value_size = a->value_size;
 	t->max_entries = a->max_entries;
 	t->capacity = 2 * a->max_entries + (a->spare ? a->spare
-						     : (a->max_entries > 64 ? a->max_entries : 64));
+						     : (a->max_entries > 1024 ? a->max_entries : 1024));
 	t->node_size = (uint32_t)((sizeof(struct lpm_node) +
 				   4 * (size_t)(t->data_words + rqmap_words(a->value_size)) + 7) &
 				  ~(size_t)7);

@@ -59,17 +59,16 @@ int rqmap_thread_init(void)
  * slices on a busy one, where the RCU worker competes for a CPU. */
 #define POP_WAIT_YIELDS 1000
 
-struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl, const _Atomic uint32_t *count, uint32_t max)
+struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
 {
 	struct rqfl_node *n = rqfl_pop(fl);
 
 	/* Empty: the spare elements all wait for a grace period. Waiting cannot
-	 * help when the map is full anyway, or when this thread is itself inside
-	 * a read-side section (a handler that interrupted a lookup): that holds
-	 * the grace period back. sched_yield() is async-signal-safe. */
+	 * help when this thread is itself inside a read-side section (a handler
+	 * that interrupted a lookup): that holds the grace period back.
+	 * sched_yield() is async-signal-safe. */
 	for (int i = 0; !n && i < POP_WAIT_YIELDS; i++) {
-		if (atomic_load_explicit(count, memory_order_relaxed) >= max ||
-		    urcu_memb_read_ongoing())
+		if (urcu_memb_read_ongoing())
 			break;
 		sched_yield();
 		n = rqfl_pop(fl);
