@@ -66,8 +66,8 @@ static inline uint32_t rq_encode_tail(uint32_t slot, uint32_t idx)
 }
 
 /*
- * Any 14-bit slot field decodes inside the static registry array, so even a
- * garbage lock word cannot make us touch memory outside the library's own.
+ * Only for tails that passed rq_node_plausible(): the slot field is nonzero
+ * and below the registry's high-water mark.
  */
 static inline struct rq_qnode *rq_decode_tail(uint32_t tail)
 {
@@ -305,18 +305,57 @@ static inline int rq_try_set_pending(_Atomic uint32_t *word, uint32_t *val)
 	return 0;
 }
 
-/* Publish our tail and link behind the previous one, if any. */
-static inline struct rq_qnode *rq_enqueue(_Atomic uint32_t *word, struct rq_qnode *node,
-                                          uint32_t tail)
+/*
+ * Could the node named by @tail really be queued on our lock? A tail written
+ * by this library always names a node in use (below its thread's node count)
+ * of a live thread that, in the resilient lock, waits for this very lock
+ * (@lock; 0 skips that check, for QL which keeps no wait records). Anything
+ * else came from a garbage or corrupted lock word: linking behind it would
+ * wait for a signal nobody sends, or corrupt another lock's queue.
+ */
+static inline int rq_node_plausible(uint32_t tail, const struct rq_qnode *node, uintptr_t lock)
 {
-	uint32_t old = rq_xchg_tail(word, tail);
+	uint32_t slot = (tail >> RQ_TAIL_SLOT_OFFSET) - 1;
+	uint32_t idx = (tail >> RQ_TAIL_IDX_OFFSET) & ((1u << RQ_TAIL_IDX_BITS) - 1);
+	struct rq_thread *owner;
+	uint32_t nw;
+
+	if (slot >= rq_slot_bound())
+		return 0;
+	owner = rq_thread_at(slot);
+	if (&owner->nodes[idx] == node ||
+	    !atomic_load_explicit(&owner->in_use, memory_order_relaxed) ||
+	    idx >= atomic_load_explicit(&owner->node_count, memory_order_relaxed))
+		return 0;
+	if (!lock)
+		return 1;
+	/* Its wait record was pushed before it published its tail, and our
+	 * acq_rel rq_xchg_tail() read that tail: the record is visible. */
+	nw = atomic_load_explicit(&owner->nwait, memory_order_relaxed);
+	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++)
+		if (atomic_load_explicit(&owner->wait[i], memory_order_relaxed) == lock)
+			return 1;
+	return 0;
+}
+
+/*
+ * Publish our tail and link behind the previous one, if any. Returns 1 when
+ * we must wait for the predecessor's signal, 0 when we head the queue.
+ * @lock: see rq_node_plausible().
+ */
+static inline int rq_enqueue(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
+                             uintptr_t lock)
+{
+	uint32_t old = rq_xchg_tail(word, tail) & RQ_TAIL_MASK;
 	struct rq_qnode *prev;
 
-	if (!(old & RQ_TAIL_MASK))
-		return NULL;
+	if (!old)
+		return 0;
+	if (unlikely(!rq_node_plausible(old, node, lock)))
+		return 0; /* garbage tail: head a fresh queue */
 	prev = rq_decode_tail(old);
 	rq_link_behind(prev, node);
-	return prev;
+	return 1;
 }
 
 /*

@@ -58,7 +58,7 @@ static void ql_queue(struct rq_thread *t, _Atomic uint32_t *word)
 	if (rq_try_steal(word))
 		goto out;
 	tail = rq_encode_tail(t->slot, nidx);
-	if (rq_enqueue(word, node, tail))
+	if (rq_enqueue(word, node, tail, 0))
 		rq_wait_node(node);
 	ql_head(word, node, tail);
 out:

@@ -127,7 +127,8 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	if (rq_try_steal(word))
 		goto out;
 	tail = rq_encode_tail(t->slot, nidx);
-	if (rq_enqueue(word, node, tail) && rq_wait_node(node) == RQ_NODE_TIMEOUT) {
+	if (rq_enqueue(word, node, tail, (uintptr_t)lock) &&
+	    rq_wait_node(node) == RQ_NODE_TIMEOUT) {
 		/* The head timed out: pass the teardown on and leave. */
 		rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
 		w->cycle.event = RQSPINLOCK_EV_TIMEOUT;
