@@ -3,7 +3,12 @@
 #ifndef RQMAP_INTERNAL_H
 #define RQMAP_INTERNAL_H
 
-#define _LGPL_SOURCE /* inline urcu read-side primitives */
+/* Inline urcu read-side primitives, except under TSan: inlined, their plain
+ * accesses to liburcu's shared futex word would be instrumented against the
+ * library's own uninstrumented atomics and reported as races. */
+#ifndef RQ_SANITIZE_THREAD
+#define _LGPL_SOURCE
+#endif
 #include <urcu/urcu-memb.h>
 
 #include <stdatomic.h>

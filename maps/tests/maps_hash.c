@@ -276,8 +276,10 @@ static void *stress_thread(void *arg)
 static void test_stress(uint32_t flags)
 {
 	struct stress_ctx c = {.iters = scaled(200000)};
+	/* spare: room for the elements retired during a slow (sanitizer) grace
+	 * period, so that -ENOMEM does not occur */
 	struct rqmap_hash_attr a = {.key_size = 4, .value_size = sizeof(struct stress_val),
-				    .max_entries = STRESS_KEYS, .flags = flags};
+				    .max_entries = STRESS_KEYS, .flags = flags, .spare = 1 << 16};
 	struct rqmap_hash_info info;
 	pthread_t th[STRESS_THREADS];
 
