@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NKINDS 3
+#define NKINDS   3
 #define MAX_REPS 31
 
 enum op_mix { MIX_UPDATE, MIX_LOOKUP };
@@ -36,6 +36,7 @@ struct run {
 	uint32_t keys;
 	atomic_bool go, stop;
 	atomic_ulong ops, errors;
+	atomic_int last_err;
 };
 
 static unsigned long long xorshift(unsigned long long *s)
@@ -60,10 +61,12 @@ static void *bench_thread(void *arg)
 		for (int i = 0; i < 64; i++) {
 			uint32_t k = (uint32_t)(xorshift(&rs) % r->keys);
 			int ret = r->mix == MIX_UPDATE ? rqmap_hash_update(r->m, &k, &v, RQMAP_ANY)
-						       : rqmap_hash_lookup(r->m, &k, &v, 0);
+			                               : rqmap_hash_lookup(r->m, &k, &v, 0);
 
-			if (ret && ret != -ENOENT)
+			if (ret && ret != -ENOENT) {
 				errors++;
+				atomic_store_explicit(&r->last_err, ret, memory_order_relaxed);
+			}
 		}
 		n += 64;
 	}
@@ -74,8 +77,11 @@ static void *bench_thread(void *arg)
 
 static struct rqmap_hash *make_map(enum rqmap_lock_kind kind, uint32_t keys)
 {
-	struct rqmap_hash_attr a = {.key_size = 4, .value_size = 8, .max_entries = keys,
-				    .spare = 64 * keys, .lock_kind = kind};
+	struct rqmap_hash_attr a = {.key_size = 4,
+	                            .value_size = 8,
+	                            .max_entries = keys,
+	                            .spare = 64 * keys,
+	                            .lock_kind = kind};
 	struct rqmap_hash *m = NULL;
 	uint64_t v = 1;
 	int ret = rqmap_hash_create(&a, &m);
@@ -91,7 +97,7 @@ static struct rqmap_hash *make_map(enum rqmap_lock_kind kind, uint32_t keys)
 
 /* One timed run; returns ops/s. */
 static double run_once(enum rqmap_lock_kind kind, enum op_mix mix, int nthreads, uint32_t keys,
-		       int ms, unsigned long *errors)
+                       int ms, unsigned long *errors)
 {
 	struct run r = {.mix = mix, .keys = keys};
 	pthread_t th[256];
@@ -110,6 +116,9 @@ static double run_once(enum rqmap_lock_kind kind, enum op_mix mix, int nthreads,
 		pthread_join(th[i], NULL);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	*errors += atomic_load(&r.errors);
+	if (atomic_load(&r.errors))
+		fprintf(stderr, "%s, %d threads: %lu errors, last %d\n", kind_name[kind], nthreads,
+		        atomic_load(&r.errors), atomic_load(&r.last_err));
 	rqmap_hash_destroy(r.m);
 	return (double)atomic_load(&r.ops) / secs;
 }
@@ -141,7 +150,8 @@ static void bench_mix(enum op_mix mix, int max_threads, int reps, int ms, uint32
 			for (int j = 0; j < NKINDS; j++) {
 				int k = (j + rep) % NKINDS; /* rotate the order */
 
-				s[k][rep] = run_once((enum rqmap_lock_kind)k, mix, t, keys, ms, &errors);
+				s[k][rep] =
+				    run_once((enum rqmap_lock_kind)k, mix, t, keys, ms, &errors);
 			}
 		for (int k = 0; k < NKINDS; k++)
 			med[k] = median(s[k], reps);
@@ -173,7 +183,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: %s [-t max_threads] [-r reps] [-d ms] [-k keys]\n",
-				argv[0]);
+			        argv[0]);
 			return 2;
 		}
 	}

@@ -68,16 +68,16 @@ enum rqmap_lock_kind {
 
 /** Attributes of a hash map; zero what you do not use. */
 struct rqmap_hash_attr {
-	uint32_t key_size;    /**< bytes, 1..RQMAP_MAX_KEY_SIZE */
-	uint32_t value_size;  /**< bytes, 1..RQMAP_MAX_VALUE_SIZE */
-	uint32_t max_entries; /**< most live elements, >= 1 */
-	uint32_t flags;       /**< RQMAP_F_* creation flags */
-	uint32_t lock_off;    /**< with RQMAP_F_VALUE_LOCK: offset of the rqspinlock_t
-				   in the value, a multiple of 4 */
-	uint32_t spare;       /**< preallocated elements beyond max_entries that cover
-				   removed elements waiting for a grace period;
-				   0 = max(max_entries, 1024) */
-	uint32_t n_buckets;   /**< 0 = max_entries rounded up to a power of two */
+	uint32_t key_size;              /**< bytes, 1..RQMAP_MAX_KEY_SIZE */
+	uint32_t value_size;            /**< bytes, 1..RQMAP_MAX_VALUE_SIZE */
+	uint32_t max_entries;           /**< most live elements, >= 1 */
+	uint32_t flags;                 /**< RQMAP_F_* creation flags */
+	uint32_t lock_off;              /**< with RQMAP_F_VALUE_LOCK: offset of the rqspinlock_t
+	                                     in the value, a multiple of 4 */
+	uint32_t spare;                 /**< preallocated elements beyond max_entries that cover
+	                                     removed elements waiting for a grace period;
+	                                     0 = max(max_entries, 1024) */
+	uint32_t n_buckets;             /**< 0 = max_entries rounded up to a power of two */
 	enum rqmap_lock_kind lock_kind; /**< comparison builds only */
 };
 
@@ -137,7 +137,7 @@ int rqmap_hash_delete(struct rqmap_hash *map, const void *key);
  * @return as rqmap_hash_delete(); @p flags as rqmap_hash_lookup().
  */
 int rqmap_hash_lookup_and_delete(struct rqmap_hash *map, const void *key, void *value,
-				 uint64_t flags);
+                                 uint64_t flags);
 
 /**
  * @brief Iterate: the key after @p key (NULL: the first key) into @p next_key.
@@ -163,11 +163,11 @@ int rqmap_hash_get_next_key(struct rqmap_hash *map, const void *key, void *next_
  *  *cursor points at it); -EINVAL.
  */
 int rqmap_hash_lookup_batch(struct rqmap_hash *map, uint32_t *cursor, void *keys, void *values,
-			    uint32_t *count, uint64_t flags);
+                            uint32_t *count, uint64_t flags);
 
 /** @brief As rqmap_hash_lookup_batch(), also deleting what was copied. */
 int rqmap_hash_lookup_and_delete_batch(struct rqmap_hash *map, uint32_t *cursor, void *keys,
-				       void *values, uint32_t *count, uint64_t flags);
+                                       void *values, uint32_t *count, uint64_t flags);
 
 /** Element accounting of a hash map. */
 struct rqmap_hash_info {
@@ -198,7 +198,7 @@ struct rqmap_lpm_attr {
 	uint32_t value_size;  /**< bytes, 1..RQMAP_MAX_VALUE_SIZE */
 	uint32_t max_entries; /**< most prefixes stored, >= 1 */
 	uint32_t spare;       /**< nodes beyond 2 * max_entries for removed nodes
-				   waiting for a grace period; 0 = max(max_entries, 1024) */
+	                           waiting for a grace period; 0 = max(max_entries, 1024) */
 };
 
 struct rqmap_lpm;

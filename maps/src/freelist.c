@@ -35,21 +35,23 @@ uint32_t rqfl_home(const struct rqfl *fl)
 	return (uint32_t)slot % fl->nr_lists;
 }
 
-static int push_one(struct rqfl_head *h, struct rqfl_node *node)
+static int push_one(struct rqfl_head *h, struct rqfl_node *first, struct rqfl_node *last,
+                    uint32_t n)
 {
 	int ret = res_spin_lock(&h->lock);
 
 	if (ret)
 		return ret;
-	atomic_store_explicit(&node->next, atomic_load_explicit(&h->first, memory_order_relaxed),
-			      memory_order_relaxed);
-	atomic_store_explicit(&h->first, node, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->n, 1, memory_order_relaxed);
+	atomic_store_explicit(&last->next, atomic_load_explicit(&h->first, memory_order_relaxed),
+	                      memory_order_relaxed);
+	atomic_store_explicit(&h->first, first, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->n, n, memory_order_relaxed);
 	res_spin_unlock(&h->lock);
 	return 0;
 }
 
-void rqfl_push(struct rqfl *fl, struct rqfl_node *node, uint32_t home)
+void rqfl_push_chain(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node *last, uint32_t n,
+                     uint32_t home)
 {
 	uint32_t total = fl->nr_lists + 1;
 
@@ -59,13 +61,17 @@ void rqfl_push(struct rqfl *fl, struct rqfl_node *node, uint32_t home)
 	 * list's lock can still find an element there. */
 	if (atomic_load_explicit(&fl->lists[fl->nr_lists].n, memory_order_relaxed) < RQFL_RESERVE)
 		home = fl->nr_lists;
-
 	/* A lock fails only on deadlock (a context this handler interrupted holds
 	 * it) or timeout, so some list is always available eventually: keep going
-	 * round until one takes the element rather than lose it. */
+	 * round until one takes the elements rather than lose them. */
 	for (uint32_t i = 0;; i++)
-		if (push_one(&fl->lists[(home + i) % total], node) == 0)
+		if (push_one(&fl->lists[(home + i) % total], first, last, n) == 0)
 			return;
+}
+
+void rqfl_push(struct rqfl *fl, struct rqfl_node *node, uint32_t home)
+{
+	rqfl_push_chain(fl, node, node, 1, home);
 }
 
 static struct rqfl_node *pop_one(struct rqfl_head *h)
@@ -79,9 +85,9 @@ static struct rqfl_node *pop_one(struct rqfl_head *h)
 		return NULL; /* taken by a context we interrupted, or timed out */
 	node = atomic_load_explicit(&h->first, memory_order_relaxed);
 	if (node) {
-		atomic_store_explicit(
-		    &h->first, atomic_load_explicit(&node->next, memory_order_relaxed),
-		    memory_order_relaxed);
+		atomic_store_explicit(&h->first,
+		                      atomic_load_explicit(&node->next, memory_order_relaxed),
+		                      memory_order_relaxed);
 		atomic_fetch_sub_explicit(&h->n, 1, memory_order_relaxed);
 	}
 	res_spin_unlock(&h->lock);
@@ -108,7 +114,7 @@ void rqfl_populate(struct rqfl *fl, void *base, size_t size, uint32_t n)
 
 	for (uint32_t i = 0; i < n; i++)
 		rqfl_push(fl, (struct rqfl_node *)(void *)(p + (size_t)i * size),
-			  i % (fl->nr_lists + 1));
+		          i % (fl->nr_lists + 1));
 }
 
 uint64_t rqfl_count(struct rqfl *fl)

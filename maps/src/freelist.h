@@ -25,13 +25,13 @@ struct rqfl_node {
 
 struct rqfl_head {
 	rqspinlock_t lock;
-	_Atomic uint32_t n;                 /* elements; relaxed, read unlocked as a hint */
-	_Atomic(struct rqfl_node *) first;  /* written under lock; peeked unlocked */
+	_Atomic uint32_t n;                /* elements; relaxed, read unlocked as a hint */
+	_Atomic(struct rqfl_node *) first; /* written under lock; peeked unlocked */
 } __attribute__((aligned(64)));
 
 struct rqfl {
-	uint32_t nr_lists;        /* per-slot lists; lists[nr_lists] is the shared one */
-	struct rqfl_head *lists;  /* nr_lists + 1 heads */
+	uint32_t nr_lists;       /* per-slot lists; lists[nr_lists] is the shared one */
+	struct rqfl_head *lists; /* nr_lists + 1 heads */
 };
 
 /** Default number of per-slot lists. */
@@ -45,6 +45,9 @@ void rqfl_destroy(struct rqfl *fl);
 uint32_t rqfl_home(const struct rqfl *fl);
 /* Push @node, trying list @home first. */
 void rqfl_push(struct rqfl *fl, struct rqfl_node *node, uint32_t home);
+/* Push the chain @first..@last (@n elements, linked through next). */
+void rqfl_push_chain(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node *last, uint32_t n,
+                     uint32_t home);
 /* Pop an element, caller's list first; NULL when every list is empty (or
  * every non-empty list's lock failed). */
 struct rqfl_node *rqfl_pop(struct rqfl *fl);

@@ -26,13 +26,11 @@
 struct htab_elem {
 	union {
 		struct rqmap_retire rt; /* while waiting for a grace period */
-		struct rqfl_node fl;  /* while in the freelist */
+		struct rqfl_node fl;    /* while in the freelist */
 	};
-	struct rqmap_hash *owner;            /* set at creation, never changes */
-	_Atomic(struct htab_elem *) next;    /* bucket chain */
+	_Atomic(struct htab_elem *) next; /* bucket chain */
 	_Atomic uint32_t hash;
-	_Atomic uint32_t home;               /* freelist to return to after the grace period */
-	rqmap_word_t data[];                 /* key words, then value words */
+	rqmap_word_t data[]; /* key words, then value words */
 };
 
 static inline rqmap_word_t *elem_value(const struct rqmap_hash *m, struct htab_elem *e)
@@ -121,7 +119,7 @@ static struct htab_elem *bucket_find(const struct rqmap_hash *m, const struct ke
 static void link_elem(struct rqmap_bucket *b, struct htab_elem *e)
 {
 	atomic_store_explicit(&e->next, atomic_load_explicit(&b->first, memory_order_relaxed),
-			      memory_order_relaxed);
+	                      memory_order_relaxed);
 	/* release: publishes the filled element; pairs with bucket_find() */
 	atomic_store_explicit(&b->first, e, memory_order_release);
 }
@@ -137,7 +135,7 @@ static void unlink_elem(struct rqmap_bucket *b, struct htab_elem *victim)
 	 * see it initialised; pairs with bucket_find(). The victim keeps its own
 	 * next pointer so readers standing on it can go on. */
 	atomic_store_explicit(pp, atomic_load_explicit(&victim->next, memory_order_relaxed),
-			      memory_order_release);
+	                      memory_order_release);
 }
 
 /* ---- element life cycle */
@@ -148,8 +146,6 @@ static struct htab_elem *elem_alloc(struct rqmap_hash *m, bool wait)
 
 	if (m->flags & RQMAP_F_NO_PREALLOC) {
 		e = malloc(m->elem_size);
-		if (e)
-			e->owner = m;
 		return e;
 	}
 	struct rqfl_node *n = wait ? rqmap_pop_or_wait(&m->fl) : rqfl_pop(&m->fl);
@@ -166,32 +162,17 @@ static void elem_free_now(struct rqmap_hash *m, struct htab_elem *e)
 		rqfl_push(&m->fl, &e->fl, rqfl_home(&m->fl));
 }
 
-static void elem_recycle_cb(struct rqmap_retire *head)
-{
-	struct htab_elem *e = caa_container_of(head, struct htab_elem, rt);
-
-
-	rqfl_push(&e->owner->fl, &e->fl, atomic_load_explicit(&e->home, memory_order_relaxed));
-}
-
-static void elem_free_cb(struct rqmap_retire *head)
-{
-	free(caa_container_of(head, struct htab_elem, rt));
-}
-
 /* Hand an unlinked element to RCU: it is reused after the grace period. */
 static void elem_retire(struct rqmap_hash *m, struct htab_elem *e)
 {
-	if (m->flags & RQMAP_F_NO_PREALLOC) {
-		rqmap_retire(&e->rt, elem_free_cb);
-		return;
-	}
-	atomic_store_explicit(&e->home, rqfl_home(&m->fl), memory_order_relaxed);
-	rqmap_retire(&e->rt, elem_recycle_cb);
+	if (m->flags & RQMAP_F_NO_PREALLOC)
+		rqmap_retire(&e->rt, NULL, 0);
+	else
+		rqmap_retire(&e->rt, &m->fl, rqfl_home(&m->fl));
 }
 
 static void elem_fill(struct rqmap_hash *m, struct htab_elem *e, const struct keyref *k,
-		      const void *value)
+                      const void *value)
 {
 	rqmap_word_t *v = elem_value(m, e);
 
@@ -286,7 +267,7 @@ static void count_release(struct rqmap_hash *m, uint32_t n)
 
 /* RQMAP_F_LOCK on an existing element: in place, under its lock only. */
 static int update_in_place(struct rqmap_hash *m, const struct keyref *k, const void *value,
-			   uint64_t flags)
+                           uint64_t flags)
 {
 	struct htab_elem *old;
 	int ret;
@@ -429,8 +410,7 @@ int rqmap_hash_delete(struct rqmap_hash *m, const void *key)
 	return delete_common(m, key, NULL, 0);
 }
 
-int rqmap_hash_lookup_and_delete(struct rqmap_hash *m, const void *key, void *value,
-				 uint64_t flags)
+int rqmap_hash_lookup_and_delete(struct rqmap_hash *m, const void *key, void *value, uint64_t flags)
 {
 	int ret;
 
@@ -554,7 +534,7 @@ static int batch_bucket(struct rqmap_hash *m, struct rqmap_bucket *b, struct bat
 }
 
 static int hash_batch(struct rqmap_hash *m, uint32_t *cursor, void *keys, void *values,
-		      uint32_t *count, uint64_t flags, bool del)
+                      uint32_t *count, uint64_t flags, bool del)
 {
 	struct batch bt = {.keys = keys, .values = values, .flags = flags, .del = del};
 	uint32_t i;
@@ -587,13 +567,13 @@ static int hash_batch(struct rqmap_hash *m, uint32_t *cursor, void *keys, void *
 }
 
 int rqmap_hash_lookup_batch(struct rqmap_hash *m, uint32_t *cursor, void *keys, void *values,
-			    uint32_t *count, uint64_t flags)
+                            uint32_t *count, uint64_t flags)
 {
 	return hash_batch(m, cursor, keys, values, count, flags, false);
 }
 
 int rqmap_hash_lookup_and_delete_batch(struct rqmap_hash *m, uint32_t *cursor, void *keys,
-				       void *values, uint32_t *count, uint64_t flags)
+                                       void *values, uint32_t *count, uint64_t flags)
 {
 	return hash_batch(m, cursor, keys, values, count, flags, true);
 }
@@ -651,8 +631,6 @@ static int alloc_pool(struct rqmap_hash *m)
 	m->pool = calloc(m->capacity, m->elem_size);
 	if (!m->pool)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < m->capacity; i++)
-		((struct htab_elem *)(void *)(m->pool + (size_t)i * m->elem_size))->owner = m;
 	rqfl_populate(&m->fl, m->pool, m->elem_size, m->capacity);
 	return 0;
 }
@@ -666,7 +644,8 @@ static void init_geometry(struct rqmap_hash *m, const struct rqmap_hash_attr *a)
 	m->key_words = rqmap_words(a->key_size);
 	m->value_words = rqmap_words(a->value_size);
 	m->elem_size = (uint32_t)((sizeof(struct htab_elem) +
-				   4 * (size_t)(m->key_words + m->value_words) + 7) & ~(size_t)7);
+	                           4 * (size_t)(m->key_words + m->value_words) + 7) &
+	                          ~(size_t)7);
 	m->max_entries = a->max_entries;
 	m->capacity = (m->flags & RQMAP_F_NO_PREALLOC) ? a->max_entries : a->max_entries + spare;
 	m->lock_word = a->lock_off / 4;
@@ -719,12 +698,12 @@ void rqmap_hash_destroy(struct rqmap_hash *m)
 	rqmap_quiesce();
 	if ((m->flags & RQMAP_F_NO_PREALLOC) && m->buckets)
 		for (uint32_t i = 0; i < m->n_buckets; i++) {
-			struct htab_elem *e = atomic_load_explicit(&m->buckets[i].first,
-								   memory_order_relaxed);
+			struct htab_elem *e =
+			    atomic_load_explicit(&m->buckets[i].first, memory_order_relaxed);
 
 			while (e) {
 				struct htab_elem *next =
-					atomic_load_explicit(&e->next, memory_order_relaxed);
+				    atomic_load_explicit(&e->next, memory_order_relaxed);
 
 				free(e);
 				e = next;

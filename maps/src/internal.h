@@ -88,20 +88,21 @@ struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl);
  */
 struct rqmap_retire {
 	struct rqmap_retire *next;
-	void (*fn)(struct rqmap_retire *r);
+	struct rqfl *fl; /* freelist to return to; NULL: free() (no-prealloc) */
+	uint32_t home;   /* list of @fl to push to */
 };
 
 /* Start the reclaim thread if needed. Normal context (map creation). */
 int rqmap_reclaim_start(void);
-/* Reuse @r through @fn after a grace period. Async-signal-safe. */
-void rqmap_retire(struct rqmap_retire *r, void (*fn)(struct rqmap_retire *r));
+/* After a grace period, push @r (the first member of its element) to list
+ * @home of @fl, or free() it when @fl is NULL. Async-signal-safe. */
+void rqmap_retire(struct rqmap_retire *r, struct rqfl *fl, uint32_t home);
 
 void rqmap_words_store(rqmap_word_t *dst, const void *src, uint32_t bytes);
 void rqmap_words_load(void *dst, const rqmap_word_t *src, uint32_t bytes);
 bool rqmap_words_equal(const rqmap_word_t *a, const uint32_t *b, uint32_t nwords);
 /* Store @src skipping the 4-byte word at @skip_word (an embedded lock). */
-void rqmap_words_store_skip(rqmap_word_t *dst, const void *src, uint32_t bytes,
-			    uint32_t skip_word);
+void rqmap_words_store_skip(rqmap_word_t *dst, const void *src, uint32_t bytes, uint32_t skip_word);
 void rqmap_words_zero(rqmap_word_t *dst, uint32_t nwords);
 
 #endif /* RQMAP_INTERNAL_H */

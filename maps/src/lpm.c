@@ -18,22 +18,20 @@
 #error "lpm.c assumes a little-endian host (bit extraction from 32-bit words)"
 #endif
 
-#define LPM_DATA_SIZE_MAX  256
-#define LPM_MAX_PREFIXLEN  (8 * LPM_DATA_SIZE_MAX)
-#define LPM_INTERMEDIATE   1U
-#define LPM_ENTRIES_LIMIT  (1U << 26)
-#define UPDATE_FLAGS_MASK  (RQMAP_NOEXIST | RQMAP_EXIST)
+#define LPM_DATA_SIZE_MAX 256
+#define LPM_MAX_PREFIXLEN (8 * LPM_DATA_SIZE_MAX)
+#define LPM_INTERMEDIATE  1U
+#define LPM_ENTRIES_LIMIT (1U << 26)
+#define UPDATE_FLAGS_MASK (RQMAP_NOEXIST | RQMAP_EXIST)
 
 struct lpm_node {
 	union {
 		struct rqmap_retire rt;
 		struct rqfl_node fl;
 	};
-	struct rqmap_lpm *owner;
 	_Atomic(struct lpm_node *) child[2];
 	_Atomic uint32_t prefixlen;
 	_Atomic uint32_t flags;
-	_Atomic uint32_t home;
 	rqmap_word_t data[]; /* data words (bytes in key order), then value words */
 };
 
@@ -97,7 +95,7 @@ static inline void publish(_Atomic(struct lpm_node *) *slot, struct lpm_node *n)
 
 /* Number of leading bits @n and @k share, at most both prefix lengths. */
 static uint32_t prefix_match(const struct rqmap_lpm *t, const struct lpm_node *n,
-			     const struct lpm_keyref *k)
+                             const struct lpm_keyref *k)
 {
 	uint32_t plen = node_plen(n);
 	uint32_t limit = plen < k->prefixlen ? plen : k->prefixlen;
@@ -144,22 +142,13 @@ static void node_free_now(struct rqmap_lpm *t, struct lpm_node *n)
 		rqfl_push(&t->fl, &n->fl, rqfl_home(&t->fl));
 }
 
-static void node_recycle_cb(struct rqmap_retire *head)
-{
-	struct lpm_node *n = caa_container_of(head, struct lpm_node, rt);
-
-
-	rqfl_push(&n->owner->fl, &n->fl, atomic_load_explicit(&n->home, memory_order_relaxed));
-}
-
 static void node_retire(struct rqmap_lpm *t, struct lpm_node *n)
 {
-	atomic_store_explicit(&n->home, rqfl_home(&t->fl), memory_order_relaxed);
-	rqmap_retire(&n->rt, node_recycle_cb);
+	rqmap_retire(&n->rt, &t->fl, rqfl_home(&t->fl));
 }
 
 static void node_init(struct rqmap_lpm *t, struct lpm_node *n, const struct lpm_keyref *k,
-		      uint32_t plen, uint32_t flags)
+                      uint32_t plen, uint32_t flags)
 {
 	atomic_store_explicit(&n->prefixlen, plen, memory_order_relaxed);
 	atomic_store_explicit(&n->flags, flags, memory_order_relaxed);
@@ -173,8 +162,8 @@ static void copy_children(struct lpm_node *dst, struct lpm_node *src)
 {
 	for (int i = 0; i < 2; i++)
 		atomic_store_explicit(&dst->child[i],
-				      atomic_load_explicit(&src->child[i], memory_order_relaxed),
-				      memory_order_relaxed);
+		                      atomic_load_explicit(&src->child[i], memory_order_relaxed),
+		                      memory_order_relaxed);
 }
 
 /* ---- update */
@@ -212,7 +201,7 @@ static bool walk_exact(const struct lpm_walk *w, const struct lpm_keyref *k)
 
 /* Link @n (already filled) where the walk stopped. Trie lock held. */
 static int insert_at(struct rqmap_lpm *t, struct lpm_walk *w, const struct lpm_keyref *k,
-		     struct lpm_node *n, struct lpm_node **im, uint64_t flags)
+                     struct lpm_node *n, struct lpm_node **im, uint64_t flags)
 {
 	struct lpm_node *old = w->node;
 	bool exact = walk_exact(w, k), replace = exact && !node_is_im(old);
@@ -234,7 +223,7 @@ static int insert_at(struct rqmap_lpm *t, struct lpm_walk *w, const struct lpm_k
 	} else if (w->matchlen == k->prefixlen) {
 		/* the new prefix contains the old node */
 		atomic_store_explicit(&n->child[node_bit(old, w->matchlen)], old,
-				      memory_order_relaxed);
+		                      memory_order_relaxed);
 		publish(w->slot, n);
 	} else {
 		/* they diverge at matchlen: join them under an intermediate node */
@@ -303,8 +292,8 @@ static void remove_node(struct rqmap_lpm *t, struct lpm_walk *w)
 		struct lpm_node *p = w->parent;
 		bool right = atomic_load_explicit(&p->child[1], memory_order_relaxed) == n;
 
-		publish(w->parent_slot, atomic_load_explicit(&p->child[!right],
-							     memory_order_relaxed));
+		publish(w->parent_slot,
+		        atomic_load_explicit(&p->child[!right], memory_order_relaxed));
 		node_retire(t, p);
 	} else {
 		publish(w->slot, c0 ? c0 : c1);
@@ -495,11 +484,11 @@ int rqmap_lpm_create(const struct rqmap_lpm_attr *a, struct rqmap_lpm **out)
 	t->max_prefixlen = 8 * t->data_size;
 	t->value_size = a->value_size;
 	t->max_entries = a->max_entries;
-	t->capacity = 2 * a->max_entries + (a->spare ? a->spare
-						     : (a->max_entries > 1024 ? a->max_entries : 1024));
+	t->capacity = 2 * a->max_entries +
+	              (a->spare ? a->spare : (a->max_entries > 1024 ? a->max_entries : 1024));
 	t->node_size = (uint32_t)((sizeof(struct lpm_node) +
-				   4 * (size_t)(t->data_words + rqmap_words(a->value_size)) + 7) &
-				  ~(size_t)7);
+	                           4 * (size_t)(t->data_words + rqmap_words(a->value_size)) + 7) &
+	                          ~(size_t)7);
 	ret = rqfl_init(&t->fl, 0);
 	if (!ret) {
 		t->pool = calloc(t->capacity, t->node_size);
@@ -509,8 +498,6 @@ int rqmap_lpm_create(const struct rqmap_lpm_attr *a, struct rqmap_lpm **out)
 		rqmap_lpm_destroy(t);
 		return ret;
 	}
-	for (uint32_t i = 0; i < t->capacity; i++)
-		((struct lpm_node *)(void *)(t->pool + (size_t)i * t->node_size))->owner = t;
 	rqfl_populate(&t->fl, t->pool, t->node_size, t->capacity);
 	ret = rqmap_reclaim_start();
 	if (ret) {

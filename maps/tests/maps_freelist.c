@@ -104,7 +104,8 @@ static void *churn_thread(void *arg)
 		case 0:
 			cursor = (uint32_t)((r >> 8) % 64);
 			count = 64;
-			ret = rqmap_hash_lookup_and_delete_batch(c->m, &cursor, keys, vals, &count, 0);
+			ret = rqmap_hash_lookup_and_delete_batch(c->m, &cursor, keys, vals, &count,
+			                                         0);
 			ret = ret == -ENOENT ? 0 : ret;
 			break;
 		case 1:
@@ -121,7 +122,7 @@ static void *churn_thread(void *arg)
 		if (ret == -ENOMEM)
 			atomic_fetch_add(&c->nomem, 1);
 		else if (ret && ret != -ENOENT && ret != -E2BIG && ret != -ENOSPC &&
-		    atomic_fetch_add(&c->errors, 1) < 5)
+		         atomic_fetch_add(&c->errors, 1) < 5)
 			fprintf(stderr, "churn: error %d\n", ret);
 	}
 	return NULL;
@@ -141,8 +142,8 @@ static void check_conservation(struct rqmap_hash *m, const char *when)
 
 static void test_map_conservation(void)
 {
-	struct rqmap_hash_attr a = {.key_size = 4, .value_size = 8, .max_entries = 128,
-				    .n_buckets = 64};
+	struct rqmap_hash_attr a = {
+	    .key_size = 4, .value_size = 8, .max_entries = 128, .n_buckets = 64};
 	struct churn_ctx c = {.iters = scaled(100000)};
 	pthread_t th[NTHREADS];
 

@@ -84,8 +84,12 @@ int main(void)
 	enum outcome ps = watch(RQMAP_LOCK_PTHREAD_SPIN, 3 * secs);
 
 	printf("rqspinlock buckets: %s; pthread spin buckets: %s\n",
-	       rq == FINISHED ? "finished" : rq == HUNG ? "HUNG" : "FAILED",
-	       ps == HUNG ? "hung (expected, killed)" : ps == FINISHED ? "finished" : "FAILED");
+	       rq == FINISHED ? "finished"
+	       : rq == HUNG   ? "HUNG"
+	                      : "FAILED",
+	       ps == HUNG       ? "hung (expected, killed)"
+	       : ps == FINISHED ? "finished"
+	                        : "FAILED");
 	CHECK_EQ(rq, FINISHED);
 	CHECK_EQ(ps, HUNG);
 	printf("maps_pthread_hang: OK\n");

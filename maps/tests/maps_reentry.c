@@ -93,7 +93,7 @@ static void verify_own_keys(struct worker *w)
 		int ret = rqmap_hash_lookup(re_map, &k, &got, 0);
 
 		if (w->rt.main_val[i] == NO_VALUE ? ret != -ENOENT
-						  : (ret || got != w->rt.main_val[i]))
+		                                  : (ret || got != w->rt.main_val[i]))
 			w->bad++;
 	}
 	for (uint32_t j = 0; j < HKEYS; j++) {

@@ -7,22 +7,22 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-			exit(1);                                                           \
-		}                                                                          \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_EQ(a, b)                                                                     \
-	do {                                                                               \
-		long long a_ = (long long)(a), b_ = (long long)(b);                        \
-		if (a_ != b_) {                                                            \
-			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__,     \
-				__LINE__, #a, a_, #b, b_);                                         \
-			exit(1);                                                           \
-		}                                                                          \
+#define CHECK_EQ(a, b)                                                                             \
+	do {                                                                                       \
+		long long a_ = (long long)(a), b_ = (long long)(b);                                \
+		if (a_ != b_) {                                                                    \
+			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__,      \
+			        __LINE__, #a, a_, #b, b_);                                         \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* RQ_TEST_SCALE (default 1) times @n, at least 1. */

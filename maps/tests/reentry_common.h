@@ -32,10 +32,10 @@
 #define NO_VALUE    UINT64_MAX
 
 struct reentry_thread {
-	uint32_t hkey_for[MAIN_KEYS];  /* a handler key in the same bucket */
-	uint64_t main_val[MAIN_KEYS];  /* expected values (NO_VALUE: absent) */
-	uint64_t hval[HKEYS];          /* handler's expected values */
-	_Atomic int cur;               /* main key being written, -1 none */
+	uint32_t hkey_for[MAIN_KEYS]; /* a handler key in the same bucket */
+	uint64_t main_val[MAIN_KEYS]; /* expected values (NO_VALUE: absent) */
+	uint64_t hval[HKEYS];         /* handler's expected values */
+	_Atomic int cur;              /* main key being written, -1 none */
 	long n_ok, n_deadlk, n_other, n_bad_lookup;
 	int last_other;
 };
@@ -66,7 +66,8 @@ static inline void reentry_thread_setup(struct reentry_thread *rt, uint32_t t)
 		for (uint32_t j = 0; j < HKEYS; j++) {
 			uint32_t hk = handler_key(t, j);
 
-			if (rqmap_hash_bucket_of(re_map, &hk) == rqmap_hash_bucket_of(re_map, &mk)) {
+			if (rqmap_hash_bucket_of(re_map, &hk) ==
+			    rqmap_hash_bucket_of(re_map, &mk)) {
 				rt->hkey_for[i] = hk;
 				break;
 			}
@@ -130,7 +131,8 @@ static inline bool reentry_main_op(struct reentry_thread *rt, uint32_t t, unsign
 	}
 	if ((r >> 20) % 4 == 1) {
 		ret = rqmap_hash_lookup(re_map, &k, &got, 0);
-		return rt->main_val[i] == NO_VALUE ? ret == -ENOENT : (ret == 0 && got == rt->main_val[i]);
+		return rt->main_val[i] == NO_VALUE ? ret == -ENOENT
+		                                   : (ret == 0 && got == rt->main_val[i]);
 	}
 	v = rt->main_val[i] == NO_VALUE ? 1 : rt->main_val[i] + 1;
 	if (rqmap_hash_update(re_map, &k, &v, RQMAP_ANY))
@@ -188,8 +190,11 @@ static inline void block_sigprof(void)
 
 static inline struct rqmap_hash *reentry_make_map(enum rqmap_lock_kind kind, uint32_t n_buckets)
 {
-	struct rqmap_hash_attr a = {.key_size = 4, .value_size = 8, .max_entries = 4096,
-				    .n_buckets = n_buckets, .lock_kind = kind};
+	struct rqmap_hash_attr a = {.key_size = 4,
+	                            .value_size = 8,
+	                            .max_entries = 4096,
+	                            .n_buckets = n_buckets,
+	                            .lock_kind = kind};
 	struct rqmap_hash *m = NULL;
 
 	CHECK_EQ(rqmap_hash_create(&a, &m), 0);
