@@ -2,6 +2,7 @@
 #include "freelist.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 int rqfl_init(struct rqfl *fl, uint32_t nr_lists)
@@ -36,9 +37,9 @@ uint32_t rqfl_home(const struct rqfl *fl)
 }
 
 static int push_one(struct rqfl_head *h, struct rqfl_node *first, struct rqfl_node *last,
-                    uint32_t n)
+                    uint32_t n, bool wait)
 {
-	int ret = res_spin_lock(&h->lock);
+	int ret = wait ? res_spin_lock(&h->lock) : res_spin_trylock(&h->lock);
 
 	if (ret)
 		return ret;
@@ -61,11 +62,13 @@ void rqfl_push_chain(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node 
 	 * list's lock can still find an element there. */
 	if (atomic_load_explicit(&fl->lists[fl->nr_lists].n, memory_order_relaxed) < RQFL_RESERVE)
 		home = fl->nr_lists;
-	/* A lock fails only on deadlock (a context this handler interrupted holds
+	/* First round: trylock only, so that a list whose owner was interrupted
+	 * with its lock held (or is preempted) delays nobody.
+	 * A lock fails only on deadlock (a context this handler interrupted holds
 	 * it) or timeout, so some list is always available eventually: keep going
 	 * round until one takes the elements rather than lose them. */
 	for (uint32_t i = 0;; i++)
-		if (push_one(&fl->lists[(home + i) % total], first, last, n) == 0)
+		if (push_one(&fl->lists[(home + i) % total], first, last, n, i >= total) == 0)
 			return;
 }
 

@@ -281,7 +281,8 @@ static int update_in_place(struct rqmap_hash *m, const struct keyref *k, const v
 	return ret;
 }
 
-int rqmap_hash_update(struct rqmap_hash *m, const void *key, const void *value, uint64_t flags)
+static int rqmap_hash_update_impl(struct rqmap_hash *m, const void *key, const void *value,
+                                  uint64_t flags)
 {
 	struct htab_elem *old, *e;
 	bool waited = false;
@@ -348,6 +349,16 @@ out_free:
 	return ret;
 }
 
+int rqmap_hash_update(struct rqmap_hash *m, const void *key, const void *value, uint64_t flags)
+{
+	int ret;
+
+	rqmap_enter();
+	ret = rqmap_hash_update_impl(m, key, value, flags);
+	rqmap_leave();
+	return ret;
+}
+
 int rqmap_hash_lookup(struct rqmap_hash *m, const void *key, void *value, uint64_t flags)
 {
 	struct htab_elem *e;
@@ -377,7 +388,7 @@ int rqmap_hash_lookup(struct rqmap_hash *m, const void *key, void *value, uint64
 	return ret;
 }
 
-static int delete_common(struct rqmap_hash *m, const void *key, void *value, uint64_t flags)
+static int delete_common_impl(struct rqmap_hash *m, const void *key, void *value, uint64_t flags)
 {
 	struct htab_elem *e;
 	struct keyref k;
@@ -400,6 +411,16 @@ static int delete_common(struct rqmap_hash *m, const void *key, void *value, uin
 	bucket_unlock(m, k.b);
 	if (!ret)
 		elem_retire(m, e);
+	return ret;
+}
+
+static int delete_common(struct rqmap_hash *m, const void *key, void *value, uint64_t flags)
+{
+	int ret;
+
+	rqmap_enter();
+	ret = delete_common_impl(m, key, value, flags);
+	rqmap_leave();
 	return ret;
 }
 
@@ -533,8 +554,8 @@ static int batch_bucket(struct rqmap_hash *m, struct rqmap_bucket *b, struct bat
 	return 1;
 }
 
-static int hash_batch(struct rqmap_hash *m, uint32_t *cursor, void *keys, void *values,
-                      uint32_t *count, uint64_t flags, bool del)
+static int hash_batch_impl(struct rqmap_hash *m, uint32_t *cursor, void *keys, void *values,
+                           uint32_t *count, uint64_t flags, bool del)
 {
 	struct batch bt = {.keys = keys, .values = values, .flags = flags, .del = del};
 	uint32_t i;
@@ -563,6 +584,17 @@ static int hash_batch(struct rqmap_hash *m, uint32_t *cursor, void *keys, void *
 	*cursor = i < m->n_buckets ? i : m->n_buckets;
 	if (!ret && i >= m->n_buckets)
 		ret = -ENOENT;
+	return ret;
+}
+
+static int hash_batch(struct rqmap_hash *m, uint32_t *cursor, void *keys, void *values,
+                      uint32_t *count, uint64_t flags, bool del)
+{
+	int ret;
+
+	rqmap_enter();
+	ret = hash_batch_impl(m, cursor, keys, values, count, flags, del);
+	rqmap_leave();
 	return ret;
 }
 

@@ -61,6 +61,26 @@ static inline void rqmap_read_unlock(void)
 	urcu_memb_read_unlock();
 }
 
+/*
+ * Writer operations in progress on this thread, counting the contexts a
+ * signal handler interrupted. An update waits for recycled elements only at
+ * depth 1: a nested one could be holding up, by sleeping, a lock that its
+ * interrupted context holds and every other thread needs.
+ */
+extern _Thread_local unsigned rqmap_tls_depth;
+
+static inline void rqmap_enter(void)
+{
+	rqmap_tls_depth++;
+	atomic_signal_fence(memory_order_seq_cst); /* a handler sees it */
+}
+
+static inline void rqmap_leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	rqmap_tls_depth--;
+}
+
 /* Registered thread fast check; registers lazily (normal context only). */
 extern _Thread_local bool rqmap_tls_registered;
 int rqmap_thread_register_slow(void);

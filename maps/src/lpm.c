@@ -241,7 +241,8 @@ static int insert_at(struct rqmap_lpm *t, struct lpm_walk *w, const struct lpm_k
 	return 0;
 }
 
-int rqmap_lpm_update(struct rqmap_lpm *t, const void *key, const void *value, uint64_t flags)
+static int rqmap_lpm_update_impl(struct rqmap_lpm *t, const void *key, const void *value,
+                                 uint64_t flags)
 {
 	struct lpm_node *n, *im;
 	struct lpm_keyref k;
@@ -274,6 +275,16 @@ int rqmap_lpm_update(struct rqmap_lpm *t, const void *key, const void *value, ui
 	return ret;
 }
 
+int rqmap_lpm_update(struct rqmap_lpm *t, const void *key, const void *value, uint64_t flags)
+{
+	int ret;
+
+	rqmap_enter();
+	ret = rqmap_lpm_update_impl(t, key, value, flags);
+	rqmap_leave();
+	return ret;
+}
+
 /* ---- delete */
 
 static void remove_node(struct rqmap_lpm *t, struct lpm_walk *w)
@@ -301,7 +312,7 @@ static void remove_node(struct rqmap_lpm *t, struct lpm_walk *w)
 	node_retire(t, n);
 }
 
-int rqmap_lpm_delete(struct rqmap_lpm *t, const void *key)
+static int rqmap_lpm_delete_impl(struct rqmap_lpm *t, const void *key)
 {
 	struct lpm_keyref k;
 	struct lpm_walk w;
@@ -324,6 +335,16 @@ int rqmap_lpm_delete(struct rqmap_lpm *t, const void *key)
 		ret = -ENOENT;
 	}
 	res_spin_unlock(&t->lock);
+	return ret;
+}
+
+int rqmap_lpm_delete(struct rqmap_lpm *t, const void *key)
+{
+	int ret;
+
+	rqmap_enter();
+	ret = rqmap_lpm_delete_impl(t, key);
+	rqmap_leave();
 	return ret;
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 _Thread_local bool rqmap_tls_registered;
+_Thread_local unsigned rqmap_tls_depth;
 #ifdef RQ_SANITIZE_THREAD
 char rqmap_tsan_gp;
 #endif
@@ -75,9 +76,11 @@ struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
 	/* Empty: the spare elements all wait for a grace period; on a busy
 	 * machine the reclaim thread needs a CPU to recycle them. Waiting cannot
 	 * help when this thread is itself inside a read-side section (a handler
-	 * that interrupted a lookup): that holds the grace period back. Yield
+	 * that interrupted a lookup): that holds the grace period back; nor
+	 * when it interrupted another map operation of this thread, which may
+	 * hold a lock others need (see rqmap_enter()). Yield
 	 * first, then nap; both are async-signal-safe syscalls. */
-	if (n || urcu_memb_read_ongoing())
+	if (n || urcu_memb_read_ongoing() || rqmap_tls_depth > 1)
 		return n;
 	deadline = mono_ns() + POP_WAIT_NS;
 	for (int i = 0; !n && mono_ns() < deadline; i++) {

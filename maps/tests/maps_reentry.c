@@ -117,7 +117,7 @@ static void *worker_main(void *arg)
 	reentry_thread_setup(&w->rt, w->t);
 	tm = thread_prof_timer(100);
 	while (now_sec() < w->end) {
-		for (int i = 0; i < 256; i++, w->iters++)
+		for (int i = 0; i < 16; i++, w->iters++)
 			if (!reentry_main_op(&w->rt, w->t, rnd_next(&rs)))
 				w->bad++;
 	}
@@ -132,7 +132,7 @@ static void test_sigprof_load(int nthreads)
 {
 	struct worker w[MAX_THREADS];
 	pthread_t th[MAX_THREADS];
-	long deadlk = 0, ok = 0, other = 0, bad = 0, iters = 0;
+	long deadlk = 0, nomem = 0, ok = 0, other = 0, bad = 0, iters = 0;
 	double secs = 0.4 * (double)scaled(10) / 10.0 + 0.3;
 
 	re_map = reentry_make_map(RQMAP_LOCK_RQSPIN, 16);
@@ -147,6 +147,7 @@ static void test_sigprof_load(int nthreads)
 	set_prof_timer(0);
 	for (int t = 0; t < nthreads; t++) {
 		deadlk += w[t].rt.n_deadlk;
+		nomem += w[t].rt.n_nomem;
 		ok += w[t].rt.n_ok;
 		other += w[t].rt.n_other;
 		if (w[t].rt.n_other)
@@ -154,8 +155,9 @@ static void test_sigprof_load(int nthreads)
 		bad += w[t].bad + w[t].rt.n_bad_lookup;
 		iters += w[t].iters;
 	}
-	printf("sigprof %d threads: %ld ops, handler updates ok %ld, -EDEADLK %ld, other %ld\n",
-	       nthreads, iters, ok, deadlk, other);
+	printf("sigprof %d threads: %ld ops, handler updates ok %ld, -EDEADLK %ld, -ENOMEM %ld, "
+	       "other %ld\n",
+	       nthreads, iters, ok, deadlk, nomem, other);
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(other, 0);
 	CHECK(ok + deadlk > 0); /* the timer did interrupt map operations */

@@ -36,7 +36,7 @@ struct reentry_thread {
 	uint64_t main_val[MAIN_KEYS]; /* expected values (NO_VALUE: absent) */
 	uint64_t hval[HKEYS];         /* handler's expected values */
 	_Atomic int cur;              /* main key being written, -1 none */
-	long n_ok, n_deadlk, n_other, n_bad_lookup;
+	long n_ok, n_deadlk, n_nomem, n_other, n_bad_lookup;
 	int last_other;
 };
 
@@ -99,8 +99,14 @@ static inline void reentry_handler(int sig)
 	if (ret == 0) {
 		rt->hval[j] = v;
 		rt->n_ok++;
-	} else if (ret == -EDEADLK) {
-		rt->n_deadlk++;
+	} else if (ret == -EDEADLK || ret == -ENOMEM) {
+		/* -EDEADLK: the bucket lock is held by the context we interrupted.
+		 * -ENOMEM: that context holds the only freelist lock with free
+		 * elements behind it (the kernel's NMI path fails the same way). */
+		if (ret == -EDEADLK)
+			rt->n_deadlk++;
+		else
+			rt->n_nomem++;
 		/* the failed update left the map as it was (lookups take no lock) */
 		ret = rqmap_hash_lookup(re_map, &hk, &got, 0);
 		if (rt->hval[j] == NO_VALUE ? ret != -ENOENT : (ret != 0 || got != rt->hval[j]))
