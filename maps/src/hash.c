@@ -216,7 +216,7 @@ static int value_load(struct rqmap_hash *m, struct htab_elem *e, void *value, ui
 	rqmap_words_load(value, v, m->value_size);
 	res_spin_unlock(value_lock(m, v));
 	/* The caller gets an unlocked lock word, as the kernel zeroes it. */
-	memset((char *)value + 4 * m->lock_word, 0, sizeof(rqspinlock_t));
+	memset((char *)value + 4 * (size_t)m->lock_word, 0, sizeof(rqspinlock_t));
 	return 0;
 }
 

@@ -58,7 +58,7 @@ int rqmap_thread_init(void)
 }
 
 /* How long an update waits for recycled elements before -ENOMEM. */
-#define POP_WAIT_NS (50 * 1000 * 1000)
+#define POP_WAIT_NS (50ULL * 1000 * 1000)
 
 static uint64_t mono_ns(void)
 {
@@ -87,7 +87,7 @@ struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
 		if (i < 100)
 			sched_yield();
 		else
-			nanosleep(&(struct timespec){0, 50 * 1000}, NULL);
+			nanosleep(&(struct timespec){0, 50L * 1000}, NULL);
 		n = rqfl_pop(fl);
 	}
 	return n;
@@ -99,7 +99,7 @@ struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
  * at 10 M retirements/s that strands about 1000 elements, within the default
  * spare of a map. */
 #define RECLAIM_BATCH  256
-#define RECLAIM_NAP_NS (100 * 1000)
+#define RECLAIM_NAP_NS (100L * 1000)
 /* Retire stacks, one per group of registry slots: one global stack would be a
  * cache line every updater writes, a global lock in all but name. */
 #define RETIRE_STRIPES 64
@@ -124,7 +124,7 @@ static bool stripes_empty(void)
 
 static void reclaimer_sleep(void)
 {
-	struct timespec ts = {0, 10 * 1000 * 1000}; /* safety net only */
+	struct timespec ts = {0, 10L * 1000 * 1000}; /* safety net only */
 
 	/* seq_cst store then loads, against rqmap_retire()'s seq_cst push then
 	 * load: one of the two sees the other, so no wake-up is lost. */
@@ -273,7 +273,7 @@ void rqmap_retire(struct rqmap_retire *r, struct rqfl *fl, uint32_t home)
 void rqmap_quiesce(void)
 {
 	uint64_t target = atomic_load_explicit(&nr_retired, memory_order_relaxed);
-	struct timespec ts = {0, 100 * 1000};
+	struct timespec ts = {0, 100L * 1000};
 
 	/* acquire: pairs with the reclaimer's release add */
 	while (atomic_load_explicit(&nr_reclaimed, memory_order_acquire) < target) {
@@ -291,13 +291,13 @@ void rqmap_words_store(rqmap_word_t *dst, const void *src, uint32_t bytes)
 	for (i = 0; i < full; i++) {
 		uint32_t w;
 
-		memcpy(&w, s + 4 * i, 4);
+		memcpy(&w, s + 4 * (size_t)i, 4);
 		atomic_store_explicit(&dst[i], w, memory_order_relaxed);
 	}
 	if (bytes % 4) {
 		uint32_t w = 0;
 
-		memcpy(&w, s + 4 * i, bytes % 4);
+		memcpy(&w, s + 4 * (size_t)i, bytes % 4);
 		atomic_store_explicit(&dst[i], w, memory_order_relaxed);
 	}
 }
@@ -312,7 +312,7 @@ void rqmap_words_store_skip(rqmap_word_t *dst, const void *src, uint32_t bytes, 
 
 		if (i == skip_word)
 			continue;
-		memcpy(&w, s + 4 * i, i * 4 + 4 <= bytes ? 4 : bytes % 4);
+		memcpy(&w, s + 4 * (size_t)i, i * 4 + 4 <= bytes ? 4 : bytes % 4);
 		atomic_store_explicit(&dst[i], w, memory_order_relaxed);
 	}
 }
@@ -325,12 +325,12 @@ void rqmap_words_load(void *dst, const rqmap_word_t *src, uint32_t bytes)
 	for (i = 0; i < full; i++) {
 		uint32_t w = atomic_load_explicit(&src[i], memory_order_relaxed);
 
-		memcpy(d + 4 * i, &w, 4);
+		memcpy(d + 4 * (size_t)i, &w, 4);
 	}
 	if (bytes % 4) {
 		uint32_t w = atomic_load_explicit(&src[i], memory_order_relaxed);
 
-		memcpy(d + 4 * i, &w, bytes % 4);
+		memcpy(d + 4 * (size_t)i, &w, bytes % 4);
 	}
 }
 
