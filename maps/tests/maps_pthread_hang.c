@@ -29,7 +29,7 @@ static void child_run(enum rqmap_lock_kind kind, int fd, double secs)
 	reentry_thread_setup(&rt, 0);
 	install_handler();
 	(void)thread_prof_timer(100);
-	while (now_sec() < end) {
+	while (now_sec() < end && !atomic_load_explicit(&re_abort, memory_order_relaxed)) {
 		for (int i = 0; i < 16; i++) /* small: sanitizer builds are slow */
 			if (!reentry_main_op(&rt, 0, rnd_next(&rs)))
 				_exit(3);
@@ -38,7 +38,7 @@ static void child_run(enum rqmap_lock_kind kind, int fd, double secs)
 	}
 	block_sigprof();
 	close(fd); /* EOF now: TSan's exit path sleeps a second before _exit */
-	_exit(rt.n_other || rt.n_bad_lookup ? 5 : 0);
+	_exit(rt.n_other || rt.n_slow || rt.n_bad_lookup ? 5 : 0);
 }
 
 /* Fork a child running @kind; watch its progress pipe. */

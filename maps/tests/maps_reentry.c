@@ -116,7 +116,7 @@ static void *worker_main(void *arg)
 	rqmap_thread_init(); /* before the first handler can run a map op here */
 	reentry_thread_setup(&w->rt, w->t);
 	tm = thread_prof_timer(100);
-	while (now_sec() < w->end) {
+	while (now_sec() < w->end && !atomic_load_explicit(&re_abort, memory_order_relaxed)) {
 		for (int i = 0; i < 16; i++, w->iters++)
 			if (!reentry_main_op(&w->rt, w->t, rnd_next(&rs)))
 				w->bad++;
@@ -149,9 +149,10 @@ static void test_sigprof_load(int nthreads)
 		deadlk += w[t].rt.n_deadlk;
 		nomem += w[t].rt.n_nomem;
 		ok += w[t].rt.n_ok;
-		other += w[t].rt.n_other;
-		if (w[t].rt.n_other)
-			printf("thread %d: handler error %d\n", t, w[t].rt.last_other);
+		other += w[t].rt.n_other + w[t].rt.n_slow;
+		if (w[t].rt.n_other || w[t].rt.n_slow)
+			printf("thread %d: handler error %d, %ld slow handler updates\n", t,
+			       w[t].rt.last_other, w[t].rt.n_slow);
 		bad += w[t].bad + w[t].rt.n_bad_lookup;
 		iters += w[t].iters;
 	}
