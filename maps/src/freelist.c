@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "freelist.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -55,6 +56,7 @@ void rqfl_push_chain(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node 
                      uint32_t home)
 {
 	uint32_t total = fl->nr_lists + 1;
+	bool nested = rqmap_tls_depth > 1;
 
 	/* Pops steal from every per-slot list before the shared one, so free
 	 * elements drift into the lists of the busiest threads. Keep a small
@@ -63,12 +65,15 @@ void rqfl_push_chain(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node 
 	if (atomic_load_explicit(&fl->lists[fl->nr_lists].n, memory_order_relaxed) < RQFL_RESERVE)
 		home = fl->nr_lists;
 	/* First round: trylock only, so that a list whose owner was interrupted
-	 * with its lock held (or is preempted) delays nobody.
+	 * with its lock held (or is preempted) delays nobody. A nested writer
+	 * (see rqfl_pop()) never waits: list locks are held only briefly by
+	 * contexts that wait for nothing, so some trylock soon succeeds.
 	 * A lock fails only on deadlock (a context this handler interrupted holds
 	 * it) or timeout, so some list is always available eventually: keep going
 	 * round until one takes the elements rather than lose them. */
 	for (uint32_t i = 0;; i++)
-		if (push_one(&fl->lists[(home + i) % total], first, last, n, i >= total) == 0)
+		if (push_one(&fl->lists[(home + i) % total], first, last, n,
+		             i >= total && !nested) == 0)
 			return;
 }
 
@@ -77,15 +82,15 @@ void rqfl_push(struct rqfl *fl, struct rqfl_node *node, uint32_t home)
 	rqfl_push_chain(fl, node, node, 1, home);
 }
 
-static struct rqfl_node *pop_one(struct rqfl_head *h)
+static struct rqfl_node *pop_one(struct rqfl_head *h, bool wait)
 {
 	struct rqfl_node *node;
 
 	/* Unlocked peek: skip empty lists without touching their lock. */
 	if (!atomic_load_explicit(&h->first, memory_order_relaxed))
 		return NULL;
-	if (res_spin_lock(&h->lock))
-		return NULL; /* taken by a context we interrupted, or timed out */
+	if (wait ? res_spin_lock(&h->lock) : res_spin_trylock(&h->lock))
+		return NULL; /* taken by a context we interrupted, busy, or timed out */
 	node = atomic_load_explicit(&h->first, memory_order_relaxed);
 	if (node) {
 		atomic_store_explicit(&h->first,
@@ -101,13 +106,20 @@ struct rqfl_node *rqfl_pop(struct rqfl *fl)
 {
 	uint32_t total = fl->nr_lists + 1;
 	uint32_t home = rqfl_home(fl);
+	/* Other threads' lists: trylock first, any list will do. Only a writer
+	 * that did not interrupt another map operation of its thread waits for
+	 * one: a nested context waiting on a list whose owner is itself nested
+	 * could close a cycle through the contexts both interrupted. */
+	uint32_t rounds = rqmap_tls_depth > 1 ? 1 : 2;
 
-	for (uint32_t i = 0; i < total; i++) {
-		struct rqfl_node *node = pop_one(&fl->lists[(home + i) % total]);
+	for (uint32_t round = 0; round < rounds; round++)
+		for (uint32_t i = 0; i < total; i++) {
+			bool wait = i == 0 || round == 1; /* own list: AA check */
+			struct rqfl_node *node = pop_one(&fl->lists[(home + i) % total], wait);
 
-		if (node)
-			return node;
-	}
+			if (node)
+				return node;
+		}
 	return NULL;
 }
 

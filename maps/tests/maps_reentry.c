@@ -150,6 +150,9 @@ static void test_sigprof_load(int nthreads)
 		nomem += w[t].rt.n_nomem;
 		ok += w[t].rt.n_ok;
 		other += w[t].rt.n_other + w[t].rt.n_slow;
+		if (w[t].bad)
+			printf("thread %d: %ld wrong results, last main error %d\n", t, w[t].bad,
+			       w[t].rt.main_err);
 		if (w[t].rt.n_other || w[t].rt.n_slow)
 			printf("thread %d: handler error %d, %ld slow handler updates\n", t,
 			       w[t].rt.last_other, w[t].rt.n_slow);

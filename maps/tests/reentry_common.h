@@ -42,7 +42,8 @@ struct reentry_thread {
 	uint64_t main_val[MAIN_KEYS]; /* expected values (NO_VALUE: absent) */
 	uint64_t hval[HKEYS];         /* handler's expected values */
 	_Atomic int cur;              /* main key being written, -1 none */
-	long n_ok, n_deadlk, n_nomem, n_other, n_slow, n_bad_lookup;
+	long n_ok, n_deadlk, n_nomem, n_other, n_slow, n_bad_lookup, n_main_nomem;
+	int main_err;
 	int last_other;
 };
 
@@ -159,8 +160,15 @@ static inline bool reentry_main_op(struct reentry_thread *rt, uint32_t t, unsign
 		                                   : (ret == 0 && got == rt->main_val[i]);
 	}
 	v = rt->main_val[i] == NO_VALUE ? 1 : rt->main_val[i] + 1;
-	if (rqmap_hash_update(re_map, &k, &v, RQMAP_ANY))
+	ret = rqmap_hash_update(re_map, &k, &v, RQMAP_ANY);
+	if (ret == -ENOMEM) { /* documented, transient: the map is unchanged */
+		rt->n_main_nomem++;
+		return true;
+	}
+	if (ret) {
+		rt->main_err = ret;
 		return false;
+	}
 	rt->main_val[i] = v;
 	return true;
 }
