@@ -188,6 +188,7 @@ struct rq_wait {
 static inline void rq_wait_publish(struct rq_wait *w, struct rq_thread *t, const void *lock,
                                    uint32_t idx)
 {
+	/* cppcheck-suppress ctuuninitvar ; callers set published, not all of w */
 	if (!w->published) {
 		rq_wait_push(t, lock, idx);
 		w->published = true;
