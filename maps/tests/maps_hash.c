@@ -64,7 +64,7 @@ static void test_update_flags(uint32_t create_flags)
 	uint32_t k;
 
 	for (k = 0; k < 8; k++) {
-		v = k * 10;
+		v = (uint64_t)k * 10;
 		CHECK_EQ(rqmap_hash_update(m, &k, &v, RQMAP_NOEXIST), 0);
 	}
 	v = 99;
