@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Core behaviour: mutual exclusion, trylock, argument checks, the timeout
+ * setter, static initialization, statistics, and the baseline QL.
+ */
+#include "testutil.h"
+
+#include <rqspinlock/qspinlock.h>
+
+/* ---- mutual exclusion ---- */
+
+struct mutex_state {
+	rqspinlock_t lock;
+	long counter; /* protected by lock */
+	long x, y;    /* protected by lock; equal whenever the lock is free */
+	long iters;
+	atomic_long errors;
+	atomic_long broken; /* x != y seen on entry: two threads inside */
+	pthread_barrier_t start;
+};
+
+/* Acquire in one of three ways, so that irqsave and trylock are covered too. */
+static int mutex_acquire(struct mutex_state *s, long i, sigset_t *flags, int *irq)
+{
+	int r;
+
+	*irq = (i % 8) == 0;
+	if (*irq)
+		return res_spin_lock_irqsave(&s->lock, flags);
+	if ((i % 8) == 1) {
+		r = res_spin_trylock(&s->lock);
+		if (r != -EBUSY)
+			return r;
+	}
+	return res_spin_lock(&s->lock);
+}
+
+static void *mutex_worker(void *arg)
+{
+	struct mutex_state *s = arg;
+	sigset_t flags;
+	int irq;
+
+	pthread_barrier_wait(&s->start);
+	for (long i = 0; i < s->iters; i++) {
+		if (mutex_acquire(s, i, &flags, &irq) != 0) {
+			atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
+			continue;
+		}
+		if (s->x != s->y)
+			atomic_fetch_add_explicit(&s->broken, 1, memory_order_relaxed);
+		s->x++;
+		/* Keep the compiler from merging the two stores. */
+		atomic_signal_fence(memory_order_seq_cst);
+		s->counter++;
+		atomic_signal_fence(memory_order_seq_cst);
+		s->y = s->x;
+		if (irq)
+			res_spin_unlock_irqrestore(&s->lock, &flags);
+		else
+			res_spin_unlock(&s->lock);
+	}
+	return NULL;
+}
+
+/* Default (250 ms) timeout: a pure mutual-exclusion test must never time out. */
+static void mutex_test(int nthreads)
+{
+	struct mutex_state s = {.lock = RQSPINLOCK_INIT};
+	pthread_t t[16];
+
+	s.iters = tu_scaled(80000) / nthreads + 1;
+	pthread_barrier_init(&s.start, NULL, (unsigned)nthreads);
+	for (int i = 0; i < nthreads; i++)
+		tu_thread_start(&t[i], mutex_worker, &s);
+	for (int i = 0; i < nthreads; i++)
+		tu_thread_join(t[i]);
+	pthread_barrier_destroy(&s.start);
+	printf("# %d threads x %ld acquisitions\n", nthreads, s.iters);
+	CHECK_EQ(atomic_load(&s.errors), 0);
+	CHECK_EQ(atomic_load(&s.broken), 0);
+	CHECK_EQ(s.counter, s.iters * nthreads);
+	CHECK_EQ(s.x, s.y);
+	CHECK_EQ(tu_word(&s.lock), 0);
+}
+
+static void test_mutex_2(void)
+{
+	mutex_test(2);
+}
+
+static void test_mutex_4(void)
+{
+	mutex_test(4);
+}
+
+static void test_mutex_8(void)
+{
+	mutex_test(8);
+}
+
+static void test_mutex_16(void)
+{
+	mutex_test(16);
+}
+
+/* ---- trylock and argument checks ---- */
+
+static rqspinlock_t try_lock_shared;
+
+static void *trylock_other(void *arg)
+{
+	uint64_t t0 = tu_now_ns();
+	int r = res_spin_trylock(&try_lock_shared);
+
+	*(uint64_t *)arg = tu_now_ns() - t0;
+	return (void *)(intptr_t)r;
+}
+
+static int trylock_from_thread(uint64_t *elapsed)
+{
+	pthread_t t;
+	void *r;
+
+	tu_thread_start(&t, trylock_other, elapsed);
+	CHECK_EQ(pthread_join(t, &r), 0);
+	return (int)(intptr_t)r;
+}
+
+static int signal_mask_blocks(int sig)
+{
+	sigset_t cur;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	return sigismember(&cur, sig);
+}
+
+static void test_trylock(void)
+{
+	rqspinlock_t *l = &try_lock_shared;
+	uint64_t elapsed = 0;
+	sigset_t flags;
+
+	/* A long timeout: a trylock that waited would be visible. */
+	res_spin_set_timeout_ns(2 * TU_NS_PER_S);
+	res_spin_lock_init(l);
+	CHECK_EQ(res_spin_trylock(l), 0);
+	CHECK_EQ(TU_LOCKED(tu_word(l)), 1);
+	CHECK_EQ(res_spin_trylock(l), -EBUSY);
+	CHECK_EQ(trylock_from_thread(&elapsed), -EBUSY);
+	CHECK_LT(elapsed, TU_NS_PER_S);
+	res_spin_unlock(l);
+	CHECK_EQ(tu_word(l), 0);
+	CHECK_EQ(trylock_from_thread(&elapsed), 0); /* that thread exits holding it */
+	CHECK_EQ(res_spin_trylock(l), -EBUSY);
+	res_spin_lock_init(l);
+
+	/* A word with only the pending bit set is contended: trylock fails. */
+	atomic_store_explicit(&l->val, 1u << 8, memory_order_relaxed);
+	CHECK_EQ(res_spin_trylock(l), -EBUSY);
+	res_spin_lock_init(l);
+
+	CHECK_EQ(res_spin_lock(NULL), -EINVAL);
+	CHECK_EQ(res_spin_trylock(NULL), -EINVAL);
+	CHECK(!signal_mask_blocks(SIGUSR1));
+	CHECK_EQ(res_spin_lock_irqsave(l, NULL), -EINVAL);
+	CHECK_EQ(tu_word(l), 0);
+	CHECK(!signal_mask_blocks(SIGUSR1));
+	CHECK_EQ(res_spin_lock_irqsave(NULL, &flags), -EINVAL);
+	CHECK(!signal_mask_blocks(SIGUSR1));
+	CHECK_EQ(res_spin_lock_irqsave(l, &flags), 0);
+	CHECK(signal_mask_blocks(SIGUSR1));
+	res_spin_unlock_irqrestore(l, &flags);
+	CHECK(!signal_mask_blocks(SIGUSR1));
+	CHECK_EQ(tu_word(l), 0);
+}
+
+/* ---- timeout setter ---- */
+
+static void test_timeout_setter(void)
+{
+	const uint64_t def = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
+
+	CHECK_EQ(res_spin_get_timeout_ns(), def);
+	CHECK_EQ(res_spin_set_timeout_ns(12345678), def);
+	CHECK_EQ(res_spin_get_timeout_ns(), 12345678);
+	CHECK_EQ(res_spin_set_timeout_ns(0), 12345678);
+	CHECK_EQ(res_spin_get_timeout_ns(), def);
+	CHECK_EQ(res_spin_set_timeout_ns(1), def);
+	CHECK_EQ(res_spin_get_timeout_ns(), RQSPINLOCK_MIN_TIMEOUT_NS);
+	CHECK_EQ(res_spin_set_timeout_ns(RQSPINLOCK_MIN_TIMEOUT_NS - 1), RQSPINLOCK_MIN_TIMEOUT_NS);
+	CHECK_EQ(res_spin_get_timeout_ns(), RQSPINLOCK_MIN_TIMEOUT_NS);
+	CHECK_EQ(res_spin_set_timeout_ns(RQSPINLOCK_MAX_TIMEOUT_NS + 1), RQSPINLOCK_MIN_TIMEOUT_NS);
+	CHECK_EQ(res_spin_get_timeout_ns(), RQSPINLOCK_MAX_TIMEOUT_NS);
+	CHECK_EQ(res_spin_set_timeout_ns(UINT64_MAX), RQSPINLOCK_MAX_TIMEOUT_NS);
+	CHECK(res_spin_get_timeout_ns() == RQSPINLOCK_MAX_TIMEOUT_NS);
+	CHECK(res_spin_set_timeout_ns(RQSPINLOCK_MAX_TIMEOUT_NS) == RQSPINLOCK_MAX_TIMEOUT_NS);
+	CHECK_EQ(res_spin_set_timeout_ns(0), RQSPINLOCK_MAX_TIMEOUT_NS);
+	CHECK_EQ(res_spin_get_timeout_ns(), def);
+}
+
+/* ---- static initialization ---- */
+
+static rqspinlock_t static_init_lock = RQSPINLOCK_INIT;
+static rqspinlock_t static_zero_lock;
+static ql_spinlock_t static_ql_lock = QL_SPINLOCK_INIT;
+
+struct two_lockers {
+	rqspinlock_t *lock;
+	long counter;
+	atomic_long errors;
+};
+
+static void *two_lockers_worker(void *arg)
+{
+	struct two_lockers *s = arg;
+
+	for (long i = 0; i < tu_scaled(20000); i++) {
+		if (res_spin_lock(s->lock) != 0) {
+			atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
+			continue;
+		}
+		s->counter++;
+		res_spin_unlock(s->lock);
+	}
+	return NULL;
+}
+
+/* Two threads share @p lock: exact counter, no errors. */
+static void contend_on(rqspinlock_t *lock)
+{
+	struct two_lockers s = {.lock = lock};
+	pthread_t t[2];
+
+	for (int i = 0; i < 2; i++)
+		tu_thread_start(&t[i], two_lockers_worker, &s);
+	for (int i = 0; i < 2; i++)
+		tu_thread_join(t[i]);
+	CHECK_EQ(atomic_load(&s.errors), 0);
+	CHECK_EQ(s.counter, 2 * tu_scaled(20000));
+	CHECK_EQ(tu_word(lock), 0);
+}
+
+static void lock_unlock_once(rqspinlock_t *lock)
+{
+	CHECK_EQ(tu_word(lock), 0);
+	CHECK_EQ(res_spin_lock(lock), 0);
+	CHECK_EQ(tu_word(lock), 1);
+	res_spin_unlock(lock);
+	CHECK_EQ(tu_word(lock), 0);
+}
+
+static void test_static_init(void)
+{
+	rqspinlock_t on_stack = RQSPINLOCK_INIT;
+	rqspinlock_t *heap = calloc(4, sizeof(*heap));
+	rqspinlock_t memset_lock;
+
+	CHECK(heap != NULL);
+	memset(&memset_lock, 0, sizeof(memset_lock));
+	lock_unlock_once(&static_init_lock);
+	lock_unlock_once(&static_zero_lock);
+	lock_unlock_once(&on_stack);
+	lock_unlock_once(&heap[3]);
+	lock_unlock_once(&memset_lock);
+	contend_on(&static_init_lock);
+	contend_on(&heap[1]);
+	free(heap);
+
+	CHECK_EQ(ql_spin_trylock(&static_ql_lock), 0);
+	ql_spin_unlock(&static_ql_lock);
+	ql_spin_lock(&static_ql_lock);
+	ql_spin_unlock(&static_ql_lock);
+	CHECK_EQ(atomic_load_explicit(&static_ql_lock.val, memory_order_relaxed), 0);
+}
+
+/* ---- statistics ---- */
+
+struct stats_waiter {
+	rqspinlock_t *lock;
+	pthread_t t;
+	atomic_int result;
+	atomic_int done;
+};
+
+static void *stats_waiter_fn(void *arg)
+{
+	struct stats_waiter *w = arg;
+	int r = res_spin_lock(w->lock);
+
+	if (r == 0)
+		res_spin_unlock(w->lock);
+	atomic_store_explicit(&w->result, r, memory_order_relaxed);
+	/* Release: pairs with the acquire load in stats_wait_done(). */
+	atomic_store_explicit(&w->done, 1, memory_order_release);
+	return NULL;
+}
+
+static void stats_waiter_start(struct stats_waiter *w, rqspinlock_t *lock)
+{
+	w->lock = lock;
+	atomic_init(&w->result, 1);
+	atomic_init(&w->done, 0);
+	tu_thread_start(&w->t, stats_waiter_fn, w);
+}
+
+static int stats_wait_done(struct stats_waiter *w)
+{
+	tu_thread_join(w->t);
+	/* Acquire: pairs with the release store in stats_waiter_fn(). */
+	CHECK_EQ(atomic_load_explicit(&w->done, memory_order_acquire), 1);
+	return atomic_load_explicit(&w->result, memory_order_relaxed);
+}
+
+/*
+ * Main holds the lock; waiters arrive one after the other (queued mode: the
+ * first becomes the pending waiter, the second queues); then main releases.
+ */
+static void stats_contend(rqspinlock_t *l, int nwaiters)
+{
+	struct stats_waiter w[2];
+
+	CHECK_EQ(res_spin_lock(l), 0);
+	for (int i = 0; i < nwaiters; i++) {
+		stats_waiter_start(&w[i], l);
+		if (tu_is_tas())
+			tu_sleep_ms(20);
+		else if (i == 0)
+			TU_WAIT_UNTIL(TU_PENDING(tu_word(l)) != 0, 2000);
+		else
+			TU_WAIT_UNTIL(TU_TAIL(tu_word(l)) != 0, 2000);
+	}
+	res_spin_unlock(l);
+	for (int i = 0; i < nwaiters; i++)
+		CHECK_EQ(stats_wait_done(&w[i]), 0);
+}
+
+static void *stats_timeout_fn(void *arg)
+{
+	return (void *)(intptr_t)res_spin_lock(arg);
+}
+
+static void test_stats(void)
+{
+	struct rqspinlock_stats st;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	pthread_t t;
+	void *r;
+
+	CHECK_EQ(res_spin_get_stats(NULL), -EINVAL);
+	res_spin_set_timeout_ns(2 * TU_NS_PER_S);
+	res_spin_reset_stats();
+	tu_stats(&st);
+	CHECK_EQ(st.lock_slowpath + st.lock_pending + st.lock_tas + st.timeout + st.deadlock_aa, 0);
+
+	/* The fast path counts nothing. */
+	lock_unlock_once(&l);
+	tu_stats(&st);
+	CHECK_EQ(st.lock_slowpath + st.lock_pending + st.lock_tas, 0);
+
+	stats_contend(&l, 2);
+	tu_stats(&st);
+	if (tu_is_tas()) {
+		CHECK_GE(st.lock_tas, 2);
+	} else {
+		CHECK_GE(st.lock_pending, 1);
+		CHECK_GE(st.lock_slowpath, 1);
+		CHECK_EQ(st.lock_tas, 0);
+	}
+
+	CHECK_EQ(res_spin_lock(&l), 0);
+	CHECK_EQ(res_spin_lock(&l), -EDEADLK);
+	tu_stats(&st);
+	CHECK_EQ(st.deadlock_aa, 1);
+	CHECK_EQ(st.timeout, 0);
+	res_spin_set_timeout_ns(20 * TU_NS_PER_MS);
+	tu_thread_start(&t, stats_timeout_fn, &l);
+	CHECK_EQ(pthread_join(t, &r), 0);
+	CHECK_EQ((intptr_t)r, -ETIMEDOUT);
+	res_spin_unlock(&l);
+	tu_stats(&st);
+	CHECK_EQ(st.timeout, 1);
+	CHECK_EQ(st.unlock_not_held, 0);
+
+	/* Unlocking a lock this thread does not hold still releases it. */
+	atomic_store_explicit(&l.val, 1, memory_order_relaxed);
+	res_spin_unlock(&l);
+	CHECK_EQ(tu_word(&l), 0);
+	tu_stats(&st);
+	CHECK_EQ(st.unlock_not_held, 1);
+
+	res_spin_reset_stats();
+	tu_stats(&st);
+	CHECK_EQ(st.lock_slowpath + st.lock_pending + st.lock_tas + st.timeout + st.deadlock_aa +
+			 st.unlock_not_held,
+		 0);
+	res_spin_set_timeout_ns(0);
+}
+
+/* ---- the baseline QL ---- */
+
+struct ql_state {
+	ql_spinlock_t lock;
+	long counter; /* protected by lock */
+	long iters;
+};
+
+static void *ql_worker(void *arg)
+{
+	struct ql_state *s = arg;
+
+	for (long i = 0; i < s->iters; i++) {
+		ql_spin_lock(&s->lock);
+		s->counter++;
+		ql_spin_unlock(&s->lock);
+	}
+	return NULL;
+}
+
+static void *ql_trylock_other(void *arg)
+{
+	return (void *)(intptr_t)ql_spin_trylock(arg);
+}
+
+static void test_ql(void)
+{
+	struct ql_state s = {.lock = QL_SPINLOCK_INIT, .iters = tu_scaled(40000)};
+	pthread_t t[4];
+	void *r;
+
+	for (int i = 0; i < 4; i++)
+		tu_thread_start(&t[i], ql_worker, &s);
+	for (int i = 0; i < 4; i++)
+		tu_thread_join(t[i]);
+	CHECK_EQ(s.counter, 4 * s.iters);
+	CHECK_EQ(atomic_load_explicit(&s.lock.val, memory_order_relaxed), 0);
+
+	CHECK_EQ(ql_spin_trylock(&s.lock), 0);
+	CHECK_EQ(ql_spin_trylock(&s.lock), -EBUSY);
+	tu_thread_start(&t[0], ql_trylock_other, &s.lock);
+	CHECK_EQ(pthread_join(t[0], &r), 0);
+	CHECK_EQ((intptr_t)r, -EBUSY);
+	ql_spin_unlock(&s.lock);
+	CHECK_EQ(atomic_load_explicit(&s.lock.val, memory_order_relaxed), 0);
+}
+
+static const struct tu_test tests[] = {
+	{"core_mutex_2", test_mutex_2, 0},
+	{"core_mutex_4", test_mutex_4, 0},
+	{"core_mutex_8", test_mutex_8, 0},
+	{"core_mutex_16", test_mutex_16, 0},
+	{"core_trylock", test_trylock, 20},
+	{"core_timeout_setter", test_timeout_setter, 10},
+	{"core_static_init", test_static_init, 30},
+	{"core_stats", test_stats, 20},
+	{"core_ql", test_ql, 30},
+};
+
+TU_MAIN(tests)

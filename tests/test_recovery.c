@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recovery: owners that never release (stalled, exited, left behind by
+ * fork()) and garbage lock words. Every wait ends with -ETIMEDOUT (or
+ * -EDEADLK where the caller itself is the owner), and the lock is usable
+ * again afterwards.
+ */
+#include "testutil.h"
+
+#include <sys/wait.h>
+
+/* ---- shared: a waiter thread recording its result and duration ---- */
+
+struct waiter {
+	rqspinlock_t *lock;
+	pthread_t t;
+	uint64_t start, end; /* written by the waiter, read after join */
+	int result;
+};
+
+static void *waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->start = tu_now_ns();
+	w->result = res_spin_lock(w->lock);
+	w->end = tu_now_ns();
+	if (w->result == 0)
+		res_spin_unlock(w->lock);
+	return NULL;
+}
+
+static void waiter_start(struct waiter *w, rqspinlock_t *lock)
+{
+	w->lock = lock;
+	w->result = 1;
+	tu_thread_start(&w->t, waiter_fn, w);
+}
+
+struct hammer {
+	rqspinlock_t *lock;
+	long counter; /* protected by lock */
+	atomic_long errors;
+};
+
+static void *hammer_fn(void *arg)
+{
+	struct hammer *h = arg;
+
+	for (long i = 0; i < tu_scaled(5000); i++) {
+		if (res_spin_lock(h->lock) != 0) {
+			atomic_fetch_add_explicit(&h->errors, 1, memory_order_relaxed);
+			continue;
+		}
+		h->counter++;
+		res_spin_unlock(h->lock);
+	}
+	return NULL;
+}
+
+/* The lock works normally: 4 threads, no errors, exact count, word back to 0. */
+static void check_lock_usable(rqspinlock_t *lock)
+{
+	struct hammer h = {.lock = lock};
+	pthread_t t[4];
+
+	for (int i = 0; i < 4; i++)
+		tu_thread_start(&t[i], hammer_fn, &h);
+	for (int i = 0; i < 4; i++)
+		tu_thread_join(t[i]);
+	CHECK_EQ(atomic_load(&h.errors), 0);
+	CHECK_EQ(h.counter, 4 * tu_scaled(5000));
+	CHECK_EQ(tu_word(lock), 0);
+}
+
+/* ---- stalled owner with a queue of waiters ---- */
+
+#define STALL_WAITERS 5
+
+/*
+ * Queued mode: wait until waiter @p i is visibly in place: the first one as
+ * the pending waiter, the next ones each as the new queue tail.
+ */
+static void stall_wait_arrival(rqspinlock_t *l, int i, uint32_t *tail)
+{
+	if (tu_is_tas()) {
+		tu_sleep_ms(10);
+		return;
+	}
+	if (i == 0) {
+		TU_WAIT_UNTIL(TU_PENDING(tu_word(l)) != 0, 2000);
+		return;
+	}
+	TU_WAIT_UNTIL(TU_TAIL(tu_word(l)) != *tail, 2000);
+	*tail = TU_TAIL(tu_word(l));
+}
+
+static void test_stalled_owner(void)
+{
+	/* Long enough for the queue to form before the pending waiter gives up. */
+	const uint64_t timeout = 200 * TU_NS_PER_MS;
+	const uint64_t bound = 2 * timeout + tu_slack_ns(150 * TU_NS_PER_MS);
+	struct rqspinlock_stats before, after;
+	struct waiter w[STALL_WAITERS];
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	uint32_t tail = 0;
+
+	res_spin_set_timeout_ns(timeout);
+	tu_stats(&before);
+	CHECK_EQ(res_spin_lock(&l), 0); /* the owner stalls until every waiter failed */
+	for (int i = 0; i < STALL_WAITERS; i++) {
+		waiter_start(&w[i], &l);
+		stall_wait_arrival(&l, i, &tail);
+	}
+	for (int i = 0; i < STALL_WAITERS; i++)
+		tu_thread_join(w[i].t);
+	for (int i = 0; i < STALL_WAITERS; i++) {
+		printf("# waiter %d: %d after %.1f ms\n", i, w[i].result,
+		       (double)(w[i].end - w[i].start) / 1e6);
+		CHECK_EQ(w[i].result, -ETIMEDOUT);
+		CHECK_LE(w[i].end - w[i].start, bound);
+		/* Nobody gives up before the first waiter waited one timeout. */
+		CHECK_GE(w[i].end - w[0].start, timeout);
+	}
+	/* Pending bit and queue tail were cleaned up; only the owner remains. */
+	CHECK_EQ(tu_word(&l), 1);
+	tu_stats(&after);
+	CHECK_EQ(after.timeout - before.timeout, STALL_WAITERS);
+	res_spin_unlock(&l);
+	CHECK_EQ(tu_word(&l), 0);
+	res_spin_set_timeout_ns(0);
+	check_lock_usable(&l);
+}
+
+/* ---- a thread that exits while holding a lock ---- */
+
+static void *lock_and_exit(void *arg)
+{
+	CHECK_EQ(res_spin_lock(arg), 0);
+	return NULL; /* exits holding it */
+}
+
+static void test_exit_holding(void)
+{
+	const uint64_t timeout = 20 * TU_NS_PER_MS;
+	struct waiter w[3];
+	rqspinlock_t l = RQSPINLOCK_INIT, other = RQSPINLOCK_INIT;
+	pthread_t t;
+
+	res_spin_set_timeout_ns(timeout);
+	tu_thread_start(&t, lock_and_exit, &l);
+	tu_thread_join(t);
+	CHECK_EQ(TU_LOCKED(tu_word(&l)), 1);
+
+	CHECK_EQ(res_spin_lock(&l), -ETIMEDOUT);
+	/* Several waiters at once, then one after the other (recycled slots). */
+	for (int i = 0; i < 3; i++)
+		waiter_start(&w[i], &l);
+	for (int i = 0; i < 3; i++) {
+		tu_thread_join(w[i].t);
+		CHECK_EQ(w[i].result, -ETIMEDOUT);
+		CHECK_LE(w[i].end - w[i].start, 2 * timeout + tu_slack_ns(500 * TU_NS_PER_MS));
+	}
+	for (int i = 0; i < 3; i++) {
+		waiter_start(&w[i], &l);
+		tu_thread_join(w[i].t);
+		CHECK_EQ(w[i].result, -ETIMEDOUT);
+		waiter_start(&w[i], &other);
+		tu_thread_join(w[i].t);
+		CHECK_EQ(w[i].result, 0);
+	}
+	CHECK_EQ(TU_LOCKED(tu_word(&l)), 1);
+	res_spin_lock_init(&l);
+	res_spin_set_timeout_ns(0);
+	check_lock_usable(&l);
+}
+
+/* ---- fork() while another thread holds a lock ---- */
+
+struct fork_holder {
+	rqspinlock_t *lock;
+	atomic_int held, release;
+};
+
+static void *fork_holder_fn(void *arg)
+{
+	struct fork_holder *h = arg;
+
+	CHECK_EQ(res_spin_lock(h->lock), 0);
+	atomic_store_explicit(&h->held, 1, memory_order_relaxed);
+	while (!atomic_load_explicit(&h->release, memory_order_relaxed))
+		tu_sleep_ms(1);
+	res_spin_unlock(h->lock);
+	return NULL;
+}
+
+/* In the child: single-threaded, bounded by alarm(); status 0 = all as expected. */
+static int fork_child(rqspinlock_t *held_by_other, rqspinlock_t *held_by_me,
+		      rqspinlock_t *free_lock)
+{
+	alarm(10); /* a hang kills the child with SIGALRM: the parent sees it */
+	res_spin_set_timeout_ns(20 * TU_NS_PER_MS);
+	if (res_spin_lock(held_by_other) != -ETIMEDOUT)
+		return 10;
+	if (res_spin_lock(held_by_me) != -EDEADLK)
+		return 11;
+	res_spin_unlock(held_by_me);
+	if (tu_word(held_by_me) != 0)
+		return 12;
+	if (res_spin_lock(free_lock) != 0)
+		return 13;
+	res_spin_unlock(free_lock);
+	res_spin_lock_init(held_by_other);
+	if (res_spin_lock(held_by_other) != 0)
+		return 14;
+	res_spin_unlock(held_by_other);
+	return tu_word(held_by_other) == 0 && tu_word(free_lock) == 0 ? 0 : 15;
+}
+
+/* Waits for @p pid at most @p secs seconds; SIGKILL and fail on overrun. */
+static int wait_bounded(pid_t pid, unsigned secs)
+{
+	uint64_t end = tu_now_ns() + secs * TU_NS_PER_S;
+	int status = 0;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0) {
+		if (tu_now_ns() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			tu_fail(__FILE__, __LINE__, "forked child still running after %u s", secs);
+		}
+		tu_sleep_ms(5);
+	}
+	CHECK_EQ(r, pid);
+	return status;
+}
+
+static void test_fork(void)
+{
+	rqspinlock_t a = RQSPINLOCK_INIT, mine = RQSPINLOCK_INIT, free_lock = RQSPINLOCK_INIT;
+	struct fork_holder h = {.lock = &a};
+	pthread_t t;
+	int status;
+	pid_t pid;
+
+	tu_thread_start(&t, fork_holder_fn, &h);
+	TU_WAIT_UNTIL(atomic_load_explicit(&h.held, memory_order_relaxed), 5000);
+	CHECK_EQ(res_spin_lock(&mine), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(fork_child(&a, &mine, &free_lock));
+	status = wait_bounded(pid, 20);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+
+	/* The parent is unaffected. */
+	atomic_store_explicit(&h.release, 1, memory_order_relaxed);
+	tu_thread_join(t);
+	res_spin_unlock(&mine);
+	check_lock_usable(&a);
+	check_lock_usable(&mine);
+}
+
+/* ---- garbage lock words ---- */
+
+/* Values that hit the decoder's corners; random ones follow. */
+static const uint32_t garbage_corners[] = {
+	0xffffffffu, 0xffff0000u, 0xffff0101u, 0x00000100u, 0x00000101u, 0x000000ffu,
+	0x00010000u, 0x00030000u, 0x00040000u, 0x00070000u, 0x00070001u, 0x00070101u,
+	0xfffc0000u, 0xfffd0000u, 0xfffe0001u, 0x80000000u, 0x80030000u, 0x0000ff00u,
+};
+
+static uint32_t garbage_value(long i, uint64_t *rng)
+{
+	long n = (long)(sizeof(garbage_corners) / sizeof(garbage_corners[0]));
+	uint32_t v;
+
+	if (i < n)
+		return garbage_corners[i];
+	v = (uint32_t)tu_rand(rng);
+	switch (i % 4) {
+	case 0: /* nesting index 3, random slot */
+		return v | 0x30000u;
+	case 1: /* small slots, likely unused or our own */
+		return (v & 0x0000ffffu) | ((uint32_t)(i % 64) << 18) | ((uint32_t)(i % 4) << 16);
+	default:
+		return v;
+	}
+}
+
+static void test_garbage(void)
+{
+	const uint64_t timeout = 2 * TU_NS_PER_MS;
+	const uint64_t bound = 2 * timeout + tu_slack_ns(500 * TU_NS_PER_MS);
+	long n = tu_scaled(600), counts[3] = {0, 0, 0};
+	rqspinlock_t l;
+	uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+	res_spin_set_timeout_ns(timeout);
+	for (long i = 0; i < n; i++) {
+		uint32_t v = garbage_value(i, &rng);
+		uint64_t t0;
+		int r;
+
+		atomic_store_explicit(&l.val, v, memory_order_relaxed);
+		t0 = tu_now_ns();
+		r = res_spin_lock(&l);
+		if (tu_now_ns() - t0 > bound || (r != 0 && r != -ETIMEDOUT && r != -EDEADLK))
+			tu_fail(__FILE__, __LINE__, "word 0x%08x: %d after %.1f ms", v, r,
+				(double)(tu_now_ns() - t0) / 1e6);
+		counts[r == 0 ? 0 : r == -ETIMEDOUT ? 1 : 2]++;
+		if (r == 0)
+			res_spin_unlock(&l);
+		res_spin_lock_init(&l);
+		CHECK_EQ(res_spin_lock(&l), 0);
+		res_spin_unlock(&l);
+	}
+	printf("# %ld words: %ld acquired, %ld timed out, %ld deadlock\n", n, counts[0], counts[1],
+	       counts[2]);
+	res_spin_set_timeout_ns(0);
+	res_spin_lock_init(&l);
+	check_lock_usable(&l);
+}
+
+static const struct tu_test tests[] = {
+	{"core_stalled_owner", test_stalled_owner, 30},
+	{"core_exit_holding", test_exit_holding, 30},
+	{"core_fork", test_fork, 40},
+	{"core_garbage", test_garbage, 40},
+};
+
+TU_MAIN(tests)

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signal handlers as the userspace "interrupts": irqsave keeps signals
+ * pending, a handler that takes a lock its thread holds or waits for gets
+ * -EDEADLK instead of hanging, and a handler interrupting a queued waiter can
+ * still take other locks (the nested trylock fallback).
+ */
+#include "testutil.h"
+
+static void install_handler(int sig, void (*fn)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	CHECK_EQ(sigaction(sig, &sa, NULL), 0);
+}
+
+static int blocked(int sig)
+{
+	sigset_t cur;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	return sigismember(&cur, sig);
+}
+
+/* ---- irqsave keeps a signal pending until irqrestore ---- */
+
+static atomic_int usr1_runs;
+
+static void count_usr1(int sig)
+{
+	(void)sig;
+	atomic_fetch_add_explicit(&usr1_runs, 1, memory_order_relaxed);
+}
+
+static void *hold_for_a_while(void *arg)
+{
+	CHECK_EQ(res_spin_lock(arg), 0);
+	tu_sleep_ms(200);
+	res_spin_unlock(arg);
+	return NULL;
+}
+
+/* A failing irqsave restores the mask: SIGUSR1 unblocked, SIGUSR2 still blocked. */
+static void check_mask_restored(void)
+{
+	CHECK(!blocked(SIGUSR1));
+	CHECK(blocked(SIGUSR2));
+	CHECK_EQ(raise(SIGUSR1), 0);
+	TU_WAIT_UNTIL(atomic_load(&usr1_runs) == 1, 2000);
+	atomic_store(&usr1_runs, 0);
+}
+
+static void test_irqsave(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	sigset_t flags, usr2;
+	pthread_t t;
+
+	install_handler(SIGUSR1, count_usr1);
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	CHECK_EQ(pthread_sigmask(SIG_BLOCK, &usr2, NULL), 0);
+
+	CHECK_EQ(res_spin_lock_irqsave(&l, &flags), 0);
+	CHECK(blocked(SIGUSR1));
+	CHECK_EQ(raise(SIGUSR1), 0);
+	tu_sleep_ms(20);
+	CHECK_EQ(atomic_load(&usr1_runs), 0);
+	res_spin_unlock_irqrestore(&l, &flags);
+	/* A pending unblocked signal is delivered before the mask change returns. */
+	CHECK_EQ(atomic_load(&usr1_runs), 1);
+	CHECK_EQ(tu_word(&l), 0);
+	CHECK(!blocked(SIGUSR1));
+	CHECK(blocked(SIGUSR2)); /* the saved mask is restored, not emptied */
+	atomic_store(&usr1_runs, 0);
+
+	/* Failure by AA. */
+	CHECK_EQ(res_spin_lock(&l), 0);
+	CHECK_EQ(res_spin_lock_irqsave(&l, &flags), -EDEADLK);
+	check_mask_restored();
+	res_spin_unlock(&l);
+
+	/* Failure by timeout. */
+	res_spin_set_timeout_ns(20 * TU_NS_PER_MS);
+	tu_thread_start(&t, hold_for_a_while, &l);
+	TU_WAIT_UNTIL(tu_word(&l) != 0, 2000);
+	CHECK_EQ(res_spin_lock_irqsave(&l, &flags), -ETIMEDOUT);
+	check_mask_restored();
+	tu_thread_join(t);
+	res_spin_set_timeout_ns(0);
+	CHECK_EQ(pthread_sigmask(SIG_UNBLOCK, &usr2, NULL), 0);
+}
+
+/* ---- a handler taking the lock its thread holds ---- */
+
+struct handler_probe {
+	rqspinlock_t *lock;
+	atomic_int entered, done, result;
+	uint64_t elapsed; /* written before done is released */
+};
+
+static struct handler_probe probe;
+
+static void probe_reset(rqspinlock_t *lock)
+{
+	probe.lock = lock;
+	atomic_store(&probe.entered, 0);
+	atomic_store(&probe.done, 0);
+	atomic_store(&probe.result, 1);
+}
+
+/* Takes probe.lock; unlocks it again if that worked. Async-signal-safe. */
+static void probe_handler(int sig)
+{
+	uint64_t t0 = tu_now_ns();
+	int r;
+
+	(void)sig;
+	atomic_store_explicit(&probe.entered, 1, memory_order_relaxed);
+	r = res_spin_lock(probe.lock);
+	probe.elapsed = tu_now_ns() - t0;
+	if (r == 0)
+		res_spin_unlock(probe.lock);
+	atomic_store_explicit(&probe.result, r, memory_order_relaxed);
+	/* Release: pairs with the acquire in probe_wait() (publishes elapsed). */
+	atomic_store_explicit(&probe.done, 1, memory_order_release);
+}
+
+static int probe_wait(void)
+{
+	/* Acquire: pairs with the release at the end of probe_handler(). */
+	TU_WAIT_UNTIL(atomic_load_explicit(&probe.done, memory_order_acquire), 5000);
+	return atomic_load_explicit(&probe.result, memory_order_relaxed);
+}
+
+static void test_signal_aa(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct rqspinlock_stats before, after;
+
+	install_handler(SIGUSR1, probe_handler);
+	tu_stats(&before);
+	CHECK_EQ(res_spin_lock(&l), 0);
+	for (int i = 0; i < 2; i++) {
+		probe_reset(&l);
+		if (i == 0)
+			CHECK_EQ(raise(SIGUSR1), 0);
+		else
+			CHECK_EQ(pthread_kill(pthread_self(), SIGUSR1), 0);
+		CHECK_EQ(probe_wait(), -EDEADLK);
+		CHECK_LT(probe.elapsed, RQSPINLOCK_DEFAULT_TIMEOUT_NS / 4);
+		/* The outer critical section still owns the lock. */
+		CHECK_EQ(tu_word(&l), 1);
+	}
+	res_spin_unlock(&l);
+	CHECK_EQ(tu_word(&l), 0);
+	tu_stats(&after);
+	CHECK_EQ(after.deadlock_aa - before.deadlock_aa, 2);
+	/* The held table is consistent again: lock, AA, unlock. */
+	CHECK_EQ(res_spin_lock(&l), 0);
+	CHECK_EQ(res_spin_lock(&l), -EDEADLK);
+	res_spin_unlock(&l);
+	CHECK_EQ(tu_word(&l), 0);
+}
+
+/* ---- a handler interrupting a non-head queued waiter ---- */
+
+struct queued {
+	rqspinlock_t *lock;
+	pthread_t t;
+	atomic_int result;
+};
+
+static void *queued_fn(void *arg)
+{
+	struct queued *q = arg;
+	int r = res_spin_lock(q->lock);
+
+	if (r == 0)
+		res_spin_unlock(q->lock);
+	atomic_store_explicit(&q->result, r, memory_order_relaxed);
+	return NULL;
+}
+
+static void queued_start(struct queued *q, rqspinlock_t *lock)
+{
+	q->lock = lock;
+	atomic_init(&q->result, 1);
+	tu_thread_start(&q->t, queued_fn, q);
+}
+
+static int queued_join(struct queued *q)
+{
+	tu_thread_join(q->t);
+	return atomic_load_explicit(&q->result, memory_order_relaxed);
+}
+
+static uint32_t wait_new_tail(rqspinlock_t *l, uint32_t old)
+{
+	TU_WAIT_UNTIL(TU_TAIL(tu_word(l)) != old, 5000);
+	return TU_TAIL(tu_word(l));
+}
+
+/*
+ * Queue-specific: needs a pending waiter, a head and a target queued behind
+ * the head, which only the queued slow path builds.
+ */
+static void test_signal_queued_waiter(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT, m = RQSPINLOCK_INIT;
+	struct queued pend, head, target, m_pend;
+	struct rqspinlock_stats before, after;
+	uint32_t tail;
+	int r;
+
+	/* Long enough that nobody times out while the queue is built. */
+	res_spin_set_timeout_ns(2 * TU_NS_PER_S);
+	install_handler(SIGUSR1, probe_handler);
+	tu_stats(&before);
+	CHECK_EQ(res_spin_lock(&l), 0);
+	CHECK_EQ(res_spin_lock(&m), 0);
+	queued_start(&pend, &l);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&l)) != 0, 5000);
+	queued_start(&head, &l);
+	tail = wait_new_tail(&l, 0);
+	queued_start(&target, &l);
+	tail = wait_new_tail(&l, tail);
+	queued_start(&m_pend, &m); /* M: held by us, with a pending waiter */
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&m)) != 0, 5000);
+
+	/* The target's handler takes L, which its thread is queued for: AA. */
+	probe_reset(&l);
+	CHECK_EQ(pthread_kill(target.t, SIGUSR1), 0);
+	CHECK_EQ(probe_wait(), -EDEADLK);
+	CHECK_LT(probe.elapsed, 500 * TU_NS_PER_MS);
+	CHECK_EQ(TU_TAIL(tu_word(&l)), tail); /* the target is still queued */
+
+	/*
+	 * Its handler takes M, busy with a pending waiter: it cannot queue (its
+	 * thread's node is in L's queue) and uses the trylock fallback.
+	 */
+	probe_reset(&m);
+	CHECK_EQ(pthread_kill(target.t, SIGUSR1), 0);
+	TU_WAIT_UNTIL(atomic_load(&probe.entered), 5000);
+	tu_sleep_ms(50);
+	res_spin_unlock(&m);
+	CHECK_EQ(probe_wait(), 0);
+	CHECK_EQ(queued_join(&m_pend), 0);
+	CHECK_EQ(TU_TAIL(tu_word(&l)), tail);
+
+	res_spin_unlock(&l);
+	r = queued_join(&pend);
+	CHECK(r == 0 || r == -ETIMEDOUT);
+	r = queued_join(&head);
+	CHECK(r == 0 || r == -ETIMEDOUT);
+	r = queued_join(&target);
+	CHECK(r == 0 || r == -ETIMEDOUT);
+	tu_stats(&after);
+	CHECK_GT(after.lock_no_node, before.lock_no_node);
+	CHECK_EQ(tu_word(&l), 0);
+	CHECK_EQ(tu_word(&m), 0);
+	res_spin_set_timeout_ns(0);
+}
+
+static const struct tu_test tests[] = {
+	{"core_irqsave", test_irqsave, 20},
+	{"deadlock_signal_aa", test_signal_aa, 20},
+	{"deadlock_signal_queued_waiter", test_signal_queued_waiter, 30},
+};
+
+TU_MAIN(tests)

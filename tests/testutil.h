@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * testutil.h: the tiny shared harness of the rqspinlock CTest suite.
+ *
+ * - CHECK*() assertions print file:line and end the process with status 1
+ *   (from any thread, and from signal handlers: they only use write(2));
+ * - each test binary holds a table of named tests; `prog NAME` runs one and
+ *   prints "ok - NAME" or "not ok - NAME", `prog --list` lists them;
+ * - a watchdog thread ends the process with status 3 after a per-test number
+ *   of seconds, so that a hang fails the test even outside CTest;
+ * - monotonic time, RQ_TEST_SCALE parsing, lock-word decoding, small
+ *   thread and random-number helpers.
+ */
+#ifndef RQ_TESTUTIL_H
+#define RQ_TESTUTIL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rqspinlock.h>
+
+#define TU_NS_PER_MS 1000000ULL
+#define TU_NS_PER_S  1000000000ULL
+
+/* Lock word fields (see rqspinlock.h). */
+#define TU_LOCKED(v)  ((v) & 0xffu)
+#define TU_PENDING(v) (((v) >> 8) & 0xffu)
+#define TU_TAIL(v)    ((v) >> 16)
+
+__attribute__((noreturn, format(printf, 3, 4))) static inline void
+tu_fail(const char *file, int line, const char *fmt, ...)
+{
+	char msg[600];
+	int n = snprintf(msg, 100, "not ok - %s:%d: ", file, line);
+	va_list ap;
+
+	if (n < 0 || n >= 100)
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	n = (int)strlen(msg);
+	msg[n++] = '\n';
+	/* write(2) and _exit(2) are async-signal-safe; stdio is not. */
+	if (write(STDOUT_FILENO, msg, (size_t)n) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			tu_fail(__FILE__, __LINE__, "CHECK(%s) failed", #cond);                    \
+	} while (0)
+
+#define TU_CHECK_OP(a, op, b)                                                                      \
+	do {                                                                                       \
+		long long tu_a_ = (long long)(a), tu_b_ = (long long)(b);                          \
+		if (!(tu_a_ op tu_b_))                                                             \
+			tu_fail(__FILE__, __LINE__, "CHECK(%s %s %s) failed: %lld vs %lld", #a,    \
+				#op, #b, tu_a_, tu_b_);                                            \
+	} while (0)
+
+#define CHECK_EQ(a, b) TU_CHECK_OP(a, ==, b)
+#define CHECK_NE(a, b) TU_CHECK_OP(a, !=, b)
+#define CHECK_LT(a, b) TU_CHECK_OP(a, <, b)
+#define CHECK_LE(a, b) TU_CHECK_OP(a, <=, b)
+#define CHECK_GT(a, b) TU_CHECK_OP(a, >, b)
+#define CHECK_GE(a, b) TU_CHECK_OP(a, >=, b)
+
+/* Monotonic time in nanoseconds; async-signal-safe. */
+static inline uint64_t tu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * TU_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static inline void tu_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(ns / TU_NS_PER_S),
+			      .tv_nsec = (long)(ns % TU_NS_PER_S)};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static inline void tu_sleep_ms(unsigned ms)
+{
+	tu_sleep_ns(ms * TU_NS_PER_MS);
+}
+
+/* RQ_TEST_SCALE: 1 normally, 0.25 under sanitizers; clamped to [0.01, 100]. */
+static inline double tu_scale(void)
+{
+	const char *s = getenv("RQ_TEST_SCALE");
+	double v = s ? strtod(s, NULL) : 1.0;
+
+	if (!(v >= 0.01))
+		v = s ? 0.01 : 1.0;
+	return v > 100 ? 100 : v;
+}
+
+/* @p n iterations scaled by RQ_TEST_SCALE, at least 1. */
+static inline long tu_scaled(long n)
+{
+	double v = (double)n * tu_scale();
+
+	return v < 1 ? 1 : (long)v;
+}
+
+/*
+ * Scheduling slack for upper time bounds: @p ns at scale 1, more under the
+ * (slower) sanitizer builds, which run with a scale below 1.
+ */
+static inline uint64_t tu_slack_ns(uint64_t ns)
+{
+	double s = tu_scale();
+
+	return s >= 1 ? ns : (uint64_t)((double)ns / s);
+}
+
+/* Spin (yielding) until @p cond holds; fail after @p ms milliseconds. */
+#define TU_WAIT_UNTIL(cond, ms)                                                                    \
+	do {                                                                                       \
+		uint64_t tu_end_ = tu_now_ns() + (uint64_t)(ms) * TU_NS_PER_MS;                    \
+		while (!(cond)) {                                                                  \
+			if (tu_now_ns() > tu_end_)                                                 \
+				tu_fail(__FILE__, __LINE__, "timed out waiting for %s", #cond);    \
+			sched_yield();                                                             \
+		}                                                                                  \
+	} while (0)
+
+/* The lock word, for observation only (the tests never synchronize on it). */
+static inline uint32_t tu_word(rqspinlock_t *lock)
+{
+	return atomic_load_explicit(&lock->val, memory_order_relaxed);
+}
+
+static inline void tu_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	int rc = pthread_create(t, NULL, fn, arg);
+
+	if (rc != 0)
+		tu_fail(__FILE__, __LINE__, "pthread_create: %s", strerror(rc));
+}
+
+static inline void tu_thread_join(pthread_t t)
+{
+	int rc = pthread_join(t, NULL);
+
+	if (rc != 0)
+		tu_fail(__FILE__, __LINE__, "pthread_join: %s", strerror(rc));
+}
+
+/* xorshift64*: per-thread pseudo-random numbers, state must be nonzero. */
+static inline uint64_t tu_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 2685821657736338717ULL;
+}
+
+static inline void tu_stats(struct rqspinlock_stats *st)
+{
+	CHECK_EQ(res_spin_get_stats(st), 0);
+}
+
+/* ---- watchdog and test table ---- */
+
+struct tu_test {
+	const char *name;
+	void (*fn)(void);
+	unsigned watchdog_s; /* 0: 60 s */
+};
+
+static unsigned tu_watchdog_secs;
+
+static inline void *tu_watchdog(void *arg)
+{
+	static const char msg[] = "not ok - watchdog: test still running, ending it\n";
+	uint64_t end = tu_now_ns() + tu_watchdog_secs * TU_NS_PER_S;
+
+	(void)arg;
+	while (tu_now_ns() < end)
+		tu_sleep_ms(50);
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	_exit(3);
+}
+
+/* Starts the watchdog with every signal blocked, so no test signal lands there. */
+static inline void tu_start_watchdog(unsigned secs)
+{
+	sigset_t all, old;
+	pthread_t t;
+
+	tu_watchdog_secs = secs;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	tu_thread_start(&t, tu_watchdog, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_detach(t);
+}
+
+/* The mode the environment asked for must be the one in effect. */
+static inline void tu_check_mode(void)
+{
+	const char *m = getenv("RQSPINLOCK_MODE");
+	int tas = m && strcmp(m, "tas") == 0;
+
+	CHECK_EQ(res_spin_get_mode(), tas ? RQSPINLOCK_MODE_TAS : RQSPINLOCK_MODE_QUEUED);
+}
+
+static inline int tu_is_tas(void)
+{
+	return res_spin_get_mode() == RQSPINLOCK_MODE_TAS;
+}
+
+static inline int tu_main(int argc, char **argv, const struct tu_test *tests, size_t n)
+{
+	size_t i;
+
+	if (argc >= 2 && strcmp(argv[1], "--list") == 0) {
+		for (i = 0; i < n; i++)
+			printf("%s\n", tests[i].name);
+		return 0;
+	}
+	for (i = 0; argc >= 2 && i < n; i++) {
+		uint64_t t0;
+
+		if (strcmp(argv[1], tests[i].name) != 0)
+			continue;
+		setvbuf(stdout, NULL, _IONBF, 0);
+		tu_start_watchdog(tests[i].watchdog_s ? tests[i].watchdog_s : 60);
+		tu_check_mode();
+		printf("# %s: mode %s, RQ_TEST_SCALE %g\n", tests[i].name,
+		       tu_is_tas() ? "tas" : "queued", tu_scale());
+		t0 = tu_now_ns();
+		tests[i].fn();
+		printf("ok - %s (%.0f ms)\n", tests[i].name, (double)(tu_now_ns() - t0) / 1e6);
+		return 0;
+	}
+	fprintf(stderr, "usage: %s TEST | --list\n", argv[0]);
+	return 2;
+}
+
+#define TU_MAIN(table)                                                                             \
+	int main(int argc, char **argv)                                                            \
+	{                                                                                          \
+		return tu_main(argc, argv, table, sizeof(table) / sizeof(table[0]));               \
+	}
+
+#endif /* RQ_TESTUTIL_H */
