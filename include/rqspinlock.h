@@ -48,7 +48,10 @@ typedef struct rqspinlock {
 _Static_assert(sizeof(rqspinlock_t) == 4, "rqspinlock_t must be 4 bytes");
 
 /** Static initializer: `rqspinlock_t l = RQSPINLOCK_INIT;` */
-#define RQSPINLOCK_INIT {0}
+#define RQSPINLOCK_INIT                                                                            \
+	{                                                                                          \
+		0                                                                                  \
+	}
 
 /** Default timeout for one critical section: 250 ms. */
 #define RQSPINLOCK_DEFAULT_TIMEOUT_NS (250ULL * 1000 * 1000)
@@ -137,7 +140,7 @@ int res_spin_thread_slot_bound(void);
 enum rqspinlock_mode {
 	RQSPINLOCK_MODE_QUEUED = 0, /**< pending bit + MCS queue (default) */
 	RQSPINLOCK_MODE_TAS = 1,    /**< resilient test-and-set (the kernel's
-				       virtualization fallback) */
+	                               virtualization fallback) */
 };
 
 /**
@@ -200,22 +203,23 @@ enum rqspinlock_event {
 
 /** One thread as seen by the detector. */
 struct rqspinlock_thread_info {
-	int32_t tid;            /**< kernel thread id (gettid()) */
-	const void *waits_for;  /**< lock it is waiting for, or NULL */
-	uint32_t nr_held;       /**< entries in held[] */
+	int32_t tid;                          /**< kernel thread id (gettid()) */
+	const void *waits_for;                /**< lock it is waiting for, or NULL */
+	uint32_t nr_held;                     /**< entries in held[] */
 	const void *held[RQSPINLOCK_NR_HELD]; /**< held or being acquired, oldest first */
 };
 
 /** A failed acquisition, passed to the report hook. */
 struct rqspinlock_report {
-	enum rqspinlock_event event;         /**< what happened */
-	int error;                           /**< value returned: -EDEADLK or -ETIMEDOUT */
-	const rqspinlock_t *lock;            /**< lock that could not be taken */
-	int nested;                          /**< nonzero: interrupted its own lock operation (signal handler) */
-	struct rqspinlock_thread_info self;  /**< the failing thread */
-	uint32_t nr_peers;                   /**< entries in peers[] */
-	struct rqspinlock_thread_info peers[RQSPINLOCK_REPORT_MAX_PEERS]; /**< cycle members, in waits-for order */
-	uint32_t nr_frames;                  /**< entries in frames[] (0 if unavailable) */
+	enum rqspinlock_event event; /**< what happened */
+	int error;                   /**< value returned: -EDEADLK or -ETIMEDOUT */
+	const rqspinlock_t *lock;    /**< lock that could not be taken */
+	int nested; /**< nonzero: interrupted its own lock operation (signal handler) */
+	struct rqspinlock_thread_info self; /**< the failing thread */
+	uint32_t nr_peers;                  /**< entries in peers[] */
+	struct rqspinlock_thread_info
+	    peers[RQSPINLOCK_REPORT_MAX_PEERS];     /**< cycle members, in waits-for order */
+	uint32_t nr_frames;                         /**< entries in frames[] (0 if unavailable) */
 	void *frames[RQSPINLOCK_REPORT_MAX_FRAMES]; /**< return addresses, innermost first */
 };
 

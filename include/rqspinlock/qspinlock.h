@@ -25,7 +25,10 @@ typedef struct ql_spinlock {
 } ql_spinlock_t;
 
 /** Static initializer. */
-#define QL_SPINLOCK_INIT {0}
+#define QL_SPINLOCK_INIT                                                                           \
+	{                                                                                          \
+		0                                                                                  \
+	}
 
 /** @brief Acquire; waits forever. */
 void ql_spin_lock(ql_spinlock_t *lock);

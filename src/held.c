@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Held-lock tables and deadlock detection.
+ *
+ * Every thread keeps a table of the locks it holds or is acquiring (see
+ * struct rq_held and the tag bits in internal.h) and, on the slow path only,
+ * a stack of the locks its nested contexts are waiting for. Other threads
+ * read both to find deadlocks; the lock word itself has no owner field.
+ *
+ * AA: the lock we want is held by this thread (untagged entry below ours) or
+ * an interrupted context of this thread is waiting for it (wait stack).
+ *
+ * ABBA and longer cycles: follow the waits-for chain. The holder of the lock
+ * we want is the thread with an untagged entry for it; if that thread is
+ * waiting (its innermost context sits in a slow path), follow the lock it
+ * waits for, and so on. Reaching ourselves again closes a cycle: -EDEADLK.
+ * A chain that ends at a thread that is not waiting, or runs into a cycle
+ * that does not include us, is not our deadlock (the members of that cycle
+ * detect it themselves), so we keep waiting.
+ *
+ * A found cycle is verified before it is reported: after a full fence every
+ * member must still be in the same wait (unchanged wait generation and table
+ * depth) and still hold the lock that links it. A thread that stays in one
+ * wait cannot release locks taken by the contexts below it, so a verified
+ * cycle is a real one.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "internal.h"
+#include "qhelpers.h"
+
+/* Longest waits-for chain followed; longer ones are left to the timeout. */
+#define RQ_MAX_CHAIN RQSPINLOCK_REPORT_MAX_PEERS
+
+static uint32_t held_tracked(uint32_t cnt)
+{
+	return cnt < RQ_NR_HELD ? cnt : RQ_NR_HELD;
+}
+
+static uintptr_t held_entry(const struct rq_thread *t, uint32_t i)
+{
+	return atomic_load_explicit(&t->held.locks[i], memory_order_relaxed);
+}
+
+static void held_set(struct rq_thread *t, uint32_t i, uintptr_t v)
+{
+	atomic_store_explicit(&t->held.locks[i], v, memory_order_relaxed);
+}
+
+void rq_held_drop(struct rq_thread *t, uint32_t n)
+{
+	if (n < RQ_NR_HELD)
+		held_set(t, n, 0);
+	/*
+	 * release: the cleared entry must be visible before the lower count.
+	 * Otherwise a remote reader could see the count of our next push with
+	 * this stale entry and believe we still want the lock we gave up on;
+	 * pairs with the acquire load of cnt in holds_below().
+	 */
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&t->held.cnt, n, memory_order_relaxed);
+}
+
+/* Remove entry @i of @n (not the top): the entries above shift down. */
+static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
+{
+	uint32_t top = held_tracked(n);
+
+	/* Copy before overwrite: every held lock stays visible throughout. */
+	for (; i + 1 < top; i++)
+		held_set(t, i, held_entry(t, i + 1));
+	if (n <= RQ_NR_HELD)
+		held_set(t, top - 1, 0);
+	atomic_thread_fence(memory_order_release); /* as in rq_held_drop() */
+	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
+}
+
+void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t n)
+{
+	uintptr_t want = (uintptr_t)lock;
+	uint32_t top = held_tracked(n);
+	uint32_t i = top;
+
+	while (i > 0 && held_entry(t, i - 1) != want)
+		i--;
+	if (i == 0) {
+		/* Untracked (beyond the table) or not held at all. */
+		if (n <= RQ_NR_HELD || n == 0)
+			rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
+		rq_store_unlocked(&lock->val);
+		if (n > RQ_NR_HELD) {
+			atomic_signal_fence(memory_order_seq_cst);
+			atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
+		}
+		return;
+	}
+	/* Out-of-order unlock: tag, release, then drop the entry. */
+	held_set(t, i - 1, want | RQ_ENTRY_RELEASING);
+	rq_store_unlocked(&lock->val);
+	atomic_signal_fence(memory_order_seq_cst);
+	held_remove_at(t, i - 1, n);
+}
+
+void rq_wait_push(struct rq_thread *t, const void *lock)
+{
+	uint32_t nw = atomic_load_explicit(&t->nwait, memory_order_relaxed);
+	uint32_t idx = atomic_load_explicit(&t->held.cnt, memory_order_relaxed) - 1;
+
+	if (nw < RQ_NR_WAIT) {
+		atomic_store_explicit(&t->wait[nw], (uintptr_t)lock, memory_order_relaxed);
+		atomic_store_explicit(&t->wait_idx[nw], idx, memory_order_relaxed);
+	}
+	/* release: a detector that reads the new generation or depth also
+	 * sees the entry written above; pairs with read_wait()'s acquire */
+	atomic_fetch_add_explicit(&t->wait_gen, 1, memory_order_release);
+	atomic_store_explicit(&t->nwait, nw + 1, memory_order_release);
+	/*
+	 * seq_cst: publish "we wait" before we read other threads' state, so
+	 * that of two threads closing a cycle at the same time at least one
+	 * sees the other (store->load ordering, as in Dekker's algorithm).
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+void rq_wait_pop(struct rq_thread *t)
+{
+	uint32_t nw = atomic_load_explicit(&t->nwait, memory_order_relaxed);
+
+	/* release: pairs with read_wait()'s acquire (generation changes) */
+	atomic_store_explicit(&t->nwait, nw - 1, memory_order_release);
+	atomic_fetch_add_explicit(&t->wait_gen, 1, memory_order_release);
+}
+
+int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
+{
+	uintptr_t want = (uintptr_t)lock;
+	uint32_t nw = atomic_load_explicit(&self->nwait, memory_order_relaxed);
+
+	for (uint32_t i = 0; i < held_tracked(n); i++)
+		if (held_entry(self, i) == want)
+			return -EDEADLK;
+	/* Waits of the contexts we interrupted (their entries lie below ours). */
+	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++)
+		if (atomic_load_explicit(&self->wait[i], memory_order_relaxed) == want &&
+		    atomic_load_explicit(&self->wait_idx[i], memory_order_relaxed) < n)
+			return -EDEADLK;
+	return 0;
+}
+
+/* Does @t hold @lock in a table entry below index @limit? */
+static bool holds_below(const struct rq_thread *t, uintptr_t lock, uint32_t limit)
+{
+	/* acquire: pairs with the release fence before every count drop */
+	uint32_t n = held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
+
+	if (limit < n)
+		n = limit;
+	for (uint32_t i = 0; i < n; i++)
+		if (held_entry(t, i) == lock)
+			return true;
+	return false;
+}
+
+/* What a thread is doing, as far as the waits-for chain cares. */
+struct rq_link {
+	struct rq_thread *t;
+	uint32_t gen;    /* wait generation when read */
+	uint32_t depth;  /* held-table count when read */
+	uint32_t widx;   /* held index of the waiting context's entry */
+	uintptr_t waits; /* lock it waits for (0: not waiting) */
+	uintptr_t holds; /* the chain's lock it holds */
+};
+
+/*
+ * Read @t's innermost wait. A thread is stuck waiting only if the waiting
+ * context is its innermost one: a signal handler running above it (table
+ * deeper than the waiting entry) is making progress.
+ */
+static void read_wait(struct rq_link *l)
+{
+	const struct rq_thread *t = l->t;
+	/* acquire: pairs with the release increments in rq_wait_push/pop */
+	uint32_t gen = atomic_load_explicit(&t->wait_gen, memory_order_acquire);
+	uint32_t nw = atomic_load_explicit(&t->nwait, memory_order_acquire);
+
+	l->gen = gen;
+	l->waits = 0;
+	l->depth = atomic_load_explicit(&t->held.cnt, memory_order_acquire);
+	if (nw == 0 || nw > RQ_NR_WAIT)
+		return;
+	l->widx = atomic_load_explicit(&t->wait_idx[nw - 1], memory_order_relaxed);
+	if (l->depth != l->widx + 1)
+		return;
+	l->waits = atomic_load_explicit(&t->wait[nw - 1], memory_order_relaxed);
+}
+
+static struct rq_thread *find_holder(uintptr_t lock)
+{
+	uint32_t bound = rq_slot_bound();
+
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *t = rq_thread_at(s);
+
+		if (atomic_load_explicit(&t->in_use, memory_order_relaxed) &&
+		    holds_below(t, lock, RQ_NR_HELD))
+			return t;
+	}
+	return NULL;
+}
+
+static bool chain_still_valid(const struct rq_link *path, uint32_t len)
+{
+	/* seq_cst: re-read everything after our own earlier reads settled */
+	atomic_thread_fence(memory_order_seq_cst);
+	for (uint32_t i = 0; i < len; i++) {
+		struct rq_link now = {.t = path[i].t};
+
+		read_wait(&now);
+		if (now.gen != path[i].gen || now.depth != path[i].depth ||
+		    now.waits != path[i].waits)
+			return false;
+		if (!holds_below(path[i].t, path[i].holds, path[i].widx))
+			return false;
+	}
+	return true;
+}
+
+int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out)
+{
+	struct rq_link path[RQ_MAX_CHAIN];
+	uintptr_t want = (uintptr_t)lock;
+
+	for (uint32_t hop = 0; hop < RQ_MAX_CHAIN; hop++) {
+		struct rq_thread *t = find_holder(want);
+
+		if (!t)
+			return 0;
+		if (t == self) {
+			if (hop == 0 || !chain_still_valid(path, hop))
+				return 0;
+			out->event = hop == 1 ? RQSPINLOCK_EV_ABBA : RQSPINLOCK_EV_CYCLE;
+			out->n = hop;
+			for (uint32_t i = 0; i < hop; i++)
+				out->peers[i] = path[i].t;
+			return -EDEADLK;
+		}
+		for (uint32_t i = 0; i < hop; i++)
+			if (path[i].t == t)
+				return 0; /* a cycle without us: its members act */
+		path[hop] = (struct rq_link){.t = t, .holds = want};
+		read_wait(&path[hop]);
+		if (!path[hop].waits || !holds_below(t, want, path[hop].widx))
+			return 0;
+		want = path[hop].waits;
+	}
+	return 0;
+}
+
+void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out)
+{
+	struct rq_link l = {.t = (struct rq_thread *)t};
+	uint32_t n = held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
+
+	read_wait(&l);
+	out->tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	out->waits_for = (const void *)l.waits;
+	out->nr_held = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uintptr_t e = held_entry(t, i);
+
+		if (e && !(e & RQ_ENTRY_TAGS))
+			out->held[out->nr_held++] = (const void *)e;
+	}
+}

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private declarations shared by the library's files: the per-thread record
+ * (registry slot), the held-lock table operations used by the fast path, and
+ * the interfaces between the slow path, timeouts, detection and reporting.
+ */
+#ifndef RQ_INTERNAL_H
+#define RQ_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rqspinlock.h"
+
+#define RQ_EXPORT   __attribute__((visibility("default")))
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define RQ_NR_NODES 4
+#define RQ_NR_HELD  RQSPINLOCK_NR_HELD
+/* Nested contexts (thread + signal handlers) that can wait at once. */
+#define RQ_NR_WAIT 8
+/*
+ * Held-table entries are lock addresses (4-byte aligned) with two tag bits:
+ * ACQUIRING while the lock is being acquired (before the fast-path CAS and
+ * throughout the slow path), RELEASING from just before the unlock store
+ * until the entry is cleared. An untagged entry means "held".
+ */
+#define RQ_ENTRY_RELEASING ((uintptr_t)1)
+#define RQ_ENTRY_ACQUIRING ((uintptr_t)2)
+#define RQ_ENTRY_TAGS      (RQ_ENTRY_RELEASING | RQ_ENTRY_ACQUIRING)
+#define RQ_NO_SLOT         UINT32_MAX
+
+enum rq_stat {
+	RQ_STAT_SLOWPATH,
+	RQ_STAT_PENDING,
+	RQ_STAT_NODE2,
+	RQ_STAT_NODE3,
+	RQ_STAT_NODE4,
+	RQ_STAT_NO_NODE,
+	RQ_STAT_TAS,
+	RQ_STAT_TIMEOUT,
+	RQ_STAT_AA,
+	RQ_STAT_ABBA,
+	RQ_STAT_CYCLE,
+	RQ_STAT_HANDOFF,
+	RQ_STAT_YIELD,
+	RQ_STAT_NO_SLOT,
+	RQ_STAT_UNLOCK_NOT_HELD,
+	RQ_STAT_NR
+};
+
+/* One MCS queue node. */
+struct rq_qnode {
+	_Atomic(struct rq_qnode *) next;
+	_Atomic uint32_t locked; /* RQ_NODE_WAIT / HEAD / TIMEOUT */
+};
+
+/*
+ * Locks this thread holds or is acquiring, oldest first. Written only by the
+ * owning thread (and its signal handlers, which always restore what they
+ * pushed before returning); read by any thread for deadlock detection.
+ * cnt may exceed RQ_NR_HELD: the extra locks are untracked.
+ */
+struct rq_held {
+	_Atomic uint32_t cnt;
+	_Atomic uintptr_t locks[RQ_NR_HELD];
+};
+
+/* The per-thread record: one registry slot. */
+struct rq_thread {
+	struct rq_held held;
+	struct rq_qnode nodes[RQ_NR_NODES];
+	_Atomic uint32_t node_count; /* queue nodes in use (nesting) */
+	/* The locks this thread's nested contexts wait for, innermost last;
+	 * wait_gen changes on every push and pop. Slow path only. */
+	_Atomic uint32_t nwait;
+	_Atomic uint32_t wait_gen;
+	_Atomic uintptr_t wait[RQ_NR_WAIT];
+	_Atomic uint32_t wait_idx[RQ_NR_WAIT]; /* held-table index of that wait */
+	_Atomic uint32_t in_use;               /* slot taken by a live thread */
+	_Atomic int32_t tid;
+	uint32_t slot; /* index in the registry, or RQ_NO_SLOT */
+	_Atomic uint64_t stats[RQ_STAT_NR];
+} __attribute__((aligned(64)));
+
+/* ---- registry.c ---- */
+extern _Thread_local struct rq_thread *rq_self;
+struct rq_thread *rq_register_self(void);
+struct rq_thread *rq_thread_at(uint32_t slot);
+uint32_t rq_slot_bound(void);
+void rq_yield(void);
+
+static inline struct rq_thread *rq_self_get(void)
+{
+	struct rq_thread *t = rq_self;
+
+	if (unlikely(!t))
+		t = rq_register_self();
+	return t;
+}
+
+/* ---- stats.c ---- */
+static inline void rq_stat_inc(struct rq_thread *t, enum rq_stat s)
+{
+	atomic_fetch_add_explicit(&t->stats[s], 1, memory_order_relaxed);
+}
+void rq_stats_retire(struct rq_thread *t);
+void rq_stat_inc_global(enum rq_stat s);
+
+/* ---- held-lock table (fast-path parts inline; held.c has the rest) ---- */
+
+/*
+ * Take the entry, tagged ACQUIRING, before the fast-path CAS, so that no
+ * window hides an AA from a signal handler. Relaxed: remote detectors that
+ * miss the entry simply look again 1 ms later.
+ */
+static inline uint32_t rq_held_push(struct rq_thread *t, const void *lock)
+{
+	uint32_t n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
+
+	atomic_store_explicit(&t->held.cnt, n + 1, memory_order_relaxed);
+	/* A signal handler from here on pushes above index n. */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (likely(n < RQ_NR_HELD))
+		atomic_store_explicit(&t->held.locks[n], (uintptr_t)lock | RQ_ENTRY_ACQUIRING,
+		                      memory_order_relaxed);
+	return n;
+}
+
+/* The acquisition succeeded: entry @n now means "held". */
+static inline void rq_held_mark_held(struct rq_thread *t, uint32_t n, const void *lock)
+{
+	if (likely(n < RQ_NR_HELD))
+		atomic_store_explicit(&t->held.locks[n], (uintptr_t)lock, memory_order_relaxed);
+}
+
+/* Undo rq_held_push() of a failed acquisition (entry @n is ours, on top). */
+void rq_held_drop(struct rq_thread *t, uint32_t n);
+/* Unlock with the entry not on top, untracked, or missing. */
+void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t n);
+
+/* ---- detection (held.c) ---- */
+struct rq_cycle {
+	enum rqspinlock_event event; /* 0: none */
+	uint32_t n;                  /* threads in peers */
+	struct rq_thread *peers[RQSPINLOCK_REPORT_MAX_PEERS];
+};
+int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n);
+int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out);
+void rq_wait_push(struct rq_thread *t, const void *lock);
+void rq_wait_pop(struct rq_thread *t);
+void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out);
+
+/* ---- timeout.c: one bounded wait ---- */
+struct rq_wait {
+	rqspinlock_t *lock;
+	struct rq_thread *self;
+	uint32_t held_idx;   /* our entry in the held table */
+	uint32_t mask;       /* lock-word bits whose clearing ends the wait */
+	uint64_t duration;   /* ns */
+	uint64_t deadline;   /* 0 until the first poll */
+	uint64_t next_check; /* next deadlock check */
+	uint32_t spin;
+	struct rq_cycle cycle; /* filled when detection fires */
+};
+void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
+                   uint32_t mask, uint32_t timeouts);
+int rq_wait_poll(struct rq_wait *w);
+uint64_t rq_now_ns(void);
+uint64_t rq_timeout_ns(void);
+
+/* ---- slow paths ---- */
+int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, uint32_t val);
+int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, struct rq_wait *w);
+int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
+                        struct rq_wait *w);
+extern _Atomic int rq_mode;
+
+/* ---- report.c ---- */
+/* Undo a failed acquisition, count it, report it; returns @err. */
+int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
+            const struct rq_cycle *cycle, bool was_waiting);
+void rq_report_init(void);
+
+#endif /* RQ_INTERNAL_H */

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Queued-lock helpers shared by the resilient slow path (slowpath.c), the
+ * test-and-set fallback (fallback.c) and the baseline QL (qlock.c): one copy
+ * of each. They know the lock word and the MCS queue nodes; they know
+ * nothing about timeouts or deadlocks.
+ *
+ * Lock word (32 bits, little-endian byte order shown):
+ *
+ *   bits  0- 7  locked byte   1 while a thread owns the lock
+ *   bits  8-15  pending byte  1 while the one spinning (non-queued) waiter waits
+ *   bits 16-17  tail index    which of the tail thread's 4 queue nodes
+ *   bits 18-31  tail slot     registry slot of the last queued thread, plus 1
+ *
+ * Only whole-word atomics are used on the word, except the unlock, which is a
+ * release store of the locked byte (as the kernel does). The byte is the
+ * word's lowest-addressed byte, so both name the same address, which is what
+ * ThreadSanitizer keys its happens-before edges on.
+ */
+#ifndef RQ_QHELPERS_H
+#define RQ_QHELPERS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "rqspinlock: the byte-wide unlock store assumes a little-endian lock word"
+#endif
+
+#define RQ_LOCKED_VAL          1u
+#define RQ_LOCKED_MASK         0x000000ffu
+#define RQ_PENDING_VAL         (1u << 8)
+#define RQ_PENDING_MASK        0x0000ff00u
+#define RQ_LOCKED_PENDING_MASK (RQ_LOCKED_MASK | RQ_PENDING_MASK)
+#define RQ_TAIL_IDX_OFFSET     16
+#define RQ_TAIL_IDX_BITS       2
+#define RQ_TAIL_SLOT_OFFSET    (RQ_TAIL_IDX_OFFSET + RQ_TAIL_IDX_BITS)
+#define RQ_TAIL_MASK           0xffff0000u
+
+/* How long to wait for an in-progress pending->locked hand-over. */
+#define RQ_PENDING_LOOPS 512
+
+/* Values of rq_qnode::locked. */
+enum {
+	RQ_NODE_WAIT = 0,    /* queued, not yet head */
+	RQ_NODE_HEAD = 1,    /* predecessor left: this node heads the queue */
+	RQ_NODE_TIMEOUT = 2, /* head timed out: leave, and tell the successor */
+};
+
+static inline void rq_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+static inline uint32_t rq_encode_tail(uint32_t slot, uint32_t idx)
+{
+	return ((slot + 1) << RQ_TAIL_SLOT_OFFSET) | (idx << RQ_TAIL_IDX_OFFSET);
+}
+
+/*
+ * Any 14-bit slot field decodes inside the static registry array, so even a
+ * garbage lock word cannot make us touch memory outside the library's own.
+ */
+static inline struct rq_qnode *rq_decode_tail(uint32_t tail)
+{
+	uint32_t slot = (tail >> RQ_TAIL_SLOT_OFFSET) - 1;
+	uint32_t idx = (tail >> RQ_TAIL_IDX_OFFSET) & ((1u << RQ_TAIL_IDX_BITS) - 1);
+
+	return &rq_thread_at(slot)->nodes[idx];
+}
+
+static inline uint32_t rq_word_load_relaxed(_Atomic uint32_t *word)
+{
+	return atomic_load_explicit(word, memory_order_relaxed);
+}
+
+/* The fast-path transition 0 -> locked; also every trylock. */
+static inline int rq_try_0_to_locked(_Atomic uint32_t *word, uint32_t *seen)
+{
+	*seen = 0;
+	/* acquire: pairs with the release store in rq_store_unlocked() */
+	return atomic_compare_exchange_strong_explicit(word, seen, RQ_LOCKED_VAL,
+	                                               memory_order_acquire, memory_order_relaxed);
+}
+
+static inline int rq_trylock_word(_Atomic uint32_t *word)
+{
+	uint32_t seen;
+
+	if (rq_word_load_relaxed(word) != 0)
+		return 0;
+	return rq_try_0_to_locked(word, &seen);
+}
+
+static inline void rq_store_unlocked(_Atomic uint32_t *word)
+{
+	/* Byte view of the word's lowest byte (the locked byte). */
+	_Atomic uint8_t *locked = (_Atomic uint8_t *)(void *)word;
+
+	/* release: pairs with the acquire CAS/loads of the next owner */
+	atomic_store_explicit(locked, 0, memory_order_release);
+}
+
+/* Set pending; returns the old word. 0,0,* -> 0,1,* */
+static inline uint32_t rq_fetch_set_pending(_Atomic uint32_t *word)
+{
+	/* acquire: if the owner already left, we own the lock after
+	 * rq_clear_pending_set_locked(); pairs with the unlock's release */
+	return atomic_fetch_or_explicit(word, RQ_PENDING_VAL, memory_order_acquire);
+}
+
+/* *,1,* -> *,0,* */
+static inline void rq_clear_pending(_Atomic uint32_t *word)
+{
+	atomic_fetch_and_explicit(word, ~RQ_PENDING_MASK, memory_order_relaxed);
+}
+
+/* *,1,0 -> *,0,1: the pending waiter takes the lock it already waited for. */
+static inline void rq_clear_pending_set_locked(_Atomic uint32_t *word)
+{
+	atomic_fetch_add_explicit(word, RQ_LOCKED_VAL - RQ_PENDING_VAL, memory_order_relaxed);
+}
+
+/* *,*,0 -> *,*,1: the queue head takes the lock while others stay queued. */
+static inline void rq_set_locked(_Atomic uint32_t *word)
+{
+	atomic_fetch_or_explicit(word, RQ_LOCKED_VAL, memory_order_relaxed);
+}
+
+/*
+ * Swap the tail field, keeping locked and pending. Returns the old word.
+ * acq_rel: release publishes our freshly initialised node to the successor
+ * that reads this tail; acquire makes the predecessor's node initialisation
+ * (published by its own xchg) visible before we link into it.
+ */
+static inline uint32_t rq_xchg_tail(_Atomic uint32_t *word, uint32_t tail)
+{
+	uint32_t old = rq_word_load_relaxed(word);
+
+	while (!atomic_compare_exchange_weak_explicit(word, &old, (old & ~RQ_TAIL_MASK) | tail,
+	                                              memory_order_acq_rel, memory_order_relaxed))
+		;
+	return old;
+}
+
+/*
+ * Clear the tail if it is still @tail, whatever locked/pending do meanwhile.
+ * Returns 1 when cleared (no successor will ever link), 0 when another
+ * thread queued behind us (it will link into our node soon).
+ */
+static inline int rq_try_clear_tail(_Atomic uint32_t *word, uint32_t tail)
+{
+	uint32_t old = rq_word_load_relaxed(word);
+
+	while ((old & RQ_TAIL_MASK) == tail) {
+		/* relaxed: our node is no longer published once this succeeds */
+		if (atomic_compare_exchange_weak_explicit(word, &old, old & ~RQ_TAIL_MASK,
+		                                          memory_order_relaxed,
+		                                          memory_order_relaxed))
+			return 1;
+	}
+	return 0;
+}
+
+/* Take one of this thread's queue nodes; returns its nesting index. */
+static inline uint32_t rq_node_get(struct rq_thread *t)
+{
+	uint32_t idx = atomic_load_explicit(&t->node_count, memory_order_relaxed);
+
+	atomic_store_explicit(&t->node_count, idx + 1, memory_order_relaxed);
+	/* A signal handler arriving from here on sees the count raised and
+	 * takes the next node, so it cannot overwrite the one we initialise. */
+	atomic_signal_fence(memory_order_seq_cst);
+	return idx;
+}
+
+static inline void rq_node_put(struct rq_thread *t)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&t->node_count,
+	                      atomic_load_explicit(&t->node_count, memory_order_relaxed) - 1,
+	                      memory_order_relaxed);
+}
+
+static inline void rq_node_init(struct rq_qnode *node)
+{
+	atomic_store_explicit(&node->locked, RQ_NODE_WAIT, memory_order_relaxed);
+	atomic_store_explicit(&node->next, NULL, memory_order_relaxed);
+}
+
+/* Link @node behind @prev (whose tail we just replaced). */
+static inline void rq_link_behind(struct rq_qnode *prev, struct rq_qnode *node)
+{
+	/* release: our node's initialisation is visible to prev's thread before
+	 * it writes node->locked; pairs with rq_wait_next()'s acquire */
+	atomic_store_explicit(&prev->next, node, memory_order_release);
+}
+
+static inline struct rq_qnode *rq_peek_next(struct rq_qnode *node)
+{
+	/* acquire: pairs with rq_link_behind() */
+	return atomic_load_explicit(&node->next, memory_order_acquire);
+}
+
+/* Tell the successor what to do: become head, or leave on timeout. */
+static inline void rq_signal_node(struct rq_qnode *next, uint32_t how)
+{
+	/* release: pairs with the acquire load in the successor's node spin */
+	atomic_store_explicit(&next->locked, how, memory_order_release);
+}
+
+static inline uint32_t rq_node_state(struct rq_qnode *node)
+{
+	/* acquire: pairs with rq_signal_node() */
+	return atomic_load_explicit(&node->locked, memory_order_acquire);
+}
+
+/* The owner and the pending waiter are gone when these bits are clear. */
+static inline uint32_t rq_load_word_acquire(_Atomic uint32_t *word)
+{
+	/* acquire: pairs with the release in rq_store_unlocked(), so the
+	 * previous critical section happens-before ours */
+	return atomic_load_explicit(word, memory_order_acquire);
+}
+
+/*
+ * Spin helper for unbounded waits (QL, and the short waits for a successor
+ * to link): pause, and yield the CPU every so often so that a preempted
+ * thread we wait for can run when there are more threads than cores.
+ */
+#define RQ_SPINS_PER_YIELD 1024u
+static inline void rq_spin_or_yield(uint32_t *spins)
+{
+	if ((++*spins % RQ_SPINS_PER_YIELD) == 0)
+		rq_yield();
+	else
+		rq_cpu_relax();
+}
+
+/* Wait until a successor has linked behind @node. */
+static inline struct rq_qnode *rq_wait_next(struct rq_qnode *node)
+{
+	struct rq_qnode *next;
+	uint32_t spins = 0;
+
+	while (!(next = rq_peek_next(node)))
+		rq_spin_or_yield(&spins);
+	return next;
+}
+
+/* Wait, a bounded number of spins, for an in-progress pending->locked
+ * hand-over (0,1,0 -> 0,0,1) to finish. Returns the last word seen. */
+static inline uint32_t rq_wait_handover(_Atomic uint32_t *word, uint32_t val)
+{
+	for (uint32_t n = RQ_PENDING_LOOPS; val == RQ_PENDING_VAL && n; n--) {
+		rq_cpu_relax();
+		val = rq_word_load_relaxed(word);
+	}
+	return val;
+}
+
+/*
+ * Try to become the pending waiter (0,0,* -> 0,1,*). Returns 1 when we are
+ * it; *val then holds the word as we found it (locked or not). Returns 0 when
+ * there is contention: the caller queues.
+ */
+static inline int rq_try_set_pending(_Atomic uint32_t *word, uint32_t *val)
+{
+	if (*val & ~RQ_LOCKED_MASK)
+		return 0;
+	*val = rq_fetch_set_pending(word);
+	if (!(*val & ~RQ_LOCKED_MASK))
+		return 1;
+	/* Someone queued or is pending: undo our bit if we set it. */
+	if (!(*val & RQ_PENDING_MASK))
+		rq_clear_pending(word);
+	return 0;
+}
+
+/* Publish our tail and link behind the previous one, if any. */
+static inline struct rq_qnode *rq_enqueue(_Atomic uint32_t *word, struct rq_qnode *node,
+                                          uint32_t tail)
+{
+	uint32_t old = rq_xchg_tail(word, tail);
+	struct rq_qnode *prev;
+
+	if (!(old & RQ_TAIL_MASK))
+		return NULL;
+	prev = rq_decode_tail(old);
+	rq_link_behind(prev, node);
+	return prev;
+}
+
+/*
+ * The head found the owner and the pending waiter gone (@val): take the
+ * lock. Alone in the queue: n,0,0 -> 0,0,1. Otherwise *,*,0 -> *,*,1 and make
+ * the successor the new head.
+ */
+static inline void rq_head_claim(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
+                                 uint32_t val)
+{
+	/* relaxed: our acquire load of @val already ordered us after the
+	 * previous owner, and nobody else can take the lock while we head */
+	if ((val & RQ_TAIL_MASK) == tail &&
+	    atomic_compare_exchange_strong_explicit(word, &val, RQ_LOCKED_VAL, memory_order_relaxed,
+	                                            memory_order_relaxed))
+		return;
+	rq_set_locked(word);
+	rq_signal_node(rq_wait_next(node), RQ_NODE_HEAD);
+}
+
+/*
+ * Leave the queue without the lock, telling the successor @how to go on:
+ * RQ_NODE_TIMEOUT (tear down in FIFO order) or RQ_NODE_HEAD (hand the queue
+ * over). With no successor, reset the tail instead, so nobody ever waits
+ * for one that will not come.
+ */
+static inline void rq_leave_queue(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
+                                  uint32_t how)
+{
+	if (rq_try_clear_tail(word, tail))
+		return;
+	rq_signal_node(rq_wait_next(node), how);
+}
+
+/* Non-head waiter: spin on our node until told to head or to leave. */
+static inline uint32_t rq_wait_node(struct rq_qnode *node)
+{
+	uint32_t state, spins = 0;
+
+	while ((state = rq_node_state(node)) == RQ_NODE_WAIT)
+		rq_spin_or_yield(&spins);
+	return state;
+}
+
+#endif /* RQ_QHELPERS_H */

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The baseline "QL": the kernel's queued spin lock without resilience,
+ * built from the same helpers (qhelpers.h) as the resilient slow path, so
+ * that benchmarks measure exactly what resilience adds: the held-lock table,
+ * the timeouts and the detection. It waits forever.
+ */
+#include <errno.h>
+
+#include "rqspinlock/qspinlock.h"
+#include "internal.h"
+#include "qhelpers.h"
+
+static void ql_spin_on_word(_Atomic uint32_t *word)
+{
+	uint32_t spins = 0;
+
+	while (!rq_trylock_word(word))
+		rq_spin_or_yield(&spins);
+}
+
+static void ql_wait_clear(_Atomic uint32_t *word, uint32_t mask, uint32_t *val)
+{
+	uint32_t spins = 0;
+
+	while ((*val = rq_load_word_acquire(word)) & mask)
+		rq_spin_or_yield(&spins);
+}
+
+static void ql_queue(struct rq_thread *t, _Atomic uint32_t *word)
+{
+	uint32_t nidx = rq_node_get(t);
+	struct rq_qnode *node;
+	uint32_t tail, val;
+
+	if (unlikely(nidx >= RQ_NR_NODES)) {
+		ql_spin_on_word(word);
+		goto out;
+	}
+	node = &t->nodes[nidx];
+	rq_node_init(node);
+	if (rq_trylock_word(word))
+		goto out;
+	tail = rq_encode_tail(t->slot, nidx);
+	if (rq_enqueue(word, node, tail))
+		rq_wait_node(node);
+	ql_wait_clear(word, RQ_LOCKED_PENDING_MASK, &val);
+	rq_head_claim(word, node, tail, val);
+out:
+	rq_node_put(t);
+}
+
+static __attribute__((noinline)) void ql_slowpath(_Atomic uint32_t *word, uint32_t val)
+{
+	struct rq_thread *t = rq_self_get();
+
+	if (unlikely(t->slot == RQ_NO_SLOT)) {
+		ql_spin_on_word(word);
+		return;
+	}
+	val = rq_wait_handover(word, val);
+	if (rq_try_set_pending(word, &val)) {
+		if (val & RQ_LOCKED_MASK)
+			ql_wait_clear(word, RQ_LOCKED_MASK, &val);
+		rq_clear_pending_set_locked(word);
+		return;
+	}
+	ql_queue(t, word);
+}
+
+RQ_EXPORT void ql_spin_lock(ql_spinlock_t *lock)
+{
+	uint32_t val;
+
+	if (likely(rq_try_0_to_locked(&lock->val, &val)))
+		return;
+	ql_slowpath(&lock->val, val);
+}
+
+RQ_EXPORT int ql_spin_trylock(ql_spinlock_t *lock)
+{
+	return rq_trylock_word(&lock->val) ? 0 : -EBUSY;
+}
+
+RQ_EXPORT void ql_spin_unlock(ql_spinlock_t *lock)
+{
+	rq_store_unlocked(&lock->val);
+}

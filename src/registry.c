@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Thread registry: the userspace stand-in for the kernel's per-CPU data.
+ *
+ * Each thread that touches a lock gets a slot (its struct rq_thread: held
+ * table, queue nodes, wait stack, counters) in a static array, so any 14-bit
+ * tail decodes to memory the library owns, and other threads may read any
+ * slot at any time. Slots are taken lazily with one CAS (async-signal-safe:
+ * a thread's first lock may happen inside a signal handler) and given back
+ * by a thread-specific-data destructor when the thread exits.
+ *
+ * A thread that finds every slot taken gets a thread-local record instead
+ * (slot RQ_NO_SLOT): its locks work through the TAS slow path, invisible to
+ * other threads' deadlock detection.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static struct rq_thread rq_threads[RQSPINLOCK_MAX_THREADS];
+/* Slots in use are below this; detection scans [0, bound). */
+static _Atomic uint32_t rq_bound;
+/* Capacity: RQSPINLOCK_MAX_THREADS, or less via RQSPINLOCK_SLOTS (tests). */
+static uint32_t rq_capacity = RQSPINLOCK_MAX_THREADS;
+static pthread_key_t rq_exit_key;
+static _Thread_local struct rq_thread rq_overflow;
+
+_Thread_local struct rq_thread *rq_self;
+
+struct rq_thread *rq_thread_at(uint32_t slot)
+{
+	return &rq_threads[slot];
+}
+
+uint32_t rq_slot_bound(void)
+{
+	return atomic_load_explicit(&rq_bound, memory_order_acquire);
+}
+
+void rq_yield(void)
+{
+	struct rq_thread *t = rq_self;
+
+	if (t)
+		rq_stat_inc(t, RQ_STAT_YIELD);
+	sched_yield();
+}
+
+static void clear_thread(struct rq_thread *t)
+{
+	for (uint32_t i = 0; i < RQ_NR_HELD; i++)
+		atomic_store_explicit(&t->held.locks[i], 0, memory_order_relaxed);
+	atomic_store_explicit(&t->held.cnt, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->node_count, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->nwait, 0, memory_order_relaxed);
+}
+
+static void raise_bound(uint32_t slot)
+{
+	uint32_t b = atomic_load_explicit(&rq_bound, memory_order_relaxed);
+
+	/* release: the slot's reset state is visible to scanners that see
+	 * the new bound; pairs with rq_slot_bound() */
+	while (b <= slot &&
+	       !atomic_compare_exchange_weak_explicit(&rq_bound, &b, slot + 1, memory_order_release,
+	                                              memory_order_relaxed))
+		;
+}
+
+static struct rq_thread *claim_slot(void)
+{
+	for (uint32_t s = 0; s < rq_capacity; s++) {
+		struct rq_thread *t = &rq_threads[s];
+		uint32_t expected = 0;
+
+		if (atomic_load_explicit(&t->in_use, memory_order_relaxed))
+			continue;
+		/* acquire: pairs with the release in release_slot(), so the
+		 * previous owner's last writes are behind us */
+		if (!atomic_compare_exchange_strong_explicit(
+		        &t->in_use, &expected, 1, memory_order_acquire, memory_order_relaxed))
+			continue;
+		clear_thread(t);
+		t->slot = s;
+		atomic_store_explicit(&t->tid, (int32_t)syscall(SYS_gettid), memory_order_relaxed);
+		raise_bound(s);
+		return t;
+	}
+	return NULL;
+}
+
+static void release_slot(struct rq_thread *t)
+{
+	rq_stats_retire(t);
+	clear_thread(t);
+	/* release: pairs with the acquire CAS in claim_slot() */
+	atomic_store_explicit(&t->in_use, 0, memory_order_release);
+}
+
+static void thread_exit(void *arg)
+{
+	struct rq_thread *t = arg;
+
+	if (rq_self == t)
+		rq_self = NULL;
+	if (t->slot == RQ_NO_SLOT)
+		rq_stats_retire(t);
+	else
+		release_slot(t);
+}
+
+struct rq_thread *rq_register_self(void)
+{
+	sigset_t all, old;
+	struct rq_thread *t;
+
+	/* One registration per thread, even if a signal handler locks too. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	t = rq_self;
+	if (!t) {
+		t = claim_slot();
+		if (!t) {
+			t = &rq_overflow;
+			t->slot = RQ_NO_SLOT;
+			atomic_store_explicit(&t->tid, (int32_t)syscall(SYS_gettid),
+			                      memory_order_relaxed);
+			rq_stat_inc_global(RQ_STAT_NO_SLOT);
+		}
+		/* glibc stores small keys in the thread descriptor: no malloc. */
+		pthread_setspecific(rq_exit_key, t);
+		rq_self = t;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return t;
+}
+
+/* In a forked child only the forking thread exists: free the other slots. */
+static void after_fork_child(void)
+{
+	uint32_t bound = rq_slot_bound();
+
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *t = &rq_threads[s];
+
+		if (t != rq_self && atomic_load_explicit(&t->in_use, memory_order_relaxed))
+			release_slot(t);
+	}
+	if (rq_self)
+		atomic_store_explicit(&rq_self->tid, (int32_t)syscall(SYS_gettid),
+		                      memory_order_relaxed);
+}
+
+static uint32_t env_capacity(void)
+{
+	const char *s = getenv("RQSPINLOCK_SLOTS");
+	long v;
+
+	if (!s || !*s)
+		return RQSPINLOCK_MAX_THREADS;
+	v = strtol(s, NULL, 10);
+	if (v < 1)
+		v = 1;
+	if (v > RQSPINLOCK_MAX_THREADS)
+		v = RQSPINLOCK_MAX_THREADS;
+	return (uint32_t)v;
+}
+
+__attribute__((constructor)) static void rq_registry_init(void)
+{
+	rq_capacity = env_capacity();
+	pthread_key_create(&rq_exit_key, thread_exit);
+	pthread_atfork(NULL, NULL, after_fork_child);
+	rq_report_init();
+}
+
+RQ_EXPORT int res_spin_thread_slot(void)
+{
+	struct rq_thread *t = rq_self_get();
+
+	return t->slot == RQ_NO_SLOT ? -ENOSPC : (int)t->slot;
+}
+
+RQ_EXPORT int res_spin_thread_slot_bound(void)
+{
+	return (int)rq_slot_bound();
+}

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Failed acquisitions: undo, count, report.
+ *
+ * The report hook runs on the failing thread after the attempt has been
+ * undone (held entry and wait record gone, queue node released) and before
+ * res_spin_lock() returns; the library holds no lock of its own then. The
+ * failing call may itself run in a signal handler, so the stock reporter
+ * formats with write(2) only, and the stack trace comes from backtrace(),
+ * warmed up once at start-up (its first call may load libgcc).
+ */
+#include <errno.h>
+#include <execinfo.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct rq_hook {
+	rqspinlock_report_fn fn;
+	void *arg;
+};
+
+/* Two hook records, flipped on every change, so a reader never sees a
+ * function paired with another function's argument. */
+static struct rq_hook rq_hooks[2];
+static _Atomic(struct rq_hook *) rq_hook;
+static _Atomic int rq_backtrace_ready;
+
+static void warm_backtrace(void)
+{
+	void *frame;
+
+	if (!atomic_load_explicit(&rq_backtrace_ready, memory_order_relaxed)) {
+		backtrace(&frame, 1);
+		atomic_store_explicit(&rq_backtrace_ready, 1, memory_order_relaxed);
+	}
+}
+
+RQ_EXPORT void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg)
+{
+	struct rq_hook *cur = atomic_load_explicit(&rq_hook, memory_order_relaxed);
+	struct rq_hook *next = cur == &rq_hooks[0] ? &rq_hooks[1] : &rq_hooks[0];
+
+	if (fn)
+		warm_backtrace();
+	next->fn = fn;
+	next->arg = arg;
+	/* release: pairs with the acquire in rq_fail(); the record is complete */
+	atomic_store_explicit(&rq_hook, fn ? next : NULL, memory_order_release);
+}
+
+void rq_report_init(void)
+{
+	const char *e = getenv("RQSPINLOCK_REPORT");
+
+	if (e && *e && strcmp(e, "0") != 0)
+		res_spin_set_report_hook(res_spin_report_stderr, NULL);
+}
+
+static enum rqspinlock_event event_of(int err, const struct rq_cycle *cycle)
+{
+	if (cycle && cycle->event)
+		return cycle->event;
+	return err == -ETIMEDOUT ? RQSPINLOCK_EV_TIMEOUT : RQSPINLOCK_EV_AA;
+}
+
+static void count_failure(struct rq_thread *t, enum rqspinlock_event ev)
+{
+	static const enum rq_stat stat_of[] = {
+	    [RQSPINLOCK_EV_AA] = RQ_STAT_AA,
+	    [RQSPINLOCK_EV_ABBA] = RQ_STAT_ABBA,
+	    [RQSPINLOCK_EV_CYCLE] = RQ_STAT_CYCLE,
+	    [RQSPINLOCK_EV_TIMEOUT] = RQ_STAT_TIMEOUT,
+	};
+
+	rq_stat_inc(t, stat_of[ev]);
+}
+
+/* Did this call interrupt another lock operation of the same thread? */
+static int is_nested(struct rq_thread *t, uint32_t idx)
+{
+	if (atomic_load_explicit(&t->nwait, memory_order_relaxed) ||
+	    atomic_load_explicit(&t->node_count, memory_order_relaxed))
+		return 1;
+	for (uint32_t i = 0; i < idx && i < RQ_NR_HELD; i++)
+		if (atomic_load_explicit(&t->held.locks[i], memory_order_relaxed) & RQ_ENTRY_TAGS)
+			return 1;
+	return 0;
+}
+
+static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t *lock,
+                      uint32_t idx, int err, const struct rq_cycle *cycle)
+{
+	struct rqspinlock_report r;
+
+	memset(&r, 0, sizeof(r));
+	r.event = event_of(err, cycle);
+	r.error = err;
+	r.lock = lock;
+	r.nested = is_nested(t, idx);
+	rq_snapshot_thread(t, &r.self);
+	r.self.waits_for = lock;
+	if (cycle && r.event != RQSPINLOCK_EV_TIMEOUT && r.event != RQSPINLOCK_EV_AA) {
+		r.nr_peers = cycle->n;
+		for (uint32_t i = 0; i < cycle->n; i++)
+			rq_snapshot_thread(cycle->peers[i], &r.peers[i]);
+	}
+	if (atomic_load_explicit(&rq_backtrace_ready, memory_order_relaxed)) {
+		int n = backtrace(r.frames, RQSPINLOCK_REPORT_MAX_FRAMES);
+
+		r.nr_frames = n > 0 ? (uint32_t)n : 0;
+	}
+	h->fn(&r, h->arg);
+}
+
+int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
+            const struct rq_cycle *cycle, bool was_waiting)
+{
+	/* acquire: pairs with the release in res_spin_set_report_hook() */
+	const struct rq_hook *h = atomic_load_explicit(&rq_hook, memory_order_acquire);
+
+	/* Table first, then the wait record: in between we look neither
+	 * holding nor waiting, never both. */
+	rq_held_drop(t, held_idx);
+	if (was_waiting)
+		rq_wait_pop(t);
+	count_failure(t, event_of(err, cycle));
+	if (h)
+		call_hook(h, t, lock, held_idx, err, cycle);
+	return err;
+}
+
+/* ---- the stock reporter: write(2) only ---- */
+
+struct rq_buf {
+	char s[4096];
+	size_t n;
+};
+
+static void put_str(struct rq_buf *b, const char *s)
+{
+	while (*s && b->n < sizeof(b->s))
+		b->s[b->n++] = *s++;
+}
+
+static void put_num(struct rq_buf *b, uint64_t v, unsigned base)
+{
+	char tmp[24];
+	int i = 0;
+
+	do {
+		tmp[i++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	if (base == 16)
+		put_str(b, "0x");
+	while (i > 0 && b->n < sizeof(b->s))
+		b->s[b->n++] = tmp[--i];
+}
+
+static void put_thread(struct rq_buf *b, const char *role, const struct rqspinlock_thread_info *ti)
+{
+	put_str(b, role);
+	put_str(b, " tid ");
+	put_num(b, (uint64_t)(uint32_t)ti->tid, 10);
+	put_str(b, " waits for ");
+	put_num(b, (uintptr_t)ti->waits_for, 16);
+	put_str(b, ", holds [");
+	for (uint32_t i = 0; i < ti->nr_held; i++) {
+		if (i)
+			put_str(b, " ");
+		put_num(b, (uintptr_t)ti->held[i], 16);
+	}
+	put_str(b, "]\n");
+}
+
+static const char *event_name(enum rqspinlock_event ev)
+{
+	switch (ev) {
+	case RQSPINLOCK_EV_AA:
+		return "AA deadlock";
+	case RQSPINLOCK_EV_ABBA:
+		return "ABBA deadlock";
+	case RQSPINLOCK_EV_CYCLE:
+		return "waits-for cycle";
+	case RQSPINLOCK_EV_TIMEOUT:
+		return "timeout";
+	}
+	return "failure";
+}
+
+RQ_EXPORT void res_spin_report_stderr(const struct rqspinlock_report *r, void *arg)
+{
+	struct rq_buf b = {.n = 0};
+
+	(void)arg;
+	put_str(&b, "rqspinlock: ");
+	put_str(&b, event_name(r->event));
+	put_str(&b, r->error == -EDEADLK ? " (-EDEADLK)" : " (-ETIMEDOUT)");
+	put_str(&b, " on lock ");
+	put_num(&b, (uintptr_t)r->lock, 16);
+	put_str(&b, r->nested ? " in a nested context\n" : "\n");
+	put_thread(&b, "  this thread:", &r->self);
+	for (uint32_t i = 0; i < r->nr_peers; i++)
+		put_thread(&b, "  cycle member:", &r->peers[i]);
+	if (r->nr_frames)
+		put_str(&b, "  stack:\n");
+	for (size_t off = 0; off < b.n;) {
+		ssize_t w = write(STDERR_FILENO, b.s + off, b.n - off);
+
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	/* Symbolizes without malloc, straight to the descriptor. */
+	if (r->nr_frames)
+		backtrace_symbols_fd((void *const *)r->frames, (int)r->nr_frames, STDERR_FILENO);
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The resilient queued slow path.
+ *
+ * (queue tail, pending bit, locked byte) transitions, as in qspinlock:
+ *
+ *              fast     :    slow                                  :    unlock
+ *                       :                                          :
+ * uncontended  (0,0,0) -:--> (0,0,1) ------------------------------:--> (*,*,0)
+ *                       :       | ^--------.------.             /  :
+ *                       :       v           \      \            |  :
+ * pending               :    (0,1,1) +--> (0,1,0)   \           |  :
+ *                       :       | ^--'              |           |  :
+ *                       :       v                   |           |  :
+ * uncontended           :    (n,x,y) +--> (n,0,0) --'           |  :
+ *   queue               :       | ^--'                          |  :
+ *                       :       v                               |  :
+ * contended             :    (*,x,y) +--> (*,0,0) ---> (*,0,1) -'  :
+ *   queue               :         ^--'                             :
+ *
+ * Resilience adds exits to every waiting loop (docs/DESIGN.md, "Recovery"):
+ *  - slow-path entry: AA check, then "we wait" is published and a cycle
+ *    check runs, all before any spinning or queueing;
+ *  - pending waiter: one timeout; on failure it clears the pending bit;
+ *  - queue head: two timeouts (owner + pending waiter ahead of it). On a
+ *    timeout it tears the queue down in FIFO order (successors get
+ *    -ETIMEDOUT); on a deadlock it hands the queue to its successor. With no
+ *    successor it resets the tail;
+ *  - non-head waiters never time out by themselves: the head signals them;
+ *  - a nested context (signal handler) whose thread already has a queue node
+ *    in use never queues: it could end up behind its own interrupted
+ *    context. It takes the bounded trylock fallback instead.
+ */
+#include <errno.h>
+
+#include "internal.h"
+#include "qhelpers.h"
+
+/* 1: we must queue; 0: we own the lock; <0: error. */
+enum { RQ_GO_QUEUE = 1 };
+
+static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val,
+                        struct rq_wait *w)
+{
+	_Atomic uint32_t *word = &lock->val;
+
+	val = rq_wait_handover(word, val);
+	if (!rq_try_set_pending(word, &val))
+		return RQ_GO_QUEUE;
+	if (val & RQ_LOCKED_MASK) {
+		int err = 0;
+
+		rq_wait_start(w, lock, t, idx, RQ_LOCKED_MASK, 1);
+		while (rq_load_word_acquire(word) & RQ_LOCKED_MASK) {
+			err = rq_wait_poll(w);
+			if (err) {
+				rq_clear_pending(word);
+				return err;
+			}
+		}
+	}
+	rq_clear_pending_set_locked(word);
+	rq_stat_inc(t, RQ_STAT_PENDING);
+	return 0;
+}
+
+static void count_node(struct rq_thread *t, uint32_t nidx)
+{
+	if (nidx > 0 && nidx < RQ_NR_NODES)
+		rq_stat_inc(t, (enum rq_stat)(RQ_STAT_NODE2 + nidx - 1));
+}
+
+/* Head of the queue: wait for the owner and the pending waiter to leave. */
+static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, struct rq_qnode *node,
+                     uint32_t tail, struct rq_wait *w)
+{
+	_Atomic uint32_t *word = &lock->val;
+	uint32_t val;
+	int err;
+
+	rq_wait_start(w, lock, t, idx, RQ_LOCKED_PENDING_MASK, 2);
+	while ((val = rq_load_word_acquire(word)) & RQ_LOCKED_PENDING_MASK) {
+		err = rq_wait_poll(w);
+		if (!err)
+			continue;
+		if (err == -ETIMEDOUT) {
+			rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
+		} else {
+			rq_stat_inc(t, RQ_STAT_HANDOFF);
+			rq_leave_queue(word, node, tail, RQ_NODE_HEAD);
+		}
+		return err;
+	}
+	rq_head_claim(word, node, tail, val);
+	return 0;
+}
+
+static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, struct rq_wait *w)
+{
+	_Atomic uint32_t *word = &lock->val;
+	uint32_t nidx = rq_node_get(t);
+	struct rq_qnode *node;
+	uint32_t tail;
+	int err = 0;
+
+	if (unlikely(nidx > 0)) {
+		/* Nested context, or out of nodes: never queue. */
+		err = rq_trylock_fallback(t, lock, idx, w);
+		goto out;
+	}
+	rq_stat_inc(t, RQ_STAT_SLOWPATH);
+	count_node(t, nidx);
+	node = &t->nodes[nidx];
+	rq_node_init(node);
+	/* The node may have been cold; the lock may be free by now. */
+	if (rq_trylock_word(word))
+		goto out;
+	tail = rq_encode_tail(t->slot, nidx);
+	if (rq_enqueue(word, node, tail) && rq_wait_node(node) == RQ_NODE_TIMEOUT) {
+		/* The head timed out: pass the teardown on and leave. */
+		rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
+		w->cycle.event = RQSPINLOCK_EV_TIMEOUT;
+		err = -ETIMEDOUT;
+		goto out;
+	}
+	err = head_wait(t, lock, idx, node, tail, w);
+out:
+	rq_node_put(t);
+	return err;
+}
+
+/* Entry checks, run before any spinning or queueing. */
+static int entry_checks(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, struct rq_wait *w)
+{
+	rq_wait_start(w, lock, t, idx, ~0u, 1);
+	return rq_wait_poll(w); /* the first poll runs AA + cycle checks now */
+}
+
+static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val,
+                           struct rq_wait *w)
+{
+	int err = entry_checks(t, lock, idx, w);
+
+	if (err)
+		return err;
+	err = pending_wait(t, lock, idx, val, w);
+	if (err != RQ_GO_QUEUE)
+		return err;
+	return queue_wait(t, lock, idx, w);
+}
+
+int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val)
+{
+	struct rq_wait w;
+	int err = rq_check_aa(t, lock, idx);
+
+	if (unlikely(err)) {
+		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
+		return rq_fail(t, lock, idx, err, &w.cycle, false);
+	}
+	rq_wait_push(t, lock);
+	if (t->slot == RQ_NO_SLOT ||
+	    atomic_load_explicit(&rq_mode, memory_order_relaxed) == RQSPINLOCK_MODE_TAS)
+		err = rq_tas_slowpath(t, lock, idx, &w);
+	else
+		err = queued_slowpath(t, lock, idx, val, &w);
+	if (likely(!err)) {
+		rq_held_mark_held(t, idx, lock);
+		rq_wait_pop(t);
+		return 0;
+	}
+	return rq_fail(t, lock, idx, err, &w.cycle, true);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lockevent-style counters: per thread (in the registry slot, relaxed
+ * increments on slow paths only), folded into rq_retired when a thread
+ * exits, summed on read.
+ */
+#include <errno.h>
+
+#include "internal.h"
+
+static _Atomic uint64_t rq_retired[RQ_STAT_NR];
+
+void rq_stats_retire(struct rq_thread *t)
+{
+	for (int s = 0; s < RQ_STAT_NR; s++) {
+		uint64_t v = atomic_exchange_explicit(&t->stats[s], 0, memory_order_relaxed);
+
+		atomic_fetch_add_explicit(&rq_retired[s], v, memory_order_relaxed);
+	}
+}
+
+void rq_stat_inc_global(enum rq_stat s)
+{
+	atomic_fetch_add_explicit(&rq_retired[s], 1, memory_order_relaxed);
+}
+
+static void sum_stats(uint64_t sum[RQ_STAT_NR])
+{
+	uint32_t bound = rq_slot_bound();
+
+	for (int s = 0; s < RQ_STAT_NR; s++)
+		sum[s] = atomic_load_explicit(&rq_retired[s], memory_order_relaxed);
+	for (uint32_t i = 0; i < bound; i++) {
+		struct rq_thread *t = rq_thread_at(i);
+
+		for (int s = 0; s < RQ_STAT_NR; s++)
+			sum[s] += atomic_load_explicit(&t->stats[s], memory_order_relaxed);
+	}
+	/* A caller without a slot sees its own counters too. */
+	if (rq_self && rq_self->slot == RQ_NO_SLOT)
+		for (int s = 0; s < RQ_STAT_NR; s++)
+			sum[s] += atomic_load_explicit(&rq_self->stats[s], memory_order_relaxed);
+}
+
+RQ_EXPORT int res_spin_get_stats(struct rqspinlock_stats *out)
+{
+	uint64_t sum[RQ_STAT_NR];
+
+	if (!out)
+		return -EINVAL;
+	sum_stats(sum);
+	*out = (struct rqspinlock_stats){
+	    .lock_slowpath = sum[RQ_STAT_SLOWPATH],
+	    .lock_pending = sum[RQ_STAT_PENDING],
+	    .lock_use_node2 = sum[RQ_STAT_NODE2],
+	    .lock_use_node3 = sum[RQ_STAT_NODE3],
+	    .lock_use_node4 = sum[RQ_STAT_NODE4],
+	    .lock_no_node = sum[RQ_STAT_NO_NODE],
+	    .lock_tas = sum[RQ_STAT_TAS],
+	    .timeout = sum[RQ_STAT_TIMEOUT],
+	    .deadlock_aa = sum[RQ_STAT_AA],
+	    .deadlock_abba = sum[RQ_STAT_ABBA],
+	    .deadlock_cycle = sum[RQ_STAT_CYCLE],
+	    .queue_handoff = sum[RQ_STAT_HANDOFF],
+	    .yields = sum[RQ_STAT_YIELD],
+	    .no_slot = sum[RQ_STAT_NO_SLOT],
+	    .unlock_not_held = sum[RQ_STAT_UNLOCK_NOT_HELD],
+	};
+	return 0;
+}
+
+RQ_EXPORT void res_spin_reset_stats(void)
+{
+	uint32_t bound = rq_slot_bound();
+
+	for (int s = 0; s < RQ_STAT_NR; s++)
+		atomic_store_explicit(&rq_retired[s], 0, memory_order_relaxed);
+	for (uint32_t i = 0; i < bound; i++)
+		for (int s = 0; s < RQ_STAT_NR; s++)
+			atomic_store_explicit(&rq_thread_at(i)->stats[s], 0, memory_order_relaxed);
+	if (rq_self && rq_self->slot == RQ_NO_SLOT)
+		for (int s = 0; s < RQ_STAT_NR; s++)
+			atomic_store_explicit(&rq_self->stats[s], 0, memory_order_relaxed);
+}

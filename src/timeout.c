@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Bounded waiting: the timeout, the periodic deadlock checks and yielding.
+ *
+ * Every waiting loop that owns a deadline (pending waiter, queue head,
+ * trylock and TAS fallbacks) calls rq_wait_poll() once per spin. The clock is
+ * read only every RQ_POLL_SPINS spins. The first poll starts the deadline and
+ * runs the deadlock checks at once; later checks run every
+ * RQ_CHECK_INTERVAL_NS, so a deadlock costs at most about a millisecond of
+ * spinning, and the timeout is the final line of defence.
+ *
+ * Userspace threads get preempted. After RQ_YIELD_AFTER_NS of waiting, each
+ * poll also yields the CPU, so that an owner preempted by its own waiters can
+ * run when there are more threads than cores.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "internal.h"
+#include "qhelpers.h"
+
+#define RQ_POLL_SPINS        64u
+#define RQ_CHECK_INTERVAL_NS 1000000ull
+#define RQ_YIELD_AFTER_NS    50000ull
+
+static _Atomic uint64_t rq_timeout = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
+
+uint64_t rq_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t rq_timeout_ns(void)
+{
+	return atomic_load_explicit(&rq_timeout, memory_order_relaxed);
+}
+
+RQ_EXPORT uint64_t res_spin_set_timeout_ns(uint64_t ns)
+{
+	if (ns == 0)
+		ns = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
+	else if (ns < RQSPINLOCK_MIN_TIMEOUT_NS)
+		ns = RQSPINLOCK_MIN_TIMEOUT_NS;
+	else if (ns > RQSPINLOCK_MAX_TIMEOUT_NS)
+		ns = RQSPINLOCK_MAX_TIMEOUT_NS;
+	/* relaxed: a plain configuration value; no data hangs off it */
+	return atomic_exchange_explicit(&rq_timeout, ns, memory_order_relaxed);
+}
+
+RQ_EXPORT uint64_t res_spin_get_timeout_ns(void)
+{
+	return rq_timeout_ns();
+}
+
+void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
+                   uint32_t mask, uint32_t timeouts)
+{
+	w->lock = lock;
+	w->self = self;
+	w->held_idx = held_idx;
+	w->mask = mask;
+	w->duration = rq_timeout_ns() * timeouts;
+	w->deadline = 0;
+	w->spin = 0;
+	w->cycle.event = 0;
+	w->cycle.n = 0;
+}
+
+static int run_checks(struct rq_wait *w)
+{
+	int err;
+
+	/* Freed meanwhile? Then there is nothing to detect. */
+	if (!(rq_word_load_relaxed(&w->lock->val) & w->mask))
+		return 0;
+	err = rq_check_aa(w->self, w->lock, w->held_idx);
+	if (err) {
+		w->cycle.event = RQSPINLOCK_EV_AA;
+		return err;
+	}
+	if (w->self->slot == RQ_NO_SLOT)
+		return 0; /* invisible to others: cannot be part of a cycle */
+	return rq_check_cycle(w->self, w->lock, &w->cycle);
+}
+
+static __attribute__((noinline)) int poll_clock(struct rq_wait *w)
+{
+	uint64_t now = rq_now_ns();
+
+	if (!w->deadline) {
+		w->deadline = now + w->duration;
+		w->next_check = now + RQ_CHECK_INTERVAL_NS;
+		return run_checks(w);
+	}
+	if (now > w->deadline) {
+		w->cycle.event = RQSPINLOCK_EV_TIMEOUT;
+		return -ETIMEDOUT;
+	}
+	if (now >= w->next_check) {
+		int err;
+
+		w->next_check = now + RQ_CHECK_INTERVAL_NS;
+		err = run_checks(w);
+		if (err)
+			return err;
+	}
+	if (now + w->duration - w->deadline > RQ_YIELD_AFTER_NS)
+		rq_yield();
+	return 0;
+}
+
+int rq_wait_poll(struct rq_wait *w)
+{
+	if (likely(w->spin++ % RQ_POLL_SPINS)) {
+		rq_cpu_relax();
+		return 0;
+	}
+	return poll_clock(w);
+}
