@@ -72,12 +72,13 @@ static void test_slot_recycling(void)
 
 struct full_registry {
 	rqspinlock_t lock;
-	long counter; /* protected by lock */
-	long x, y;    /* protected by lock; equal whenever it is free */
+	struct tu_cs cs; /* protected by lock */
 	long iters;
+	uint64_t pace_ns; /* pause after each critical section (0: none) */
 	int slots[FULL_THREADS]; /* each written by its thread, read after join */
 	atomic_int next_index;
-	atomic_long errors, broken;
+	atomic_long acquired, errors, broken, deadlocks, slotless_errors;
+	atomic_int stop;
 	pthread_barrier_t all_alive;
 };
 
@@ -88,42 +89,44 @@ static void *full_worker(void *arg)
 
 	s->slots[me] = res_spin_thread_slot();
 	/* Every thread is alive (and holds its slot, if any) before anyone locks. */
+	long done = 0;
+
 	pthread_barrier_wait(&s->all_alive);
-	for (long i = 0; i < s->iters; i++) {
-		if (res_spin_lock(&s->lock) != 0) {
+	for (long i = 0; i < s->iters && !tu_stopped(&s->stop); i++) {
+		int r = res_spin_lock(&s->lock);
+
+		if (r != 0) {
 			atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&s->deadlocks, r == -EDEADLK, memory_order_relaxed);
+			atomic_fetch_add_explicit(&s->slotless_errors, s->slots[me] < 0,
+						  memory_order_relaxed);
 			continue;
 		}
-		if (s->x != s->y)
+		if (!tu_cs_update(&s->cs))
 			atomic_fetch_add_explicit(&s->broken, 1, memory_order_relaxed);
-		s->x++;
-		atomic_signal_fence(memory_order_seq_cst);
-		s->counter++;
-		atomic_signal_fence(memory_order_seq_cst);
-		s->y = s->x;
 		res_spin_unlock(&s->lock);
+		done++;
+		if (s->pace_ns)
+			tu_sleep_ns(s->pace_ns);
 	}
+	atomic_fetch_add_explicit(&s->acquired, done, memory_order_relaxed);
 	/* A thread without a slot still has none. */
 	if (s->slots[me] == -ENOSPC && res_spin_thread_slot() != -ENOSPC)
 		atomic_fetch_add_explicit(&s->broken, 1000000, memory_order_relaxed);
 	return NULL;
 }
 
-static void test_registry_full(void)
+static void full_registry_test(long iters, uint64_t pace_ns, unsigned max_ms)
 {
-	struct full_registry s = {.lock = RQSPINLOCK_INIT, .iters = tu_scaled(4000)};
+	struct full_registry s = {.lock = RQSPINLOCK_INIT, .iters = iters, .pace_ns = pace_ns};
 	struct rqspinlock_stats st;
-	pthread_t t[FULL_THREADS];
 	int with_slot = 0, without = 0;
 
 	CHECK(getenv("RQSPINLOCK_SLOTS") && atoi(getenv("RQSPINLOCK_SLOTS")) == FULL_SLOTS);
 	/* Long timeout: TAS waiters may wait for the queue to drain; no false timeouts. */
 	res_spin_set_timeout_ns(5 * TU_NS_PER_S);
 	pthread_barrier_init(&s.all_alive, NULL, FULL_THREADS);
-	for (int i = 0; i < FULL_THREADS; i++)
-		tu_thread_start(&t[i], full_worker, &s);
-	for (int i = 0; i < FULL_THREADS; i++)
-		tu_thread_join(t[i]);
+	tu_run_threads(FULL_THREADS, full_worker, &s, max_ms, &s.stop);
 	pthread_barrier_destroy(&s.all_alive);
 	for (int i = 0; i < FULL_THREADS; i++) {
 		if (s.slots[i] == -ENOSPC) {
@@ -135,21 +138,41 @@ static void test_registry_full(void)
 		with_slot++;
 	}
 	tu_stats(&st);
-	printf("# %d threads with a slot, %d without; no_slot %llu, lock_tas %llu\n", with_slot,
-	       without, (unsigned long long)st.no_slot, (unsigned long long)st.lock_tas);
+	printf("# %d threads with a slot, %d without; no_slot %llu, lock_tas %llu; errors %ld "
+	       "(%ld -EDEADLK, %ld in slot-less threads)\n",
+	       with_slot, without, (unsigned long long)st.no_slot, (unsigned long long)st.lock_tas,
+	       atomic_load(&s.errors), atomic_load(&s.deadlocks), atomic_load(&s.slotless_errors));
 	CHECK_LE(with_slot, FULL_SLOTS);
 	CHECK_GE(without, FULL_THREADS - FULL_SLOTS);
 	CHECK_GT(st.no_slot, 0);
+	CHECK_GT(st.lock_tas, 0); /* slot-less threads waited in the TAS slow path */
 	CHECK_EQ(atomic_load(&s.errors), 0);
 	CHECK_EQ(atomic_load(&s.broken), 0);
-	CHECK_EQ(s.counter, s.iters * FULL_THREADS);
+	CHECK_GT(atomic_load(&s.acquired), 0);
+	tu_cs_check(&s.cs, atomic_load(&s.acquired));
 	CHECK_EQ(tu_word(&s.lock), 0);
 	res_spin_set_timeout_ns(0);
+}
+
+/*
+ * Sustained contention by all 12 threads. The window (12 s) exceeds a TAS
+ * waiter's 2 x 5 s limit, so starvation shows up as -ETIMEDOUT.
+ */
+static void test_registry_full(void)
+{
+	full_registry_test(tu_scaled(40000), 0, 12000);
+}
+
+/* Each thread pauses 20 us after each critical section: the queue drains often. */
+static void test_registry_full_paced(void)
+{
+	full_registry_test(tu_scaled(10000), 20000, 3000);
 }
 
 static const struct tu_test tests[] = {
 	{"core_slot_recycling", test_slot_recycling, 50},
 	{"core_registry_full", test_registry_full, 40},
+	{"core_registry_full_paced", test_registry_full_paced, 40},
 };
 
 TU_MAIN(tests)

@@ -63,20 +63,21 @@ tu_fail(const char *file, int line, const char *fmt, ...)
 			tu_fail(__FILE__, __LINE__, "CHECK(%s) failed", #cond);                    \
 	} while (0)
 
-#define TU_CHECK_OP(a, op, b)                                                                      \
+/* @sa, @sb: the operands as written (stringified before macro expansion). */
+#define TU_CHECK_OP(a, op, b, sa, sb)                                                              \
 	do {                                                                                       \
 		long long tu_a_ = (long long)(a), tu_b_ = (long long)(b);                          \
 		if (!(tu_a_ op tu_b_))                                                             \
-			tu_fail(__FILE__, __LINE__, "CHECK(%s %s %s) failed: %lld vs %lld", #a,    \
-				#op, #b, tu_a_, tu_b_);                                            \
+			tu_fail(__FILE__, __LINE__, "CHECK(%s %s %s) failed: %lld vs %lld", sa,    \
+				#op, sb, tu_a_, tu_b_);                                            \
 	} while (0)
 
-#define CHECK_EQ(a, b) TU_CHECK_OP(a, ==, b)
-#define CHECK_NE(a, b) TU_CHECK_OP(a, !=, b)
-#define CHECK_LT(a, b) TU_CHECK_OP(a, <, b)
-#define CHECK_LE(a, b) TU_CHECK_OP(a, <=, b)
-#define CHECK_GT(a, b) TU_CHECK_OP(a, >, b)
-#define CHECK_GE(a, b) TU_CHECK_OP(a, >=, b)
+#define CHECK_EQ(a, b) TU_CHECK_OP(a, ==, b, #a, #b)
+#define CHECK_NE(a, b) TU_CHECK_OP(a, !=, b, #a, #b)
+#define CHECK_LT(a, b) TU_CHECK_OP(a, <, b, #a, #b)
+#define CHECK_LE(a, b) TU_CHECK_OP(a, <=, b, #a, #b)
+#define CHECK_GT(a, b) TU_CHECK_OP(a, >, b, #a, #b)
+#define CHECK_GE(a, b) TU_CHECK_OP(a, >=, b, #a, #b)
 
 /* Monotonic time in nanoseconds; async-signal-safe. */
 static inline uint64_t tu_now_ns(void)
@@ -176,6 +177,130 @@ static inline uint64_t tu_rand(uint64_t *state)
 	return x * 2685821657736338717ULL;
 }
 
+/*
+ * Plain (non-atomic) data guarded by a lock under test. All words are equal
+ * whenever the lock is free; a thread that finds them unequal on entry ran
+ * concurrently with another one inside the critical section (and TSan sees
+ * the race). The updates also make the critical section long enough for
+ * real contention.
+ */
+#define TU_CS_WORDS 16
+struct tu_cs {
+	long w[TU_CS_WORDS];
+};
+
+/* Call with the lock held. Returns 0 when mutual exclusion was broken. */
+static inline int tu_cs_update(struct tu_cs *cs)
+{
+	int ok = 1;
+
+	for (int k = 1; k < TU_CS_WORDS; k++)
+		ok &= cs->w[k] == cs->w[0];
+	for (int k = 0; k < TU_CS_WORDS; k++) {
+		cs->w[k]++;
+		/* Keep the compiler from merging or reordering the stores. */
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+	return ok;
+}
+
+/* With the lock free: every word counted exactly @p n updates. */
+static inline void tu_cs_check(const struct tu_cs *cs, long n)
+{
+	for (int k = 0; k < TU_CS_WORDS; k++)
+		if (cs->w[k] != n)
+			tu_fail(__FILE__, __LINE__, "protected word %d is %ld, expected %ld", k,
+				cs->w[k], n);
+}
+
+/*
+ * Runs fn(arg) on @p n threads (at most 64). Lock throughput varies by orders
+ * of magnitude on an oversubscribed machine, so tests bound duration, not
+ * work: after @p max_ms the workers are told to finish (*stop = 1; they poll
+ * it with tu_stopped()). Returns 1 when they had to be stopped.
+ */
+static inline int tu_run_threads(int n, void *(*fn)(void *), void *arg, unsigned max_ms,
+				 atomic_int *stop)
+{
+	uint64_t end = tu_now_ns() + max_ms * TU_NS_PER_MS;
+	struct timespec now, deadline;
+	pthread_t t[64];
+	int stopped = 0;
+
+	if (n > 64)
+		tu_fail(__FILE__, __LINE__, "too many threads: %d", n);
+	for (int i = 0; i < n; i++)
+		tu_thread_start(&t[i], fn, arg);
+	/* pthread_timedjoin_np() takes a CLOCK_REALTIME deadline. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	deadline.tv_sec = now.tv_sec + (time_t)(max_ms / 1000);
+	deadline.tv_nsec = now.tv_nsec + (long)(max_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!stopped && tu_now_ns() < end && pthread_timedjoin_np(t[i], NULL, &deadline) == 0)
+			continue;
+		stopped = 1;
+		atomic_store_explicit(stop, 1, memory_order_relaxed);
+		tu_thread_join(t[i]);
+	}
+	return stopped;
+}
+
+static inline int tu_stopped(atomic_int *stop)
+{
+	return atomic_load_explicit(stop, memory_order_relaxed);
+}
+
+struct tu_hammer {
+	rqspinlock_t *lock;
+	struct tu_cs cs; /* protected by lock */
+	long iters;
+	atomic_long acquired, errors, broken;
+	atomic_int stop;
+};
+
+static inline void *tu_hammer_fn(void *arg)
+{
+	struct tu_hammer *h = arg;
+	long done = 0;
+
+	for (long i = 0; i < h->iters && !tu_stopped(&h->stop); i++) {
+		if (res_spin_lock(h->lock) != 0) {
+			atomic_fetch_add_explicit(&h->errors, 1, memory_order_relaxed);
+			continue;
+		}
+		if (!tu_cs_update(&h->cs))
+			atomic_fetch_add_explicit(&h->broken, 1, memory_order_relaxed);
+		res_spin_unlock(h->lock);
+		done++;
+	}
+	atomic_fetch_add_explicit(&h->acquired, done, memory_order_relaxed);
+	return NULL;
+}
+
+/*
+ * @p nthreads threads lock and unlock @p lock (up to @p iters times each, at
+ * most ~500 ms): no errors, exact mutual exclusion, word back to 0.
+ */
+static inline void tu_check_lock_usable(rqspinlock_t *lock, int nthreads, long iters)
+{
+	struct tu_hammer *h = calloc(1, sizeof(*h));
+
+	CHECK(h != NULL);
+	h->lock = lock;
+	h->iters = iters;
+	tu_run_threads(nthreads, tu_hammer_fn, h, 500, &h->stop);
+	CHECK_EQ(atomic_load(&h->errors), 0);
+	CHECK_EQ(atomic_load(&h->broken), 0);
+	CHECK_GT(atomic_load(&h->acquired), 0);
+	tu_cs_check(&h->cs, atomic_load(&h->acquired));
+	CHECK_EQ(atomic_load_explicit(&lock->val, memory_order_relaxed), 0);
+	free(h);
+}
+
 static inline void tu_stats(struct rqspinlock_stats *st)
 {
 	CHECK_EQ(res_spin_get_stats(st), 0);
@@ -190,6 +315,17 @@ struct tu_test {
 };
 
 static unsigned tu_watchdog_secs;
+/* What the test is doing now; the watchdog prints it when it fires. */
+static char tu_context[160];
+
+__attribute__((format(printf, 1, 2))) static inline void tu_set_context(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tu_context, sizeof(tu_context), fmt, ap);
+	va_end(ap);
+}
 
 static inline void *tu_watchdog(void *arg)
 {
@@ -200,6 +336,11 @@ static inline void *tu_watchdog(void *arg)
 	while (tu_now_ns() < end)
 		tu_sleep_ms(50);
 	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	/* Racy read of a diagnostic string, at the very end: good enough. */
+	if (tu_context[0] && (write(STDOUT_FILENO, "# context: ", 11) < 0 ||
+			      write(STDOUT_FILENO, tu_context, strnlen(tu_context, 159)) < 0 ||
+			      write(STDOUT_FILENO, "\n", 1) < 0))
 		_exit(3);
 	_exit(3);
 }
