@@ -102,6 +102,13 @@ static void test_abba_many(void)
 
 		if (res_spin_lock(&s.b) != 0)
 			continue;
+		/*
+		 * A critical section on B (1 ms): an A-then-B thread that takes A
+		 * meanwhile then waits for B, so that our wait for A closes the
+		 * cycle (otherwise it mostly closes on their side: their
+		 * -EDEADLK on B, ignored).
+		 */
+		tu_busy_ns(1000000);
 		r = res_spin_lock(&s.a);
 		if (r == 0)
 			res_spin_unlock(&s.a);

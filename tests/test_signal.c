@@ -97,7 +97,7 @@ static void test_irqsave(void)
 /* ---- a handler taking the lock its thread holds ---- */
 
 struct handler_probe {
-	rqspinlock_t *lock;
+	_Atomic(rqspinlock_t *) lock;
 	atomic_int entered, done, result;
 	uint64_t elapsed; /* written before done is released */
 };
@@ -106,27 +106,33 @@ static struct handler_probe probe;
 
 static void probe_reset(rqspinlock_t *lock)
 {
-	probe.lock = lock;
-	atomic_store(&probe.entered, 0);
-	atomic_store(&probe.done, 0);
-	atomic_store(&probe.result, 1);
+	atomic_store_explicit(&probe.entered, 0, memory_order_relaxed);
+	atomic_store_explicit(&probe.done, 0, memory_order_relaxed);
+	atomic_store_explicit(&probe.result, 1, memory_order_relaxed);
+	/* Release: pairs with the acquire in probe_handler(); the signal itself
+	 * orders them too, but TSan does not model pthread_kill(). */
+	atomic_store_explicit(&probe.lock, lock, memory_order_release);
 }
 
 /* Takes probe.lock; unlocks it again if that worked. Async-signal-safe. */
 static void probe_handler(int sig)
 {
+	/* Acquire: pairs with the release in probe_reset(). */
+	rqspinlock_t *lock = atomic_load_explicit(&probe.lock, memory_order_acquire);
+	int saved_errno = errno;
 	uint64_t t0 = tu_now_ns();
 	int r;
 
 	(void)sig;
 	atomic_store_explicit(&probe.entered, 1, memory_order_relaxed);
-	r = res_spin_lock(probe.lock);
+	r = res_spin_lock(lock);
 	probe.elapsed = tu_now_ns() - t0;
 	if (r == 0)
-		res_spin_unlock(probe.lock);
+		res_spin_unlock(lock);
 	atomic_store_explicit(&probe.result, r, memory_order_relaxed);
 	/* Release: pairs with the acquire in probe_wait() (publishes elapsed). */
 	atomic_store_explicit(&probe.done, 1, memory_order_release);
+	errno = saved_errno;
 }
 
 static int probe_wait(void)
@@ -141,6 +147,8 @@ static void test_signal_aa(void)
 	rqspinlock_t l = RQSPINLOCK_INIT;
 	struct rqspinlock_stats before, after;
 
+	/* A timeout (2 s) would be far slower than the bound below. */
+	res_spin_set_timeout_ns(2 * TU_NS_PER_S);
 	install_handler(SIGUSR1, probe_handler);
 	tu_stats(&before);
 	CHECK_EQ(res_spin_lock(&l), 0);
@@ -151,7 +159,7 @@ static void test_signal_aa(void)
 		else
 			CHECK_EQ(pthread_kill(pthread_self(), SIGUSR1), 0);
 		CHECK_EQ(probe_wait(), -EDEADLK);
-		CHECK_LT(probe.elapsed, RQSPINLOCK_DEFAULT_TIMEOUT_NS / 4);
+		CHECK_LT(probe.elapsed, 500 * TU_NS_PER_MS);
 		/* The outer critical section still owns the lock. */
 		CHECK_EQ(tu_word(&l), 1);
 	}
@@ -164,6 +172,7 @@ static void test_signal_aa(void)
 	CHECK_EQ(res_spin_lock(&l), -EDEADLK);
 	res_spin_unlock(&l);
 	CHECK_EQ(tu_word(&l), 0);
+	res_spin_set_timeout_ns(0);
 }
 
 /* ---- a handler interrupting a non-head queued waiter ---- */
@@ -216,8 +225,9 @@ static void test_signal_queued_waiter(void)
 	uint32_t tail;
 	int r;
 
-	/* Long enough that nobody times out while the queue is built. */
-	res_spin_set_timeout_ns(2 * TU_NS_PER_S);
+	/* Long enough that nobody times out while the queue is built, and that
+	 * a timeout cannot pass for a detection. */
+	res_spin_set_timeout_ns(5 * TU_NS_PER_S);
 	install_handler(SIGUSR1, probe_handler);
 	tu_stats(&before);
 	CHECK_EQ(res_spin_lock(&l), 0);
@@ -235,7 +245,7 @@ static void test_signal_queued_waiter(void)
 	probe_reset(&l);
 	CHECK_EQ(pthread_kill(target.t, SIGUSR1), 0);
 	CHECK_EQ(probe_wait(), -EDEADLK);
-	CHECK_LT(probe.elapsed, 500 * TU_NS_PER_MS);
+	CHECK_LT(probe.elapsed, 2 * TU_NS_PER_S);
 	CHECK_EQ(TU_TAIL(tu_word(&l)), tail); /* the target is still queued */
 
 	/*

@@ -102,6 +102,15 @@ static inline void tu_sleep_ms(unsigned ms)
 	tu_sleep_ns(ms * TU_NS_PER_MS);
 }
 
+/* Busy-wait @p ns: keeps a critical section busy without sleeping. */
+static inline void tu_busy_ns(uint64_t ns)
+{
+	uint64_t end = tu_now_ns() + ns;
+
+	while (tu_now_ns() < end)
+		;
+}
+
 /* RQ_TEST_SCALE: 1 normally, 0.25 under sanitizers; clamped to [0.01, 100]. */
 static inline double tu_scale(void)
 {
