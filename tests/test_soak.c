@@ -142,5 +142,7 @@ int main(int argc, char **argv)
 	tu_check_mode();
 	/* Generous watchdog: ~1 s per million acquisitions is typical. */
 	tu_start_watchdog((unsigned)(600 + total / 100000));
-	return soak_run(total, nthreads) == 0 ? 0 : 1;
+	total = soak_run(total, nthreads);
+	tu_stop_watchdog();
+	return total == 0 ? 0 : 1;
 }
