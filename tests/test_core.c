@@ -357,8 +357,8 @@ static void test_stats(void)
 	res_spin_reset_stats();
 	tu_stats(&st);
 	CHECK_EQ(st.lock_slowpath + st.lock_pending + st.lock_tas + st.timeout + st.deadlock_aa +
-			 st.unlock_not_held,
-		 0);
+	             st.unlock_not_held,
+	         0);
 	res_spin_set_timeout_ns(0);
 }
 
@@ -415,15 +415,15 @@ static void test_ql(void)
 }
 
 static const struct tu_test tests[] = {
-	{"core_mutex_2", test_mutex_2, 0},
-	{"core_mutex_4", test_mutex_4, 0},
-	{"core_mutex_8", test_mutex_8, 0},
-	{"core_mutex_16", test_mutex_16, 0},
-	{"core_trylock", test_trylock, 20},
-	{"core_timeout_setter", test_timeout_setter, 10},
-	{"core_static_init", test_static_init, 30},
-	{"core_stats", test_stats, 20},
-	{"core_ql", test_ql, 30},
+    {"core_mutex_2", test_mutex_2, 0},
+    {"core_mutex_4", test_mutex_4, 0},
+    {"core_mutex_8", test_mutex_8, 0},
+    {"core_mutex_16", test_mutex_16, 0},
+    {"core_trylock", test_trylock, 20},
+    {"core_timeout_setter", test_timeout_setter, 10},
+    {"core_static_init", test_static_init, 30},
+    {"core_stats", test_stats, 20},
+    {"core_ql", test_ql, 30},
 };
 
 TU_MAIN(tests)

@@ -133,8 +133,8 @@ static void test_abba_many(void)
 
 struct ring {
 	rqspinlock_t locks[RING_MAX];
-	int n;          /* threads (and locks) */
-	int closed;     /* 1: the last thread waits for lock 0 (a cycle); 0: a chain */
+	int n;            /* threads (and locks) */
+	int closed;       /* 1: the last thread waits for lock 0 (a cycle); 0: a chain */
 	uint64_t hold_ns; /* chain: how long the last thread holds its lock */
 	pthread_barrier_t all_hold;
 	struct ring_result {
@@ -250,7 +250,7 @@ static void test_chain(void)
 		CHECK_EQ(ring_round(&s), 0);
 	tu_stats(&after);
 	CHECK_EQ(after.deadlock_abba + after.deadlock_cycle + after.deadlock_aa,
-		 before.deadlock_abba + before.deadlock_cycle + before.deadlock_aa);
+	         before.deadlock_abba + before.deadlock_cycle + before.deadlock_aa);
 	CHECK_EQ(after.timeout, before.timeout);
 	res_spin_set_timeout_ns(0);
 }
@@ -556,7 +556,7 @@ static void test_report_hook(void)
 static void test_report_stderr(void)
 {
 	rqspinlock_t l = RQSPINLOCK_INIT;
-	char buf[16384];
+	char buf[16384], addr[32];
 	int p[2], saved;
 	ssize_t n;
 
@@ -578,20 +578,24 @@ static void test_report_stderr(void)
 	buf[n] = '\0';
 	printf("# stderr report (%zd bytes):\n%s\n", n, buf);
 	CHECK(strstr(buf, "AA") != NULL);
+	CHECK(strstr(buf, "EDEADLK") != NULL);
+	/* It names the lock. */
+	snprintf(addr, sizeof(addr), "%p", (void *)&l);
+	CHECK(strstr(buf, addr) != NULL);
 }
 
 static const struct tu_test tests[] = {
-	{"deadlock_aa", test_aa, 10},
-	{"deadlock_abba_many", test_abba_many, 30},
-	{"deadlock_abba_pair", test_abba_pair, 40},
-	{"deadlock_cycle3", test_cycle3, 40},
-	{"deadlock_chain", test_chain, 40},
-	{"deadlock_held_max", test_held_max, 20},
-	{"deadlock_ooo_unlock", test_ooo_unlock, 20},
-	{"deadlock_ooo_random", test_ooo_random, 30},
-	{"deadlock_ooo_concurrent", test_ooo_concurrent, 30},
-	{"deadlock_report_hook", test_report_hook, 30},
-	{"deadlock_report_stderr", test_report_stderr, 10},
+    {"deadlock_aa", test_aa, 10},
+    {"deadlock_abba_many", test_abba_many, 30},
+    {"deadlock_abba_pair", test_abba_pair, 40},
+    {"deadlock_cycle3", test_cycle3, 40},
+    {"deadlock_chain", test_chain, 40},
+    {"deadlock_held_max", test_held_max, 20},
+    {"deadlock_ooo_unlock", test_ooo_unlock, 20},
+    {"deadlock_ooo_random", test_ooo_random, 30},
+    {"deadlock_ooo_concurrent", test_ooo_concurrent, 30},
+    {"deadlock_report_hook", test_report_hook, 30},
+    {"deadlock_report_stderr", test_report_stderr, 10},
 };
 
 TU_MAIN(tests)

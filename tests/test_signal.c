@@ -276,9 +276,9 @@ static void test_signal_queued_waiter(void)
 }
 
 static const struct tu_test tests[] = {
-	{"core_irqsave", test_irqsave, 20},
-	{"deadlock_signal_aa", test_signal_aa, 20},
-	{"deadlock_signal_queued_waiter", test_signal_queued_waiter, 30},
+    {"core_irqsave", test_irqsave, 20},
+    {"deadlock_signal_aa", test_signal_aa, 20},
+    {"deadlock_signal_queued_waiter", test_signal_queued_waiter, 30},
 };
 
 TU_MAIN(tests)

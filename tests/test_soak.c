@@ -55,7 +55,7 @@ static void *soak_worker(void *arg)
 {
 	struct soak *s = arg;
 	uint64_t rng = 0x2545f4914f6cdd1dULL +
-		       (uint64_t)atomic_fetch_add_explicit(&s->next_seed, 1, memory_order_relaxed);
+	               (uint64_t)atomic_fetch_add_explicit(&s->next_seed, 1, memory_order_relaxed);
 	long done = 0;
 
 	while (done < s->per_thread) {
@@ -122,7 +122,7 @@ static void test_soak_short(void)
 }
 
 static const struct tu_test tests[] = {
-	{"deadlock_soak", test_soak_short, 50},
+    {"deadlock_soak", test_soak_short, 50},
 };
 
 int main(int argc, char **argv)

@@ -33,7 +33,7 @@
 #define TU_NS_PER_S  1000000000ULL
 
 /* Lock word fields (see rqspinlock.h). */
-#define TU_LOCKED(v)  ((v) & 0xffu)
+#define TU_LOCKED(v)  ((v)&0xffu)
 #define TU_PENDING(v) (((v) >> 8) & 0xffu)
 #define TU_TAIL(v)    ((v) >> 16)
 
@@ -69,7 +69,7 @@ tu_fail(const char *file, int line, const char *fmt, ...)
 		long long tu_a_ = (long long)(a), tu_b_ = (long long)(b);                          \
 		if (!(tu_a_ op tu_b_))                                                             \
 			tu_fail(__FILE__, __LINE__, "CHECK(%s %s %s) failed: %lld vs %lld", sa,    \
-				#op, sb, tu_a_, tu_b_);                                            \
+			        #op, sb, tu_a_, tu_b_);                                            \
 	} while (0)
 
 #define CHECK_EQ(a, b) TU_CHECK_OP(a, ==, b, #a, #b)
@@ -91,7 +91,7 @@ static inline uint64_t tu_now_ns(void)
 static inline void tu_sleep_ns(uint64_t ns)
 {
 	struct timespec ts = {.tv_sec = (time_t)(ns / TU_NS_PER_S),
-			      .tv_nsec = (long)(ns % TU_NS_PER_S)};
+	                      .tv_nsec = (long)(ns % TU_NS_PER_S)};
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
@@ -144,7 +144,7 @@ static inline uint64_t tu_slack_ns(uint64_t ns)
 /* Spin (yielding) until @p cond holds; fail after @p ms milliseconds. */
 #define TU_WAIT_UNTIL(cond, ms)                                                                    \
 	do {                                                                                       \
-		uint64_t tu_end_ = tu_now_ns() + (uint64_t)(ms) * TU_NS_PER_MS;                    \
+		uint64_t tu_end_ = tu_now_ns() + (uint64_t)(ms)*TU_NS_PER_MS;                      \
 		while (!(cond)) {                                                                  \
 			if (tu_now_ns() > tu_end_)                                                 \
 				tu_fail(__FILE__, __LINE__, "timed out waiting for %s", #cond);    \
@@ -219,7 +219,7 @@ static inline void tu_cs_check(const struct tu_cs *cs, long n)
 	for (int k = 0; k < TU_CS_WORDS; k++)
 		if (cs->w[k] != n)
 			tu_fail(__FILE__, __LINE__, "protected word %d is %ld, expected %ld", k,
-				cs->w[k], n);
+			        cs->w[k], n);
 }
 
 /*
@@ -229,7 +229,7 @@ static inline void tu_cs_check(const struct tu_cs *cs, long n)
  * it with tu_stopped()). Returns 1 when they had to be stopped.
  */
 static inline int tu_run_threads(int n, void *(*fn)(void *), void *arg, unsigned max_ms,
-				 atomic_int *stop)
+                                 atomic_int *stop)
 {
 	uint64_t end = tu_now_ns() + max_ms * TU_NS_PER_MS;
 	struct timespec now, deadline;
@@ -249,7 +249,8 @@ static inline int tu_run_threads(int n, void *(*fn)(void *), void *arg, unsigned
 		deadline.tv_nsec -= 1000000000L;
 	}
 	for (int i = 0; i < n; i++) {
-		if (!stopped && tu_now_ns() < end && pthread_timedjoin_np(t[i], NULL, &deadline) == 0)
+		if (!stopped && tu_now_ns() < end &&
+		    pthread_timedjoin_np(t[i], NULL, &deadline) == 0)
 			continue;
 		stopped = 1;
 		atomic_store_explicit(stop, 1, memory_order_relaxed);
@@ -353,8 +354,8 @@ static inline void *tu_watchdog(void *arg)
 		_exit(3);
 	/* Racy read of a diagnostic string, at the very end: good enough. */
 	if (tu_context[0] && (write(STDOUT_FILENO, "# context: ", 11) < 0 ||
-			      write(STDOUT_FILENO, tu_context, strnlen(tu_context, 159)) < 0 ||
-			      write(STDOUT_FILENO, "\n", 1) < 0))
+	                      write(STDOUT_FILENO, tu_context, strnlen(tu_context, 159)) < 0 ||
+	                      write(STDOUT_FILENO, "\n", 1) < 0))
 		_exit(3);
 	_exit(3);
 }
