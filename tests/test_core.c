@@ -137,13 +137,13 @@ static void test_trylock(void)
 	sigset_t flags;
 
 	/* A long timeout: a trylock that waited would be visible. */
-	res_spin_set_timeout_ns(2 * TU_NS_PER_S);
+	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
 	res_spin_lock_init(l);
 	CHECK_EQ(res_spin_trylock(l), 0);
 	CHECK_EQ(TU_LOCKED(tu_word(l)), 1);
 	CHECK_EQ(res_spin_trylock(l), -EBUSY);
 	CHECK_EQ(trylock_from_thread(&elapsed), -EBUSY);
-	CHECK_LT(elapsed, TU_NS_PER_S);
+	CHECK_LT(elapsed, TU_LONG_TIMEOUT_NS / 4);
 	res_spin_unlock(l);
 	CHECK_EQ(tu_word(l), 0);
 	CHECK_EQ(trylock_from_thread(&elapsed), 0); /* that thread exits holding it */
@@ -362,6 +362,41 @@ static void test_stats(void)
 	res_spin_set_timeout_ns(0);
 }
 
+/* ---- switching modes while threads contend ---- */
+
+static atomic_int toggler_quit;
+
+static void *mode_toggler(void *arg)
+{
+	long flips = 0;
+
+	(void)arg;
+	while (!atomic_load_explicit(&toggler_quit, memory_order_relaxed)) {
+		CHECK_EQ(
+		    res_spin_set_mode(flips++ % 2 ? RQSPINLOCK_MODE_QUEUED : RQSPINLOCK_MODE_TAS),
+		    0);
+		tu_sleep_ns(100000);
+	}
+	return NULL;
+}
+
+/* Documented as safe: both slow paths only take the lock with 0 -> locked. */
+static void test_mode_switch(void)
+{
+	enum rqspinlock_mode start = res_spin_get_mode();
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	pthread_t t;
+
+	CHECK_EQ(res_spin_set_mode((enum rqspinlock_mode)7), -EINVAL);
+	CHECK_EQ(res_spin_get_mode(), start);
+	tu_thread_start(&t, mode_toggler, NULL);
+	tu_check_lock_usable(&l, 6, tu_scaled(100000));
+	atomic_store_explicit(&toggler_quit, 1, memory_order_relaxed);
+	tu_thread_join(t);
+	CHECK_EQ(res_spin_set_mode(start), 0);
+	CHECK_EQ(res_spin_get_mode(), start);
+}
+
 /* ---- the baseline QL ---- */
 
 struct ql_state {
@@ -424,6 +459,7 @@ static const struct tu_test tests[] = {
     {"core_static_init", test_static_init, 30},
     {"core_stats", test_stats, 20},
     {"core_ql", test_ql, 30},
+    {"core_mode_switch", test_mode_switch, 30},
 };
 
 TU_MAIN(tests)

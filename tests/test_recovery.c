@@ -69,9 +69,8 @@ static void test_stalled_owner(void)
 {
 	/* Long enough for the queue to form before the pending waiter gives up. */
 	const uint64_t timeout = 300 * TU_NS_PER_MS;
-	/* The teardown passes from waiter to waiter: each must get a CPU, which
-	 * takes a while on a loaded 2-core machine; hence the large slack. */
-	const uint64_t bound = 2 * timeout + tu_slack_ns(500 * TU_NS_PER_MS);
+	/* The teardown passes from waiter to waiter: each must get a CPU. */
+	const uint64_t bound = 2 * timeout + tu_slack_ns(TU_STALL_NS);
 	struct rqspinlock_stats before, after;
 	struct waiter w[STALL_WAITERS];
 	rqspinlock_t l = RQSPINLOCK_INIT;
@@ -132,7 +131,7 @@ static void test_exit_holding(void)
 	for (int i = 0; i < 3; i++) {
 		tu_thread_join(w[i].t);
 		CHECK_EQ(w[i].result, -ETIMEDOUT);
-		CHECK_LE(w[i].end - w[i].start, 2 * timeout + tu_slack_ns(500 * TU_NS_PER_MS));
+		CHECK_LE(w[i].end - w[i].start, 2 * timeout + tu_slack_ns(TU_STALL_NS));
 	}
 	for (int i = 0; i < 3; i++) {
 		waiter_start(&w[i], &l);
@@ -272,7 +271,7 @@ static uint32_t garbage_value(long i, uint64_t *rng)
 static void garbage_test(int keep_tail)
 {
 	const uint64_t timeout = 2 * TU_NS_PER_MS;
-	const uint64_t bound = 2 * timeout + tu_slack_ns(500 * TU_NS_PER_MS);
+	const uint64_t bound = 2 * timeout + tu_slack_ns(TU_STALL_NS);
 	long n = tu_scaled(300), counts[3] = {0, 0, 0};
 	rqspinlock_t l;
 	uint64_t rng = 0x9e3779b97f4a7c15ULL;

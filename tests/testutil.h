@@ -32,6 +32,18 @@
 #define TU_NS_PER_MS 1000000ULL
 #define TU_NS_PER_S  1000000000ULL
 
+/*
+ * Timeout for tests in which a timeout must never pass for a detection
+ * (-EDEADLK) or a non-waiting call; those are asserted to take less than a
+ * quarter of it.
+ */
+#define TU_LONG_TIMEOUT_NS (10 * TU_NS_PER_S)
+/*
+ * Slack for upper time bounds: on the loaded 2-core CI VM a runnable thread
+ * was seen to get no CPU for 1.6 s. More under sanitizers (tu_slack_ns()).
+ */
+#define TU_STALL_NS (2 * TU_NS_PER_S)
+
 /* Lock word fields (see rqspinlock.h). */
 #define TU_LOCKED(v)  ((v)&0xffu)
 #define TU_PENDING(v) (((v) >> 8) & 0xffu)
