@@ -62,7 +62,12 @@ void rq_held_drop(struct rq_thread *t, uint32_t n)
 	atomic_store_explicit(&t->held.cnt, n, memory_order_relaxed);
 }
 
-/* Remove entry @i of @n (not the top): the entries above shift down. */
+/*
+ * Remove entry @i of @n: the entries above shift down. With more than
+ * RQ_NR_HELD locks held, the first untracked lock conceptually moves into
+ * the last slot, which therefore becomes an empty hole (0): "held, but
+ * untracked".
+ */
 static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 {
 	uint32_t top = held_tracked(n);
@@ -70,36 +75,46 @@ static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 	/* Copy before overwrite: every held lock stays visible throughout. */
 	for (; i + 1 < top; i++)
 		held_set(t, i, held_entry(t, i + 1));
-	if (n <= RQ_NR_HELD)
-		held_set(t, top - 1, 0);
+	held_set(t, top - 1, 0);
 	atomic_thread_fence(memory_order_release); /* as in rq_held_drop() */
 	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
+}
+
+/* Index of @want among the tracked entries, or of the topmost hole when
+ * @want is 0; -1 when absent. */
+static int held_find(const struct rq_thread *t, uintptr_t want, uint32_t n)
+{
+	for (uint32_t i = held_tracked(n); i > 0; i--)
+		if (held_entry(t, i - 1) == want)
+			return (int)i - 1;
+	return -1;
 }
 
 void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t n)
 {
 	uintptr_t want = (uintptr_t)lock;
-	uint32_t top = held_tracked(n);
-	uint32_t i = top;
+	int i = n ? held_find(t, want, n) : -1;
 
-	while (i > 0 && held_entry(t, i - 1) != want)
-		i--;
-	if (i == 0) {
-		/* Untracked (beyond the table) or not held at all. */
-		if (n <= RQ_NR_HELD || n == 0)
-			rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
+	if (i >= 0) {
+		/* Out-of-order unlock: tag, release, then drop the entry. */
+		held_set(t, (uint32_t)i, want | RQ_ENTRY_RELEASING);
 		rq_store_unlocked(&lock->val);
-		if (n > RQ_NR_HELD) {
-			atomic_signal_fence(memory_order_seq_cst);
-			atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
-		}
+		atomic_signal_fence(memory_order_seq_cst);
+		held_remove_at(t, (uint32_t)i, n);
 		return;
 	}
-	/* Out-of-order unlock: tag, release, then drop the entry. */
-	held_set(t, i - 1, want | RQ_ENTRY_RELEASING);
 	rq_store_unlocked(&lock->val);
 	atomic_signal_fence(memory_order_seq_cst);
-	held_remove_at(t, i - 1, n);
+	if (n > RQ_NR_HELD) {
+		/* An untracked lock: the count still covers it. */
+		atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
+		return;
+	}
+	i = n ? held_find(t, 0, n) : -1;
+	if (i >= 0)
+		held_remove_at(t, (uint32_t)i, n); /* was untracked, see above */
+	else
+		rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
 }
 
 void rq_wait_push(struct rq_thread *t, const void *lock)

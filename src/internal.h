@@ -91,6 +91,7 @@ struct rq_thread *rq_register_self(void);
 struct rq_thread *rq_thread_at(uint32_t slot);
 uint32_t rq_slot_bound(void);
 void rq_yield(void);
+void rq_nap(void);
 
 static inline struct rq_thread *rq_self_get(void)
 {
@@ -160,9 +161,12 @@ struct rq_wait {
 	uint32_t held_idx;   /* our entry in the held table */
 	uint32_t mask;       /* lock-word bits whose clearing ends the wait */
 	uint64_t duration;   /* ns */
+	uint64_t start;      /* first poll */
 	uint64_t deadline;   /* 0 until the first poll */
+	uint64_t last_poll;  /* to discount time spent off CPU */
 	uint64_t next_check; /* next deadlock check */
 	uint32_t spin;
+	uint32_t graces;       /* extensions left after being off CPU */
 	struct rq_cycle cycle; /* filled when detection fires */
 };
 void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -51,6 +52,22 @@ void rq_yield(void)
 	if (t)
 		rq_stat_inc(t, RQ_STAT_YIELD);
 	sched_yield();
+}
+
+/*
+ * A waiter that has waited long gives its CPU away for real: sched_yield()
+ * can hand the CPU straight back to the yielder when the scheduler deems the
+ * preempted owner to have had its share, whereas a short sleep takes the
+ * waiter off the run queue.
+ */
+void rq_nap(void)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = 20000};
+	struct rq_thread *t = rq_self;
+
+	if (t)
+		rq_stat_inc(t, RQ_STAT_YIELD);
+	nanosleep(&ts, NULL);
 }
 
 static void clear_thread(struct rq_thread *t)

@@ -46,7 +46,7 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, u
 
 	val = rq_wait_handover(word, val);
 	if (!rq_try_set_pending(word, &val))
-		return RQ_GO_QUEUE;
+		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
 	if (val & RQ_LOCKED_MASK) {
 		int err = 0;
 
@@ -70,19 +70,30 @@ static void count_node(struct rq_thread *t, uint32_t nidx)
 		rq_stat_inc(t, (enum rq_stat)(RQ_STAT_NODE2 + nidx - 1));
 }
 
-/* Head of the queue: wait for the owner and the pending waiter to leave. */
+/*
+ * Head of the queue: take the pending bit (waiting for a pending waiter
+ * that came before the queue to finish), then wait for the owner to leave.
+ * Two timeouts: the pending waiter's critical section and the owner's.
+ */
 static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, struct rq_qnode *node,
                      uint32_t tail, struct rq_wait *w)
 {
 	_Atomic uint32_t *word = &lock->val;
+	int pending = 0, err;
 	uint32_t val;
-	int err;
 
 	rq_wait_start(w, lock, t, idx, RQ_LOCKED_PENDING_MASK, 2);
-	while ((val = rq_load_word_acquire(word)) & RQ_LOCKED_PENDING_MASK) {
+	for (;;) {
+		val = rq_load_word_acquire(word);
+		if (!pending)
+			pending = rq_head_try_pending(word, &val);
+		if (pending && !(val & RQ_LOCKED_MASK))
+			break;
 		err = rq_wait_poll(w);
 		if (!err)
 			continue;
+		if (pending)
+			rq_clear_pending(word);
 		if (err == -ETIMEDOUT) {
 			rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
 		} else {
@@ -113,10 +124,11 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	node = &t->nodes[nidx];
 	rq_node_init(node);
 	/* The node may have been cold; the lock may be free by now. */
-	if (rq_trylock_word(word))
+	if (rq_try_steal(word))
 		goto out;
 	tail = rq_encode_tail(t->slot, nidx);
-	if (rq_enqueue(word, node, tail) && rq_wait_node(node) == RQ_NODE_TIMEOUT) {
+	if (rq_enqueue(word, node, tail, (uintptr_t)lock) &&
+	    rq_wait_node(node) == RQ_NODE_TIMEOUT) {
 		/* The head timed out: pass the teardown on and leave. */
 		rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
 		w->cycle.event = RQSPINLOCK_EV_TIMEOUT;
