@@ -43,7 +43,7 @@ static void *mutex_worker(void *arg)
 	int irq;
 
 	pthread_barrier_wait(&s->start);
-	for (long i = 0; i < s->iters && !tu_stopped(&s->stop); i++) {
+	for (long i = 0; tu_keep_going(i, s->iters, &s->stop); i++) {
 		if (mutex_acquire(s, i, &flags, &irq) != 0) {
 			atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
 			continue;
@@ -241,63 +241,36 @@ static void test_static_init(void)
 
 /* ---- statistics ---- */
 
-struct stats_waiter {
-	rqspinlock_t *lock;
-	pthread_t t;
-	atomic_int result;
-	atomic_int done;
-};
-
-static void *stats_waiter_fn(void *arg)
+static uint64_t stats_tas_entries(void)
 {
-	struct stats_waiter *w = arg;
-	int r = res_spin_lock(w->lock);
+	struct rqspinlock_stats st;
 
-	if (r == 0)
-		res_spin_unlock(w->lock);
-	atomic_store_explicit(&w->result, r, memory_order_relaxed);
-	/* Release: pairs with the acquire load in stats_wait_done(). */
-	atomic_store_explicit(&w->done, 1, memory_order_release);
-	return NULL;
-}
-
-static void stats_waiter_start(struct stats_waiter *w, rqspinlock_t *lock)
-{
-	w->lock = lock;
-	atomic_init(&w->result, 1);
-	atomic_init(&w->done, 0);
-	tu_thread_start(&w->t, stats_waiter_fn, w);
-}
-
-static int stats_wait_done(struct stats_waiter *w)
-{
-	tu_thread_join(w->t);
-	/* Acquire: pairs with the release store in stats_waiter_fn(). */
-	CHECK_EQ(atomic_load_explicit(&w->done, memory_order_acquire), 1);
-	return atomic_load_explicit(&w->result, memory_order_relaxed);
+	tu_stats(&st);
+	return st.lock_tas;
 }
 
 /*
  * Main holds the lock; waiters arrive one after the other (queued mode: the
- * first becomes the pending waiter, the second queues); then main releases.
+ * first becomes the pending waiter, the second queues; TAS mode: each enters
+ * the TAS slow path, which counts on entry); then main releases.
  */
 static void stats_contend(rqspinlock_t *l, int nwaiters)
 {
-	struct stats_waiter w[2];
+	struct tu_waiter w[2];
 
 	CHECK_EQ(res_spin_lock(l), 0);
 	for (int i = 0; i < nwaiters; i++) {
-		stats_waiter_start(&w[i], l);
+		tu_waiter_start(&w[i], l);
 		if (tu_is_tas())
-			tu_sleep_ms(20);
+			TU_WAIT_UNTIL(stats_tas_entries() >= (uint64_t)i + 1, TU_SETUP_MS);
 		else if (i == 0)
-			TU_WAIT_UNTIL(TU_PENDING(tu_word(l)) != 0, 2000);
+			TU_WAIT_UNTIL(TU_PENDING(tu_word(l)) != 0, TU_SETUP_MS);
 		else
-			TU_WAIT_UNTIL(TU_TAIL(tu_word(l)) != 0, 2000);
+			TU_WAIT_UNTIL(TU_TAIL(tu_word(l)) != 0, TU_SETUP_MS);
 	}
 	res_spin_unlock(l);
 	for (int i = 0; i < nwaiters; i++)
-		CHECK_EQ(stats_wait_done(&w[i]), 0);
+		CHECK_EQ(tu_waiter_join(&w[i]), 0);
 }
 
 static void *stats_timeout_fn(void *arg)
@@ -412,7 +385,7 @@ static void *ql_worker(void *arg)
 	struct ql_state *s = arg;
 	long done = 0;
 
-	for (long i = 0; i < s->iters && !tu_stopped(&s->stop); i++) {
+	for (long i = 0; tu_keep_going(i, s->iters, &s->stop); i++) {
 		ql_spin_lock(&s->lock);
 		if (!tu_cs_update(&s->cs))
 			atomic_fetch_add_explicit(&s->broken, 1, memory_order_relaxed);

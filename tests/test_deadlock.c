@@ -301,22 +301,6 @@ static void test_held_max(void)
 
 /* ---- out-of-order unlock ---- */
 
-struct brief_holder {
-	rqspinlock_t *lock;
-	atomic_int held;
-};
-
-static void *brief_holder_fn(void *arg)
-{
-	struct brief_holder *h = arg;
-
-	CHECK_EQ(res_spin_lock(h->lock), 0);
-	atomic_store_explicit(&h->held, 1, memory_order_relaxed);
-	tu_sleep_ms(30);
-	res_spin_unlock(h->lock);
-	return NULL;
-}
-
 /*
  * Takes @p l while another thread holds it for 30 ms, so that this thread
  * goes through the slow path: a stale entry of @p l in this thread's table
@@ -324,14 +308,12 @@ static void *brief_holder_fn(void *arg)
  */
 static void check_no_stale_entry(rqspinlock_t *l)
 {
-	struct brief_holder h = {.lock = l};
-	pthread_t t;
+	struct tu_holder h;
 
-	tu_thread_start(&t, brief_holder_fn, &h);
-	TU_WAIT_UNTIL(atomic_load_explicit(&h.held, memory_order_relaxed), 5000);
+	tu_holder_start(&h, l, 30 * TU_NS_PER_MS);
 	CHECK_EQ(res_spin_lock(l), 0);
 	res_spin_unlock(l);
-	tu_thread_join(t);
+	tu_holder_join(&h);
 	CHECK_EQ(tu_word(l), 0);
 }
 
@@ -376,6 +358,55 @@ static void test_ooo_unlock(void)
 	res_spin_unlock(&c);
 	check_no_stale_entry(&c);
 	CHECK_EQ(tu_word(&a) | tu_word(&b) | tu_word(&c), 0);
+	res_spin_set_timeout_ns(0);
+}
+
+/*
+ * Out-of-order unlocks while more than RQSPINLOCK_NR_HELD locks are held:
+ * the tracked ones are still detected, and once everything is released the
+ * table is clean (no stale entry, AA works).
+ */
+static void test_held_max_ooo(void)
+{
+	rqspinlock_t locks[HELD_MAX_LOCKS];
+	const int out_of_order[] = {5, 32, 0, 31, 17};
+	int held[HELD_MAX_LOCKS];
+	int r;
+
+	res_spin_set_timeout_ns(20 * TU_NS_PER_MS);
+	for (int i = 0; i < HELD_MAX_LOCKS; i++) {
+		res_spin_lock_init(&locks[i]);
+		CHECK_EQ(res_spin_lock(&locks[i]), 0);
+		held[i] = 1;
+	}
+	for (size_t k = 0; k < sizeof(out_of_order) / sizeof(out_of_order[0]); k++) {
+		res_spin_unlock(&locks[out_of_order[k]]);
+		held[out_of_order[k]] = 0;
+		CHECK_EQ(tu_word(&locks[out_of_order[k]]), 0);
+		for (int i = 0; i < HELD_MAX_LOCKS; i++) {
+			if (!held[i])
+				continue;
+			r = res_spin_lock(&locks[i]);
+			/* Tracked when taken: must be found. Untracked: may time out. */
+			if (i < RQSPINLOCK_NR_HELD)
+				CHECK_EQ(r, -EDEADLK);
+			else
+				CHECK(r == -EDEADLK || r == -ETIMEDOUT);
+			CHECK_EQ(tu_word(&locks[i]), 1);
+		}
+	}
+	for (int i = HELD_MAX_LOCKS - 1; i >= 0; i--)
+		if (held[i])
+			res_spin_unlock(&locks[i]);
+	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
+	for (int i = 0; i < HELD_MAX_LOCKS; i++) {
+		CHECK_EQ(tu_word(&locks[i]), 0);
+		if (i % 4 == 0 || i >= 30)
+			check_no_stale_entry(&locks[i]);
+	}
+	CHECK_EQ(res_spin_lock(&locks[33]), 0);
+	check_aa(&locks[33]);
+	res_spin_unlock(&locks[33]);
 	res_spin_set_timeout_ns(0);
 }
 
@@ -597,6 +628,7 @@ static const struct tu_test tests[] = {
     {"deadlock_chain", test_chain, 40},
     {"deadlock_held_max", test_held_max, 20},
     {"deadlock_ooo_unlock", test_ooo_unlock, 20},
+    {"deadlock_held_max_ooo", test_held_max_ooo, 30},
     {"deadlock_ooo_random", test_ooo_random, 30},
     {"deadlock_ooo_concurrent", test_ooo_concurrent, 30},
     {"deadlock_report_hook", test_report_hook, 30},

@@ -9,34 +9,6 @@
 
 #include <sys/wait.h>
 
-/* ---- shared: a waiter thread recording its result and duration ---- */
-
-struct waiter {
-	rqspinlock_t *lock;
-	pthread_t t;
-	uint64_t start, end; /* written by the waiter, read after join */
-	int result;
-};
-
-static void *waiter_fn(void *arg)
-{
-	struct waiter *w = arg;
-
-	w->start = tu_now_ns();
-	w->result = res_spin_lock(w->lock);
-	w->end = tu_now_ns();
-	if (w->result == 0)
-		res_spin_unlock(w->lock);
-	return NULL;
-}
-
-static void waiter_start(struct waiter *w, rqspinlock_t *lock)
-{
-	w->lock = lock;
-	w->result = 1;
-	tu_thread_start(&w->t, waiter_fn, w);
-}
-
 /* The lock works normally: 4 threads, no errors, exact count, word back to 0. */
 static void check_lock_usable(rqspinlock_t *lock)
 {
@@ -49,19 +21,20 @@ static void check_lock_usable(rqspinlock_t *lock)
 
 /*
  * Queued mode: wait until waiter @p i is visibly in place: the first one as
- * the pending waiter, the next ones each as the new queue tail.
+ * the pending waiter, the next ones each as the new queue tail. (A waiter
+ * that already gave up, after a long stall of this thread, ends the wait.)
  */
-static void stall_wait_arrival(rqspinlock_t *l, int i, uint32_t *tail)
+static void stall_wait_arrival(rqspinlock_t *l, struct tu_waiter *w, int i, uint32_t *tail)
 {
 	if (tu_is_tas()) {
 		tu_sleep_ms(10);
 		return;
 	}
 	if (i == 0) {
-		TU_WAIT_UNTIL(TU_PENDING(tu_word(l)) != 0, 2000);
+		TU_WAIT_UNTIL(TU_PENDING(tu_word(l)) != 0 || tu_waiter_done(w), TU_SETUP_MS);
 		return;
 	}
-	TU_WAIT_UNTIL(TU_TAIL(tu_word(l)) != *tail, 2000);
+	TU_WAIT_UNTIL(TU_TAIL(tu_word(l)) != *tail || tu_waiter_done(w), TU_SETUP_MS);
 	*tail = TU_TAIL(tu_word(l));
 }
 
@@ -72,7 +45,7 @@ static void test_stalled_owner(void)
 	/* The teardown passes from waiter to waiter: each must get a CPU. */
 	const uint64_t bound = 2 * timeout + tu_slack_ns(TU_STALL_NS);
 	struct rqspinlock_stats before, after;
-	struct waiter w[STALL_WAITERS];
+	struct tu_waiter w[STALL_WAITERS];
 	rqspinlock_t l = RQSPINLOCK_INIT;
 	uint32_t tail = 0;
 
@@ -80,11 +53,11 @@ static void test_stalled_owner(void)
 	tu_stats(&before);
 	CHECK_EQ(res_spin_lock(&l), 0); /* the owner stalls until every waiter failed */
 	for (int i = 0; i < STALL_WAITERS; i++) {
-		waiter_start(&w[i], &l);
-		stall_wait_arrival(&l, i, &tail);
+		tu_waiter_start(&w[i], &l);
+		stall_wait_arrival(&l, &w[i], i, &tail);
 	}
 	for (int i = 0; i < STALL_WAITERS; i++)
-		tu_thread_join(w[i].t);
+		tu_waiter_join(&w[i]);
 	for (int i = 0; i < STALL_WAITERS; i++)
 		printf("# waiter %d: %d after %.1f ms\n", i, w[i].result,
 		       (double)(w[i].end - w[i].start) / 1e6);
@@ -115,7 +88,7 @@ static void *lock_and_exit(void *arg)
 static void test_exit_holding(void)
 {
 	const uint64_t timeout = 20 * TU_NS_PER_MS;
-	struct waiter w[3];
+	struct tu_waiter w[3];
 	rqspinlock_t l = RQSPINLOCK_INIT, other = RQSPINLOCK_INIT;
 	pthread_t t;
 
@@ -127,19 +100,16 @@ static void test_exit_holding(void)
 	CHECK_EQ(res_spin_lock(&l), -ETIMEDOUT);
 	/* Several waiters at once, then one after the other (recycled slots). */
 	for (int i = 0; i < 3; i++)
-		waiter_start(&w[i], &l);
+		tu_waiter_start(&w[i], &l);
 	for (int i = 0; i < 3; i++) {
-		tu_thread_join(w[i].t);
-		CHECK_EQ(w[i].result, -ETIMEDOUT);
+		CHECK_EQ(tu_waiter_join(&w[i]), -ETIMEDOUT);
 		CHECK_LE(w[i].end - w[i].start, 2 * timeout + tu_slack_ns(TU_STALL_NS));
 	}
 	for (int i = 0; i < 3; i++) {
-		waiter_start(&w[i], &l);
-		tu_thread_join(w[i].t);
-		CHECK_EQ(w[i].result, -ETIMEDOUT);
-		waiter_start(&w[i], &other);
-		tu_thread_join(w[i].t);
-		CHECK_EQ(w[i].result, 0);
+		tu_waiter_start(&w[i], &l);
+		CHECK_EQ(tu_waiter_join(&w[i]), -ETIMEDOUT);
+		tu_waiter_start(&w[i], &other);
+		CHECK_EQ(tu_waiter_join(&w[i]), 0);
 	}
 	CHECK_EQ(TU_LOCKED(tu_word(&l)), 1);
 	res_spin_lock_init(&l);
@@ -148,23 +118,6 @@ static void test_exit_holding(void)
 }
 
 /* ---- fork() while another thread holds a lock ---- */
-
-struct fork_holder {
-	rqspinlock_t *lock;
-	atomic_int held, release;
-};
-
-static void *fork_holder_fn(void *arg)
-{
-	struct fork_holder *h = arg;
-
-	CHECK_EQ(res_spin_lock(h->lock), 0);
-	atomic_store_explicit(&h->held, 1, memory_order_relaxed);
-	while (!atomic_load_explicit(&h->release, memory_order_relaxed))
-		tu_sleep_ms(1);
-	res_spin_unlock(h->lock);
-	return NULL;
-}
 
 /* In the child: single-threaded, bounded by alarm(); status 0 = all as expected. */
 static int fork_child(rqspinlock_t *held_by_other, rqspinlock_t *held_by_me,
@@ -211,13 +164,11 @@ static int wait_bounded(pid_t pid, unsigned secs)
 static void test_fork(void)
 {
 	rqspinlock_t a = RQSPINLOCK_INIT, mine = RQSPINLOCK_INIT, free_lock = RQSPINLOCK_INIT;
-	struct fork_holder h = {.lock = &a};
-	pthread_t t;
+	struct tu_holder h;
 	int status;
 	pid_t pid;
 
-	tu_thread_start(&t, fork_holder_fn, &h);
-	TU_WAIT_UNTIL(atomic_load_explicit(&h.held, memory_order_relaxed), 5000);
+	tu_holder_start(&h, &a, 0);
 	CHECK_EQ(res_spin_lock(&mine), 0);
 	pid = fork();
 	CHECK(pid >= 0);
@@ -228,8 +179,7 @@ static void test_fork(void)
 	CHECK_EQ(WEXITSTATUS(status), 0);
 
 	/* The parent is unaffected. */
-	atomic_store_explicit(&h.release, 1, memory_order_relaxed);
-	tu_thread_join(t);
+	tu_holder_join(&h);
 	res_spin_unlock(&mine);
 	check_lock_usable(&a);
 	check_lock_usable(&mine);

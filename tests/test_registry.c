@@ -92,7 +92,7 @@ static void *full_worker(void *arg)
 	long done = 0;
 
 	pthread_barrier_wait(&s->all_alive);
-	for (long i = 0; i < s->iters && !tu_stopped(&s->stop); i++) {
+	for (long i = 0; tu_keep_going(i, s->iters, &s->stop); i++) {
 		int r = res_spin_lock(&s->lock);
 
 		if (r != 0) {

@@ -35,21 +35,13 @@ static void count_usr1(int sig)
 	atomic_fetch_add_explicit(&usr1_runs, 1, memory_order_relaxed);
 }
 
-static void *hold_for_a_while(void *arg)
-{
-	CHECK_EQ(res_spin_lock(arg), 0);
-	tu_sleep_ms(200);
-	res_spin_unlock(arg);
-	return NULL;
-}
-
 /* A failing irqsave restores the mask: SIGUSR1 unblocked, SIGUSR2 still blocked. */
 static void check_mask_restored(void)
 {
 	CHECK(!blocked(SIGUSR1));
 	CHECK(blocked(SIGUSR2));
 	CHECK_EQ(raise(SIGUSR1), 0);
-	TU_WAIT_UNTIL(atomic_load(&usr1_runs) == 1, 2000);
+	TU_WAIT_UNTIL(atomic_load(&usr1_runs) == 1, TU_SETUP_MS);
 	atomic_store(&usr1_runs, 0);
 }
 
@@ -57,7 +49,7 @@ static void test_irqsave(void)
 {
 	rqspinlock_t l = RQSPINLOCK_INIT;
 	sigset_t flags, usr2;
-	pthread_t t;
+	struct tu_holder h;
 
 	install_handler(SIGUSR1, count_usr1);
 	sigemptyset(&usr2);
@@ -85,11 +77,10 @@ static void test_irqsave(void)
 
 	/* Failure by timeout. */
 	res_spin_set_timeout_ns(20 * TU_NS_PER_MS);
-	tu_thread_start(&t, hold_for_a_while, &l);
-	TU_WAIT_UNTIL(tu_word(&l) != 0, 2000);
+	tu_holder_start(&h, &l, 0);
 	CHECK_EQ(res_spin_lock_irqsave(&l, &flags), -ETIMEDOUT);
 	check_mask_restored();
-	tu_thread_join(t);
+	tu_holder_join(&h);
 	res_spin_set_timeout_ns(0);
 	CHECK_EQ(pthread_sigmask(SIG_UNBLOCK, &usr2, NULL), 0);
 }
@@ -138,7 +129,7 @@ static void probe_handler(int sig)
 static int probe_wait(void)
 {
 	/* Acquire: pairs with the release at the end of probe_handler(). */
-	TU_WAIT_UNTIL(atomic_load_explicit(&probe.done, memory_order_acquire), 5000);
+	TU_WAIT_UNTIL(atomic_load_explicit(&probe.done, memory_order_acquire), TU_SETUP_MS);
 	return atomic_load_explicit(&probe.result, memory_order_relaxed);
 }
 
@@ -177,39 +168,9 @@ static void test_signal_aa(void)
 
 /* ---- a handler interrupting a non-head queued waiter ---- */
 
-struct queued {
-	rqspinlock_t *lock;
-	pthread_t t;
-	atomic_int result;
-};
-
-static void *queued_fn(void *arg)
-{
-	struct queued *q = arg;
-	int r = res_spin_lock(q->lock);
-
-	if (r == 0)
-		res_spin_unlock(q->lock);
-	atomic_store_explicit(&q->result, r, memory_order_relaxed);
-	return NULL;
-}
-
-static void queued_start(struct queued *q, rqspinlock_t *lock)
-{
-	q->lock = lock;
-	atomic_init(&q->result, 1);
-	tu_thread_start(&q->t, queued_fn, q);
-}
-
-static int queued_join(struct queued *q)
-{
-	tu_thread_join(q->t);
-	return atomic_load_explicit(&q->result, memory_order_relaxed);
-}
-
 static uint32_t wait_new_tail(rqspinlock_t *l, uint32_t old)
 {
-	TU_WAIT_UNTIL(TU_TAIL(tu_word(l)) != old, 5000);
+	TU_WAIT_UNTIL(TU_TAIL(tu_word(l)) != old, TU_SETUP_MS);
 	return TU_TAIL(tu_word(l));
 }
 
@@ -220,7 +181,7 @@ static uint32_t wait_new_tail(rqspinlock_t *l, uint32_t old)
 static void test_signal_queued_waiter(void)
 {
 	rqspinlock_t l = RQSPINLOCK_INIT, m = RQSPINLOCK_INIT;
-	struct queued pend, head, target, m_pend;
+	struct tu_waiter pend, head, target, m_pend;
 	struct rqspinlock_stats before, after;
 	uint32_t tail;
 	int r;
@@ -232,14 +193,14 @@ static void test_signal_queued_waiter(void)
 	tu_stats(&before);
 	CHECK_EQ(res_spin_lock(&l), 0);
 	CHECK_EQ(res_spin_lock(&m), 0);
-	queued_start(&pend, &l);
-	TU_WAIT_UNTIL(TU_PENDING(tu_word(&l)) != 0, 5000);
-	queued_start(&head, &l);
+	tu_waiter_start(&pend, &l);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&l)) != 0, TU_SETUP_MS);
+	tu_waiter_start(&head, &l);
 	tail = wait_new_tail(&l, 0);
-	queued_start(&target, &l);
+	tu_waiter_start(&target, &l);
 	tail = wait_new_tail(&l, tail);
-	queued_start(&m_pend, &m); /* M: held by us, with a pending waiter */
-	TU_WAIT_UNTIL(TU_PENDING(tu_word(&m)) != 0, 5000);
+	tu_waiter_start(&m_pend, &m); /* M: held by us, with a pending waiter */
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&m)) != 0, TU_SETUP_MS);
 
 	/* The target's handler takes L, which its thread is queued for: AA. */
 	probe_reset(&l);
@@ -254,19 +215,19 @@ static void test_signal_queued_waiter(void)
 	 */
 	probe_reset(&m);
 	CHECK_EQ(pthread_kill(target.t, SIGUSR1), 0);
-	TU_WAIT_UNTIL(atomic_load(&probe.entered), 5000);
+	TU_WAIT_UNTIL(atomic_load(&probe.entered), TU_SETUP_MS);
 	tu_sleep_ms(50);
 	res_spin_unlock(&m);
 	CHECK_EQ(probe_wait(), 0);
-	CHECK_EQ(queued_join(&m_pend), 0);
+	CHECK_EQ(tu_waiter_join(&m_pend), 0);
 	CHECK_EQ(TU_TAIL(tu_word(&l)), tail);
 
 	res_spin_unlock(&l);
-	r = queued_join(&pend);
+	r = tu_waiter_join(&pend);
 	CHECK(r == 0 || r == -ETIMEDOUT);
-	r = queued_join(&head);
+	r = tu_waiter_join(&head);
 	CHECK(r == 0 || r == -ETIMEDOUT);
-	r = queued_join(&target);
+	r = tu_waiter_join(&target);
 	CHECK(r == 0 || r == -ETIMEDOUT);
 	tu_stats(&after);
 	CHECK_GT(after.lock_no_node, before.lock_no_node);

@@ -153,6 +153,9 @@ static inline uint64_t tu_slack_ns(uint64_t ns)
 	return s >= 1 ? ns : (uint64_t)((double)ns / s);
 }
 
+/* Bound for waits on other threads during a test's set-up (a hang detector). */
+#define TU_SETUP_MS 10000
+
 /* Spin (yielding) until @p cond holds; fail after @p ms milliseconds. */
 #define TU_WAIT_UNTIL(cond, ms)                                                                    \
 	do {                                                                                       \
@@ -184,6 +187,89 @@ static inline void tu_thread_join(pthread_t t)
 
 	if (rc != 0)
 		tu_fail(__FILE__, __LINE__, "pthread_join: %s", strerror(rc));
+}
+
+/* A thread that takes a lock once (releasing it if it got it), timing the call. */
+struct tu_waiter {
+	rqspinlock_t *lock;
+	pthread_t t;
+	uint64_t start, end; /* written by the waiter, read after the join */
+	int result;
+	atomic_int done; /* 1 once res_spin_lock() returned */
+};
+
+static inline void *tu_waiter_fn(void *arg)
+{
+	struct tu_waiter *w = arg;
+
+	w->start = tu_now_ns();
+	w->result = res_spin_lock(w->lock);
+	w->end = tu_now_ns();
+	if (w->result == 0)
+		res_spin_unlock(w->lock);
+	atomic_store_explicit(&w->done, 1, memory_order_relaxed);
+	return NULL;
+}
+
+static inline void tu_waiter_start(struct tu_waiter *w, rqspinlock_t *lock)
+{
+	w->lock = lock;
+	w->result = 1;
+	atomic_init(&w->done, 0);
+	tu_thread_start(&w->t, tu_waiter_fn, w);
+}
+
+/* Joins the waiter; returns what res_spin_lock() returned to it. */
+static inline int tu_waiter_join(struct tu_waiter *w)
+{
+	tu_thread_join(w->t);
+	return w->result;
+}
+
+static inline int tu_waiter_done(struct tu_waiter *w)
+{
+	return atomic_load_explicit(&w->done, memory_order_relaxed);
+}
+
+/* A thread that holds a lock: for hold_ns, or (hold_ns == 0) until released. */
+struct tu_holder {
+	rqspinlock_t *lock;
+	pthread_t t;
+	uint64_t hold_ns;
+	atomic_int held, release;
+};
+
+static inline void *tu_holder_fn(void *arg)
+{
+	struct tu_holder *h = arg;
+
+	if (res_spin_lock(h->lock) != 0)
+		tu_fail(__FILE__, __LINE__, "holder could not take its lock");
+	atomic_store_explicit(&h->held, 1, memory_order_relaxed);
+	if (h->hold_ns)
+		tu_sleep_ns(h->hold_ns);
+	while (!h->hold_ns && !atomic_load_explicit(&h->release, memory_order_relaxed))
+		tu_sleep_ms(1);
+	res_spin_unlock(h->lock);
+	return NULL;
+}
+
+/* Starts the holder and returns once it holds @p lock. */
+static inline void tu_holder_start(struct tu_holder *h, rqspinlock_t *lock, uint64_t hold_ns)
+{
+	h->lock = lock;
+	h->hold_ns = hold_ns;
+	atomic_init(&h->held, 0);
+	atomic_init(&h->release, 0);
+	tu_thread_start(&h->t, tu_holder_fn, h);
+	TU_WAIT_UNTIL(atomic_load_explicit(&h->held, memory_order_relaxed), TU_SETUP_MS);
+}
+
+/* Tells the holder to release (if it waits for that) and joins it. */
+static inline void tu_holder_join(struct tu_holder *h)
+{
+	atomic_store_explicit(&h->release, 1, memory_order_relaxed);
+	tu_thread_join(h->t);
 }
 
 /* xorshift64*: per-thread pseudo-random numbers, state must be nonzero. */
@@ -238,7 +324,7 @@ static inline void tu_cs_check(const struct tu_cs *cs, long n)
  * Runs fn(arg) on @p n threads (at most 64). Lock throughput varies by orders
  * of magnitude on an oversubscribed machine, so tests bound duration, not
  * work: after @p max_ms the workers are told to finish (*stop = 1; they poll
- * it with tu_stopped()). Returns 1 when they had to be stopped.
+ * it through tu_keep_going()). Returns 1 when they had to be stopped.
  */
 static inline int tu_run_threads(int n, void *(*fn)(void *), void *arg, unsigned max_ms,
                                  atomic_int *stop)
@@ -276,6 +362,15 @@ static inline int tu_stopped(atomic_int *stop)
 	return atomic_load_explicit(stop, memory_order_relaxed);
 }
 
+/*
+ * Loop condition of a worker: @p iters in all, but stop early when told, once
+ * past a minimum (thread start-up alone can outlast the window under TSan).
+ */
+static inline int tu_keep_going(long i, long iters, atomic_int *stop)
+{
+	return i < iters && (i < 100 || !tu_stopped(stop));
+}
+
 struct tu_hammer {
 	rqspinlock_t *lock;
 	struct tu_cs cs; /* protected by lock */
@@ -289,7 +384,7 @@ static inline void *tu_hammer_fn(void *arg)
 	struct tu_hammer *h = arg;
 	long done = 0;
 
-	for (long i = 0; i < h->iters && !tu_stopped(&h->stop); i++) {
+	for (long i = 0; tu_keep_going(i, h->iters, &h->stop); i++) {
 		if (res_spin_lock(h->lock) != 0) {
 			atomic_fetch_add_explicit(&h->errors, 1, memory_order_relaxed);
 			continue;
