@@ -5,7 +5,9 @@
  * default timeout. Any error is a false positive (or a false timeout).
  *
  *   test_soak deadlock_soak                  short run for CTest (~1-2 s)
- *   test_soak --acquisitions N [--threads T] long run (scripts/soak.sh)
+ *   test_soak --acquisitions N [--threads T] [--timeout-ms M]
+ *                                            long run (scripts/soak.sh),
+ *                                            default timeout (250 ms) unless M
  */
 #include "testutil.h"
 
@@ -105,10 +107,10 @@ static long soak_run(long total, int nthreads)
 		CHECK_EQ(tu_word(&s->locks[i]), 0);
 	}
 	errors = atomic_load(&s->errors);
-	printf("# soak (%s mode): %d threads, %ld acquisitions in %.2f s, %ld errors "
-	       "(%ld -EDEADLK, %ld -ETIMEDOUT)\n",
-	       tu_is_tas() ? "tas" : "queued", nthreads, sum, secs, errors,
-	       atomic_load(&s->deadlocks), atomic_load(&s->timeouts));
+	printf("# soak (%s mode, timeout %.0f ms): %d threads, %ld acquisitions in %.2f s, "
+	       "%ld errors (%ld -EDEADLK, %ld -ETIMEDOUT)\n",
+	       tu_is_tas() ? "tas" : "queued", (double)res_spin_get_timeout_ns() / 1e6, nthreads,
+	       sum, secs, errors, atomic_load(&s->deadlocks), atomic_load(&s->timeouts));
 	/* Each successful acquisition incremented exactly one counter. */
 	CHECK_EQ(sum + errors, atomic_load(&s->attempts));
 	free(s);
@@ -117,7 +119,7 @@ static long soak_run(long total, int nthreads)
 
 static void test_soak_short(void)
 {
-	res_spin_set_timeout_ns(0);
+	res_spin_set_timeout_ns(TU_MUTEX_TIMEOUT_NS);
 	CHECK_EQ(soak_run(tu_scaled(400000), SOAK_THREADS), 0);
 }
 
@@ -135,6 +137,8 @@ int main(int argc, char **argv)
 			total = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--threads") == 0)
 			nthreads = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--timeout-ms") == 0)
+			res_spin_set_timeout_ns((uint64_t)atol(argv[i + 1]) * TU_NS_PER_MS);
 	}
 	if (total <= 0)
 		return tu_main(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
