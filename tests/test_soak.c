@@ -91,6 +91,7 @@ static long soak_run(long total, int nthreads)
 	struct soak *s = calloc(1, sizeof(*s));
 	pthread_t t[64];
 	uint64_t t0 = tu_now_ns();
+	struct rqspinlock_stats st;
 	long sum = 0, errors;
 	double secs;
 
@@ -113,6 +114,10 @@ static long soak_run(long total, int nthreads)
 	       sum, secs, errors, atomic_load(&s->deadlocks), atomic_load(&s->timeouts));
 	/* Each successful acquisition incremented exactly one counter. */
 	CHECK_EQ(sum + errors, atomic_load(&s->attempts));
+	tu_stats(&st);
+	printf("# contended: %llu pending, %llu queued, %llu tas slow-path acquisitions\n",
+	       (unsigned long long)st.lock_pending, (unsigned long long)st.lock_slowpath,
+	       (unsigned long long)st.lock_tas);
 	free(s);
 	return errors;
 }
