@@ -64,6 +64,9 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_wait *w)
 int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, struct rq_wait *w)
 {
 	rq_stat_inc(t, RQ_STAT_TAS);
+	if (rq_try_steal(&lock->val))
+		return 0;
+	rq_wait_publish(w, t, lock, held_idx);
 	rq_wait_start(w, lock, t, held_idx, ~0u, 2);
 	return spin_trylock(lock, w);
 }
@@ -72,6 +75,7 @@ int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_i
                         struct rq_wait *w)
 {
 	rq_stat_inc(t, RQ_STAT_NO_NODE);
+	rq_wait_publish(w, t, lock, held_idx);
 	rq_wait_start(w, lock, t, held_idx, ~0u, 1);
 	return spin_trylock(lock, w);
 }

@@ -324,16 +324,16 @@ static inline int rq_node_plausible(uint32_t tail, const struct rq_qnode *node, 
 		return 0;
 	owner = rq_thread_at(slot);
 	if (&owner->nodes[idx] == node ||
-	    !atomic_load_explicit(&owner->in_use, memory_order_relaxed) ||
+	    !atomic_load_explicit(&owner->wr.in_use, memory_order_relaxed) ||
 	    idx >= atomic_load_explicit(&owner->node_count, memory_order_relaxed))
 		return 0;
 	if (!lock)
 		return 1;
 	/* Its wait record was pushed before it published its tail, and our
 	 * acq_rel rq_xchg_tail() read that tail: the record is visible. */
-	nw = atomic_load_explicit(&owner->nwait, memory_order_relaxed);
+	nw = atomic_load_explicit(&owner->wr.nwait, memory_order_relaxed);
 	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++)
-		if (atomic_load_explicit(&owner->wait[i], memory_order_relaxed) == lock)
+		if (atomic_load_explicit(&owner->wr.lock[i], memory_order_relaxed) == lock)
 			return 1;
 	return 0;
 }

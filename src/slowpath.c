@@ -19,8 +19,11 @@
  *   queue               :         ^--'                             :
  *
  * Resilience adds exits to every waiting loop (docs/DESIGN.md, "Recovery"):
- *  - slow-path entry: AA check, then "we wait" is published and a cycle
- *    check runs, all before any spinning or queueing;
+ *  - slow-path entry: AA check; acquisitions that need no waiting (a
+ *    pending->locked hand-over, a free lock) cost nothing more. Before the
+ *    first bit others would wait for (pending) or the queue, "we wait" is
+ *    published; every wait phase starts with AA and cycle checks, and the
+ *    queue is only joined after they passed;
  *  - pending waiter: one timeout; on failure it clears the pending bit;
  *  - queue head: two timeouts (owner + pending waiter ahead of it). On a
  *    timeout it tears the queue down in FIFO order (successors get
@@ -45,6 +48,9 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, u
 	_Atomic uint32_t *word = &lock->val;
 
 	val = rq_wait_handover(word, val);
+	if (val & ~RQ_LOCKED_MASK)
+		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
+	rq_wait_publish(w, t, lock, idx);
 	if (!rq_try_set_pending(word, &val))
 		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
 	if (val & RQ_LOCKED_MASK) {
@@ -114,6 +120,7 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	uint32_t tail;
 	int err = 0;
 
+	rq_wait_publish(w, t, lock, idx);
 	if (unlikely(nidx > 0)) {
 		/* Nested context, or out of nodes: never queue. */
 		err = rq_trylock_fallback(t, lock, idx, w);
@@ -125,6 +132,11 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	rq_node_init(node);
 	/* The node may have been cold; the lock may be free by now. */
 	if (rq_try_steal(word))
+		goto out;
+	/* Before queueing: look for a deadlock (AA and cycles) once. */
+	rq_wait_start(w, lock, t, idx, ~0u, 1);
+	err = rq_wait_poll(w);
+	if (err)
 		goto out;
 	tail = rq_encode_tail(t->slot, nidx);
 	if (rq_enqueue(word, node, tail, (uintptr_t)lock) &&
@@ -141,21 +153,11 @@ out:
 	return err;
 }
 
-/* Entry checks, run before any spinning or queueing. */
-static int entry_checks(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, struct rq_wait *w)
-{
-	rq_wait_start(w, lock, t, idx, ~0u, 1);
-	return rq_wait_poll(w); /* the first poll runs AA + cycle checks now */
-}
-
 static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val,
                            struct rq_wait *w)
 {
-	int err = entry_checks(t, lock, idx, w);
+	int err = pending_wait(t, lock, idx, val, w);
 
-	if (err)
-		return err;
-	err = pending_wait(t, lock, idx, val, w);
 	if (err != RQ_GO_QUEUE)
 		return err;
 	return queue_wait(t, lock, idx, w);
@@ -163,14 +165,17 @@ static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx
 
 int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val)
 {
-	struct rq_wait w;
+	struct rq_wait w; /* not zeroed as a whole: it is big and this is hot */
 	int err = rq_check_aa(t, lock, idx);
+
+	w.published = false;
+	w.cycle.event = 0;
+	w.cycle.n = 0;
 
 	if (unlikely(err)) {
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
 		return rq_fail(t, lock, idx, err, &w.cycle, false);
 	}
-	rq_wait_push(t, lock);
 	if (t->slot == RQ_NO_SLOT ||
 	    atomic_load_explicit(&rq_mode, memory_order_relaxed) == RQSPINLOCK_MODE_TAS)
 		err = rq_tas_slowpath(t, lock, idx, &w);
@@ -178,8 +183,9 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint
 		err = queued_slowpath(t, lock, idx, val, &w);
 	if (likely(!err)) {
 		rq_held_mark_held(t, idx, lock);
-		rq_wait_pop(t);
+		if (w.published)
+			rq_wait_pop(t);
 		return 0;
 	}
-	return rq_fail(t, lock, idx, err, &w.cycle, true);
+	return rq_fail(t, lock, idx, err, &w.cycle, w.published);
 }
