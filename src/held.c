@@ -7,8 +7,10 @@
  * a stack of the locks its nested contexts are waiting for. Other threads
  * read both to find deadlocks; the lock word itself has no owner field.
  *
- * AA: the lock we want is held by this thread (untagged entry below ours) or
- * an interrupted context of this thread is waiting for it (wait stack).
+ * AA: the lock we want is in our table below our own entry and either held
+ * (untagged) or, tagged acquiring/releasing by a context we interrupted
+ * between its CAS and its table store, still taken; or an interrupted
+ * context of ours is waiting for it (wait record).
  *
  * ABBA and longer cycles: follow the waits-for chain. Only threads that are
  * waiting (their innermost context sits in a slow path) can be links: find
@@ -56,10 +58,11 @@ void rq_held_drop(struct rq_thread *t, uint32_t n)
 	 * release: the cleared entry must be visible before the lower count.
 	 * Otherwise a remote reader could see the count of our next push with
 	 * this stale entry and believe we still want the lock we gave up on;
-	 * pairs with the acquire load of cnt in holds_below().
+	 * pairs with the acquire load of cnt in holds_below(). (The next push
+	 * stores its count with release too, so a reader that sees that one
+	 * sees our clearing as well.)
 	 */
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&t->held.cnt, n, memory_order_relaxed);
+	atomic_store_explicit(&t->held.cnt, n, memory_order_release);
 }
 
 /*
@@ -76,8 +79,8 @@ static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 	for (; i + 1 < top; i++)
 		held_set(t, i, held_entry(t, i + 1));
 	held_set(t, top - 1, 0);
-	atomic_thread_fence(memory_order_release); /* as in rq_held_drop() */
-	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
+	/* release: as in rq_held_drop() */
+	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_release);
 }
 
 /* Index of @want among the tracked entries, or of the topmost hole when
@@ -137,17 +140,19 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
 		atomic_store_explicit(&t->wr.idx[nw], idx, memory_order_relaxed);
 	}
 	bump_gen(t);
-	/* release: pairs with read_wait()'s acquire, as above */
-	atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_release);
 	/*
-	 * seq_cst: publish "we wait" before we read other threads' state, so
-	 * that of two threads closing a cycle at the same time at least one
-	 * sees the other (store->load ordering, as in Dekker's algorithm).
-	 * A thread that holds nothing (idx 0) cannot be in a cycle and skips
-	 * both the fence and the cycle checks (see run_checks()).
+	 * seq_cst: publish "we wait" before we read other threads' wait
+	 * records (seq_cst loads in find_waiting_holder()), so that of two
+	 * threads closing a cycle at the same time at least one sees the other
+	 * (store->load ordering, as in Dekker's algorithm); it is also a
+	 * release for read_wait()'s acquire. A thread that holds nothing
+	 * (idx 0) cannot be in a cycle: plain release, and no cycle checks
+	 * (run_checks()).
 	 */
 	if (idx > 0)
-		atomic_thread_fence(memory_order_seq_cst);
+		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_seq_cst);
+	else
+		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_release);
 }
 
 void rq_wait_pop(struct rq_thread *t)
@@ -159,14 +164,28 @@ void rq_wait_pop(struct rq_thread *t)
 	bump_gen(t);
 }
 
+static bool lock_taken(const void *lock)
+{
+	_Atomic uint32_t *word = &((rqspinlock_t *)(uintptr_t)lock)->val;
+
+	return rq_word_load_relaxed(word) & RQ_LOCKED_MASK;
+}
+
 int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
 {
 	uintptr_t want = (uintptr_t)lock;
 	uint32_t nw = atomic_load_explicit(&self->wr.nwait, memory_order_relaxed);
 
-	for (uint32_t i = 0; i < held_tracked(n); i++)
-		if (held_entry(self, i) == want)
+	for (uint32_t i = 0; i < held_tracked(n); i++) {
+		uintptr_t e = held_entry(self, i);
+
+		if ((e & ~RQ_ENTRY_TAGS) != want)
+			continue;
+		/* Held, or acquiring/releasing (an interrupted context between
+		 * its CAS and its store) while the lock is still taken. */
+		if (!(e & RQ_ENTRY_TAGS) || lock_taken(lock))
 			return -EDEADLK;
+	}
 	/* Waits of the contexts we interrupted (their entries lie below ours). */
 	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++)
 		if (atomic_load_explicit(&self->wr.lock[i], memory_order_relaxed) == want &&
@@ -235,7 +254,8 @@ static bool find_waiting_holder(uintptr_t lock, struct rq_link *out)
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_thread *t = rq_thread_at(s);
 
-		if (!atomic_load_explicit(&t->wr.nwait, memory_order_relaxed) ||
+		/* seq_cst: pairs with the seq_cst store in rq_wait_push() */
+		if (!atomic_load_explicit(&t->wr.nwait, memory_order_seq_cst) ||
 		    !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			continue;
 		*out = (struct rq_link){.t = t, .holds = lock};
@@ -248,8 +268,6 @@ static bool find_waiting_holder(uintptr_t lock, struct rq_link *out)
 
 static bool chain_still_valid(const struct rq_link *path, uint32_t len)
 {
-	/* seq_cst: re-read everything after our own earlier reads settled */
-	atomic_thread_fence(memory_order_seq_cst);
 	for (uint32_t i = 0; i < len; i++) {
 		struct rq_link now = {.t = path[i].t};
 

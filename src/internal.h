@@ -130,7 +130,8 @@ static inline uint32_t rq_held_push(struct rq_thread *t, const void *lock)
 {
 	uint32_t n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
 
-	atomic_store_explicit(&t->held.cnt, n + 1, memory_order_relaxed);
+	/* release: pairs with holds_below()'s acquire, see rq_held_drop() */
+	atomic_store_explicit(&t->held.cnt, n + 1, memory_order_release);
 	/* A signal handler from here on pushes above index n. */
 	atomic_signal_fence(memory_order_seq_cst);
 	if (likely(n < RQ_NR_HELD))
@@ -187,6 +188,7 @@ struct rq_wait {
 static inline void rq_wait_publish(struct rq_wait *w, struct rq_thread *t, const void *lock,
                                    uint32_t idx)
 {
+	/* cppcheck-suppress ctuuninitvar ; callers set published, not all of w */
 	if (!w->published) {
 		rq_wait_push(t, lock, idx);
 		w->published = true;

@@ -166,11 +166,12 @@ static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx
 int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val)
 {
 	struct rq_wait w; /* not zeroed as a whole: it is big and this is hot */
-	int err = rq_check_aa(t, lock, idx);
+	int err;
 
 	w.published = false;
 	w.cycle.event = 0;
 	w.cycle.n = 0;
+	err = rq_check_aa(t, lock, idx);
 
 	if (unlikely(err)) {
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
