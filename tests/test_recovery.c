@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recovery: owners that never release (stalled, exited, left behind by
+ * fork()) and garbage lock words. Every wait ends with -ETIMEDOUT (or
+ * -EDEADLK where the caller itself is the owner), and the lock is usable
+ * again afterwards.
+ */
+#include "testutil.h"
+
+#include <sys/wait.h>
+
+/* The lock works normally: 4 threads, no errors, exact count, word back to 0. */
+static void check_lock_usable(rqspinlock_t *lock)
+{
+	tu_check_lock_usable(lock, 4, tu_scaled(5000));
+}
+
+/* ---- stalled owner with a queue of waiters ---- */
+
+#define STALL_WAITERS 5
+
+/*
+ * Queued mode: wait until waiter @p i is visibly in place: the first one as
+ * the pending waiter, the next ones each as the new queue tail. (A waiter
+ * that already gave up, after a long stall of this thread, ends the wait.)
+ */
+static void stall_wait_arrival(rqspinlock_t *l, struct tu_waiter *w, int i, uint32_t *tail)
+{
+	if (tu_is_tas()) {
+		tu_sleep_ms(10);
+		return;
+	}
+	if (i == 0) {
+		TU_WAIT_UNTIL(TU_PENDING(tu_word(l)) != 0 || tu_waiter_done(w), TU_SETUP_MS);
+		return;
+	}
+	TU_WAIT_UNTIL(TU_TAIL(tu_word(l)) != *tail || tu_waiter_done(w), TU_SETUP_MS);
+	*tail = TU_TAIL(tu_word(l));
+}
+
+static void test_stalled_owner(void)
+{
+	/* Long enough for the queue to form before the pending waiter gives up. */
+	const uint64_t timeout = 300 * TU_NS_PER_MS;
+	/* The teardown passes from waiter to waiter: each must get a CPU. */
+	const uint64_t bound = 2 * timeout + tu_slack_ns(TU_STALL_NS);
+	struct rqspinlock_stats before, after;
+	struct tu_waiter w[STALL_WAITERS];
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	uint32_t tail = 0;
+
+	res_spin_set_timeout_ns(timeout);
+	tu_stats(&before);
+	CHECK_EQ(res_spin_lock(&l), 0); /* the owner stalls until every waiter failed */
+	for (int i = 0; i < STALL_WAITERS; i++) {
+		tu_waiter_start(&w[i], &l);
+		stall_wait_arrival(&l, &w[i], i, &tail);
+	}
+	for (int i = 0; i < STALL_WAITERS; i++)
+		tu_waiter_join(&w[i]);
+	for (int i = 0; i < STALL_WAITERS; i++)
+		printf("# waiter %d: %d after %.1f ms\n", i, w[i].result,
+		       (double)(w[i].end - w[i].start) / 1e6);
+	for (int i = 0; i < STALL_WAITERS; i++) {
+		CHECK_EQ(w[i].result, -ETIMEDOUT);
+		CHECK_LE(w[i].end - w[i].start, bound);
+		/* Nobody gives up before the first waiter waited one timeout. */
+		CHECK_GE(w[i].end - w[0].start, timeout);
+	}
+	/* Pending bit and queue tail were cleaned up; only the owner remains. */
+	CHECK_EQ(tu_word(&l), 1);
+	tu_stats(&after);
+	CHECK_EQ(after.timeout - before.timeout, STALL_WAITERS);
+	res_spin_unlock(&l);
+	CHECK_EQ(tu_word(&l), 0);
+	res_spin_set_timeout_ns(0);
+	check_lock_usable(&l);
+}
+
+/* ---- a thread that exits while holding a lock ---- */
+
+static void *lock_and_exit(void *arg)
+{
+	CHECK_EQ(res_spin_lock(arg), 0);
+	return NULL; /* exits holding it */
+}
+
+static void test_exit_holding(void)
+{
+	const uint64_t timeout = 20 * TU_NS_PER_MS;
+	struct tu_waiter w[3];
+	rqspinlock_t l = RQSPINLOCK_INIT, other = RQSPINLOCK_INIT;
+	pthread_t t;
+
+	res_spin_set_timeout_ns(timeout);
+	tu_thread_start(&t, lock_and_exit, &l);
+	tu_thread_join(t);
+	CHECK_EQ(TU_LOCKED(tu_word(&l)), 1);
+
+	CHECK_EQ(res_spin_lock(&l), -ETIMEDOUT);
+	/* Several waiters at once, then one after the other (recycled slots). */
+	for (int i = 0; i < 3; i++)
+		tu_waiter_start(&w[i], &l);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(tu_waiter_join(&w[i]), -ETIMEDOUT);
+		CHECK_LE(w[i].end - w[i].start, 2 * timeout + tu_slack_ns(TU_STALL_NS));
+	}
+	for (int i = 0; i < 3; i++) {
+		tu_waiter_start(&w[i], &l);
+		CHECK_EQ(tu_waiter_join(&w[i]), -ETIMEDOUT);
+		tu_waiter_start(&w[i], &other);
+		CHECK_EQ(tu_waiter_join(&w[i]), 0);
+	}
+	CHECK_EQ(TU_LOCKED(tu_word(&l)), 1);
+	res_spin_lock_init(&l);
+	res_spin_set_timeout_ns(0);
+	check_lock_usable(&l);
+}
+
+/* ---- fork() while another thread holds a lock ---- */
+
+/* In the child: single-threaded, bounded by alarm(); status 0 = all as expected. */
+static int fork_child(rqspinlock_t *held_by_other, rqspinlock_t *held_by_me,
+                      rqspinlock_t *free_lock)
+{
+	alarm(10); /* a hang kills the child with SIGALRM: the parent sees it */
+	res_spin_set_timeout_ns(20 * TU_NS_PER_MS);
+	if (res_spin_lock(held_by_other) != -ETIMEDOUT)
+		return 10;
+	if (res_spin_lock(held_by_me) != -EDEADLK)
+		return 11;
+	res_spin_unlock(held_by_me);
+	if (tu_word(held_by_me) != 0)
+		return 12;
+	if (res_spin_lock(free_lock) != 0)
+		return 13;
+	res_spin_unlock(free_lock);
+	res_spin_lock_init(held_by_other);
+	if (res_spin_lock(held_by_other) != 0)
+		return 14;
+	res_spin_unlock(held_by_other);
+	return tu_word(held_by_other) == 0 && tu_word(free_lock) == 0 ? 0 : 15;
+}
+
+/* Waits for @p pid at most @p secs seconds; SIGKILL and fail on overrun. */
+static int wait_bounded(pid_t pid, unsigned secs)
+{
+	uint64_t end = tu_now_ns() + secs * TU_NS_PER_S;
+	int status = 0;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0) {
+		if (tu_now_ns() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			tu_fail(__FILE__, __LINE__, "forked child still running after %u s", secs);
+		}
+		tu_sleep_ms(5);
+	}
+	CHECK_EQ(r, pid);
+	return status;
+}
+
+static void test_fork(void)
+{
+	rqspinlock_t a = RQSPINLOCK_INIT, mine = RQSPINLOCK_INIT, free_lock = RQSPINLOCK_INIT;
+	struct tu_holder h;
+	int status;
+	pid_t pid;
+
+	tu_holder_start(&h, &a, 0);
+	CHECK_EQ(res_spin_lock(&mine), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(fork_child(&a, &mine, &free_lock));
+	status = wait_bounded(pid, 20);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+
+	/* The parent is unaffected. */
+	tu_holder_join(&h);
+	res_spin_unlock(&mine);
+	check_lock_usable(&a);
+	check_lock_usable(&mine);
+}
+
+/* ---- garbage lock words ---- */
+
+/* Values that hit the decoder's corners; random ones follow. */
+static const uint32_t garbage_corners[] = {
+    0xffffffffu, 0xffff0000u, 0xffff0101u, 0x00000100u, 0x00000101u, 0x000000ffu,
+    0x00010000u, 0x00030000u, 0x00040000u, 0x00070000u, 0x00070001u, 0x00070101u,
+    0xfffc0000u, 0xfffd0000u, 0xfffe0001u, 0x80000000u, 0x80030000u, 0x0000ff00u,
+};
+
+static uint32_t garbage_value(long i, uint64_t *rng)
+{
+	long n = (long)(sizeof(garbage_corners) / sizeof(garbage_corners[0]));
+	uint32_t v;
+
+	if (i < n)
+		return garbage_corners[i];
+	v = (uint32_t)tu_rand(rng);
+	switch (i % 4) {
+	case 0: /* nesting index 3, random slot */
+		return v | 0x30000u;
+	case 1: /* small slots, likely unused or our own */
+		return (v & 0x0000ffffu) | ((uint32_t)(i % 64) << 18) | ((uint32_t)(i % 4) << 16);
+	default:
+		return v;
+	}
+}
+
+/*
+ * Writes many garbage values into a lock word and takes the lock: each call
+ * must return in bounded time with 0, -ETIMEDOUT or -EDEADLK (no hang, no
+ * crash, ASan clean); after res_spin_lock_init() the lock works normally.
+ * @keep_tail: 0 clears the tail field, so only locked/pending bytes are garbage.
+ */
+static void garbage_test(int keep_tail)
+{
+	const uint64_t timeout = 2 * TU_NS_PER_MS;
+	const uint64_t bound = 2 * timeout + tu_slack_ns(TU_STALL_NS);
+	long n = tu_scaled(300), counts[3] = {0, 0, 0};
+	rqspinlock_t l;
+	uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+	res_spin_set_timeout_ns(timeout);
+	for (long i = 0; i < n; i++) {
+		uint32_t v = garbage_value(i, &rng) & (keep_tail ? ~0u : 0xffffu);
+		uint64_t t0;
+		int r;
+
+		tu_set_context("garbage word %ld: 0x%08x", i, v);
+		atomic_store_explicit(&l.val, v, memory_order_relaxed);
+		t0 = tu_now_ns();
+		r = res_spin_lock(&l);
+		if (tu_now_ns() - t0 > bound || (r != 0 && r != -ETIMEDOUT && r != -EDEADLK))
+			tu_fail(__FILE__, __LINE__, "word 0x%08x: %d after %.1f ms", v, r,
+			        (double)(tu_now_ns() - t0) / 1e6);
+		counts[r == 0 ? 0 : r == -ETIMEDOUT ? 1 : 2]++;
+		if (r == 0)
+			res_spin_unlock(&l);
+		res_spin_lock_init(&l);
+		CHECK_EQ(res_spin_lock(&l), 0);
+		res_spin_unlock(&l);
+	}
+	printf("# %ld words: %ld acquired, %ld timed out, %ld deadlock\n", n, counts[0], counts[1],
+	       counts[2]);
+	res_spin_set_timeout_ns(0);
+	res_spin_lock_init(&l);
+	check_lock_usable(&l);
+}
+
+static void test_garbage(void)
+{
+	garbage_test(1);
+}
+
+static void test_garbage_no_tail(void)
+{
+	garbage_test(0);
+}
+
+static const struct tu_test tests[] = {
+    {"core_stalled_owner", test_stalled_owner, 30},
+    {"core_exit_holding", test_exit_holding, 30},
+    {"core_fork", test_fork, 40},
+    {"core_garbage", test_garbage, 40},
+    {"core_garbage_no_tail", test_garbage_no_tail, 40},
+};
+
+TU_MAIN(tests)

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The thread registry: slots are recycled when threads exit, and threads
+ * that find it full still lock correctly (through the TAS slow path).
+ */
+#include "testutil.h"
+
+/* ---- 20,000 short-lived threads ---- */
+
+#define SLOT_SMALL_BOUND 64 /* far above the threads alive at once here */
+
+struct shortlived {
+	rqspinlock_t lock;
+	long counter; /* protected by lock */
+	atomic_int max_slot;
+	atomic_long errors;
+};
+
+static void *shortlived_fn(void *arg)
+{
+	struct shortlived *s = arg;
+	int slot = res_spin_thread_slot();
+	int seen = atomic_load_explicit(&s->max_slot, memory_order_relaxed);
+
+	while (slot > seen &&
+	       !atomic_compare_exchange_weak_explicit(&s->max_slot, &seen, slot,
+	                                              memory_order_relaxed, memory_order_relaxed))
+		;
+	if (slot < 0 || res_spin_lock(&s->lock) != 0) {
+		atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
+		return NULL;
+	}
+	s->counter++;
+	res_spin_unlock(&s->lock);
+	return NULL;
+}
+
+static void test_slot_recycling(void)
+{
+	enum { BATCH = 4 };
+	struct shortlived s = {.lock = RQSPINLOCK_INIT};
+	long n = tu_scaled(20000) / BATCH * BATCH;
+	pthread_t t[BATCH];
+
+	atomic_init(&s.max_slot, -1);
+	for (long i = 0; i < n; i += BATCH) {
+		for (int j = 0; j < BATCH; j++)
+			tu_thread_start(&t[j], shortlived_fn, &s);
+		for (int j = 0; j < BATCH; j++)
+			tu_thread_join(t[j]);
+		if (i % 1000 == 0)
+			CHECK_LT(res_spin_thread_slot_bound(), SLOT_SMALL_BOUND);
+	}
+	printf("# %ld threads, highest slot %d, slot bound %d\n", n, atomic_load(&s.max_slot),
+	       res_spin_thread_slot_bound());
+	CHECK_EQ(atomic_load(&s.errors), 0);
+	CHECK_EQ(s.counter, n);
+	CHECK_GE(atomic_load(&s.max_slot), 0);
+	CHECK_LT(atomic_load(&s.max_slot), SLOT_SMALL_BOUND);
+	CHECK_LE(res_spin_thread_slot_bound(), SLOT_SMALL_BOUND);
+	CHECK_GT(res_spin_thread_slot_bound(), atomic_load(&s.max_slot));
+	/* This thread gets a slot too, and keeps it. */
+	CHECK_GE(res_spin_thread_slot(), 0);
+	CHECK_EQ(res_spin_thread_slot(), res_spin_thread_slot());
+	CHECK_EQ(tu_word(&s.lock), 0);
+}
+
+/* ---- more live threads than slots (run with RQSPINLOCK_SLOTS=4) ---- */
+
+#define FULL_THREADS 12
+#define FULL_SLOTS   4
+
+struct full_registry {
+	rqspinlock_t lock;
+	struct tu_cs cs; /* protected by lock */
+	long iters;
+	uint64_t pace_ns;        /* pause after each critical section (0: none) */
+	int slots[FULL_THREADS]; /* each written by its thread, read after join */
+	atomic_int next_index;
+	atomic_long acquired, errors, broken, deadlocks, slotless_errors;
+	atomic_int stop;
+	pthread_barrier_t all_alive;
+};
+
+static void *full_worker(void *arg)
+{
+	struct full_registry *s = arg;
+	int me = atomic_fetch_add_explicit(&s->next_index, 1, memory_order_relaxed);
+
+	s->slots[me] = res_spin_thread_slot();
+	/* Every thread is alive (and holds its slot, if any) before anyone locks. */
+	long done = 0;
+
+	pthread_barrier_wait(&s->all_alive);
+	for (long i = 0; tu_keep_going(i, s->iters, &s->stop); i++) {
+		int r = res_spin_lock(&s->lock);
+
+		if (r != 0) {
+			atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&s->deadlocks, r == -EDEADLK,
+			                          memory_order_relaxed);
+			atomic_fetch_add_explicit(&s->slotless_errors, s->slots[me] < 0,
+			                          memory_order_relaxed);
+			continue;
+		}
+		if (!tu_cs_update(&s->cs))
+			atomic_fetch_add_explicit(&s->broken, 1, memory_order_relaxed);
+		res_spin_unlock(&s->lock);
+		done++;
+		if (s->pace_ns)
+			tu_sleep_ns(s->pace_ns);
+	}
+	atomic_fetch_add_explicit(&s->acquired, done, memory_order_relaxed);
+	/* A thread without a slot still has none. */
+	if (s->slots[me] == -ENOSPC && res_spin_thread_slot() != -ENOSPC)
+		atomic_fetch_add_explicit(&s->broken, 1000000, memory_order_relaxed);
+	return NULL;
+}
+
+static void full_registry_test(long iters, uint64_t pace_ns, unsigned max_ms)
+{
+	struct full_registry s = {.lock = RQSPINLOCK_INIT, .iters = iters, .pace_ns = pace_ns};
+	struct rqspinlock_stats st;
+	int with_slot = 0, without = 0;
+
+	CHECK(getenv("RQSPINLOCK_SLOTS") && atoi(getenv("RQSPINLOCK_SLOTS")) == FULL_SLOTS);
+	/* Long timeout: TAS waiters may wait for the queue to drain; no false timeouts. */
+	res_spin_set_timeout_ns(5 * TU_NS_PER_S);
+	pthread_barrier_init(&s.all_alive, NULL, FULL_THREADS);
+	tu_run_threads(FULL_THREADS, full_worker, &s, max_ms, &s.stop);
+	pthread_barrier_destroy(&s.all_alive);
+	for (int i = 0; i < FULL_THREADS; i++) {
+		if (s.slots[i] == -ENOSPC) {
+			without++;
+			continue;
+		}
+		CHECK_GE(s.slots[i], 0);
+		CHECK_LT(s.slots[i], FULL_SLOTS);
+		with_slot++;
+	}
+	tu_stats(&st);
+	printf("# %d threads with a slot, %d without; no_slot %llu, lock_tas %llu; errors %ld "
+	       "(%ld -EDEADLK, %ld in slot-less threads)\n",
+	       with_slot, without, (unsigned long long)st.no_slot, (unsigned long long)st.lock_tas,
+	       atomic_load(&s.errors), atomic_load(&s.deadlocks), atomic_load(&s.slotless_errors));
+	CHECK_LE(with_slot, FULL_SLOTS);
+	CHECK_GE(without, FULL_THREADS - FULL_SLOTS);
+	CHECK_GT(st.no_slot, 0);
+	CHECK_EQ(atomic_load(&s.errors), 0);
+	CHECK_EQ(atomic_load(&s.broken), 0);
+	CHECK_GT(atomic_load(&s.acquired), 0);
+	tu_cs_check(&s.cs, atomic_load(&s.acquired));
+	CHECK_EQ(tu_word(&s.lock), 0);
+	res_spin_set_timeout_ns(0);
+}
+
+/*
+ * Sustained contention by all 12 threads. The window (12 s) exceeds a TAS
+ * waiter's 2 x 5 s limit, so starvation shows up as -ETIMEDOUT.
+ */
+static void test_registry_full(void)
+{
+	full_registry_test(tu_scaled(40000), 0, 12000);
+}
+
+/* Each thread pauses 20 us after each critical section: the queue drains often. */
+static void test_registry_full_paced(void)
+{
+	full_registry_test(tu_scaled(10000), 20000, 3000);
+}
+
+static const struct tu_test tests[] = {
+    {"core_slot_recycling", test_slot_recycling, 50},
+    {"core_registry_full", test_registry_full, 40},
+    {"core_registry_full_paced", test_registry_full_paced, 40},
+};
+
+TU_MAIN(tests)
