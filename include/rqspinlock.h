@@ -171,7 +171,7 @@ struct rqspinlock_stats {
 	uint64_t lock_use_node3;  /**< queued with nesting index 2 */
 	uint64_t lock_use_node4;  /**< queued with nesting index 3 */
 	uint64_t lock_no_node;    /**< trylock fallback: nodes busy/exhausted */
-	uint64_t lock_tas;        /**< acquisitions through the TAS slow path */
+	uint64_t lock_tas;        /**< entries into the TAS slow path */
 	uint64_t timeout;         /**< -ETIMEDOUT returned */
 	uint64_t deadlock_aa;     /**< -EDEADLK, AA */
 	uint64_t deadlock_abba;   /**< -EDEADLK, two-thread cycle */
@@ -206,7 +206,7 @@ struct rqspinlock_thread_info {
 	int32_t tid;                          /**< kernel thread id (gettid()) */
 	const void *waits_for;                /**< lock it is waiting for, or NULL */
 	uint32_t nr_held;                     /**< entries in held[] */
-	const void *held[RQSPINLOCK_NR_HELD]; /**< held or being acquired, oldest first */
+	const void *held[RQSPINLOCK_NR_HELD]; /**< held locks, oldest first */
 };
 
 /** A failed acquisition, passed to the report hook. */
@@ -217,8 +217,9 @@ struct rqspinlock_report {
 	int nested; /**< nonzero: interrupted its own lock operation (signal handler) */
 	struct rqspinlock_thread_info self; /**< the failing thread */
 	uint32_t nr_peers;                  /**< entries in peers[] */
-	struct rqspinlock_thread_info
-	    peers[RQSPINLOCK_REPORT_MAX_PEERS];     /**< cycle members, in waits-for order */
+	/** Cycle members, in waits-for order; waits_for is what the detector
+	 *  saw, the held lists are read when the report is made. */
+	struct rqspinlock_thread_info peers[RQSPINLOCK_REPORT_MAX_PEERS];
 	uint32_t nr_frames;                         /**< entries in frames[] (0 if unavailable) */
 	void *frames[RQSPINLOCK_REPORT_MAX_FRAMES]; /**< return addresses, innermost first */
 };

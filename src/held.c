@@ -296,8 +296,10 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
 				return 0;
 			out->event = hop == 1 ? RQSPINLOCK_EV_ABBA : RQSPINLOCK_EV_CYCLE;
 			out->n = hop;
-			for (uint32_t i = 0; i < hop; i++)
+			for (uint32_t i = 0; i < hop; i++) {
 				out->peers[i] = path[i].t;
+				out->waits[i] = path[i].waits;
+			}
 			return -EDEADLK;
 		}
 		for (uint32_t i = 0; i < hop; i++)

@@ -157,6 +157,7 @@ struct rq_cycle {
 	enum rqspinlock_event event; /* 0: none */
 	uint32_t n;                  /* threads in peers */
 	struct rq_thread *peers[RQSPINLOCK_REPORT_MAX_PEERS];
+	uintptr_t waits[RQSPINLOCK_REPORT_MAX_PEERS]; /* what each waited for */
 };
 int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n);
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out);

@@ -104,8 +104,12 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 	r.self.waits_for = lock;
 	if (cycle && r.event != RQSPINLOCK_EV_TIMEOUT && r.event != RQSPINLOCK_EV_AA) {
 		r.nr_peers = cycle->n;
-		for (uint32_t i = 0; i < cycle->n; i++)
+		for (uint32_t i = 0; i < cycle->n; i++) {
 			rq_snapshot_thread(cycle->peers[i], &r.peers[i]);
+			/* as the detector saw it; by now the peer may have
+			 * given up too */
+			r.peers[i].waits_for = (const void *)cycle->waits[i];
+		}
 	}
 	if (atomic_load_explicit(&rq_backtrace_ready, memory_order_relaxed)) {
 		int n = backtrace(r.frames, RQSPINLOCK_REPORT_MAX_FRAMES);

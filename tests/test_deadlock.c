@@ -523,14 +523,9 @@ static void check_abba_report(const struct rqspinlock_report *r, const struct ri
 	CHECK_LE(r->nr_peers, RQSPINLOCK_REPORT_MAX_PEERS);
 	CHECK_EQ(r->peers[0].tid, s->res[1 - me].tid);
 	CHECK(holds(&r->peers[0], want));
-	/*
-	 * The peer holds its lock until we release ours, after this report.
-	 * LIBRARY BUG (reported): peers are snapshotted when the report is
-	 * made, not when the cycle was found, so a peer that detected the
-	 * cycle too and gave up shows waits_for == NULL. The header says
-	 * "as seen by the detector", which is always our lock.
-	 */
-	CHECK(r->peers[0].waits_for == mine || r->peers[0].waits_for == NULL);
+	/* The peer holds its lock until we release ours, after this report;
+	 * what it waited for is as the detector saw it: our lock. */
+	CHECK(r->peers[0].waits_for == mine);
 }
 
 static void *hold_forever(void *arg)
