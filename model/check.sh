@@ -51,7 +51,7 @@ run_check() {
 	dir=$work/$name
 	rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || return 1
 	cp "$model" .
-	start=$(date +%s.%N)
+	start=$(date +%s%N)
 	# shellcheck disable=SC2086
 	if ! spin -a $defs rqspinlock.pml >spin.log 2>&1; then
 		echo "$name|$expect|spin-error|-|-|-" >result.txt
@@ -67,8 +67,8 @@ run_check() {
 	rc=$?
 	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.log | head -1)
 	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.log | head -1)
-	local secs
-	secs=$(echo "$(date +%s.%N) - $start" | bc)
+	local ms=$((($(date +%s%N) - start) / 1000000))
+	local secs=$((ms / 1000)).$((ms % 1000 / 100))
 	local what=-
 	if [ -f rqspinlock.pml.trail ]; then
 		what=$(grep -m1 -oE 'assertion violated.*|invalid end state' pan.log | head -1 | cut -c1-60)
@@ -77,7 +77,7 @@ run_check() {
 	if grep -q "Search not completed" pan.log && [ "${errors:-0}" = 0 ]; then
 		errors=incomplete
 	fi
-	echo "$name|$expect|${errors:-?}|${states:-?}|$(printf '%.1f' "$secs")|${what:--}|rc=$rc" >result.txt
+	echo "$name|$expect|${errors:-?}|${states:-?}|$secs|${what:--}|rc=$rc" >result.txt
 }
 export -f run_check
 export work model here cc

@@ -1,40 +1,36 @@
 #!/usr/bin/env python3
-"""Condense a Spin trail (spin -t -p output on stdin) for reading.
+"""Condense a Spin trail for reading: spin -t -p [-D...] model.pml | trail.py
 
-Prints one line per step: step number, process, model line, the label of
-that line in the model (if any) and the first statement executed, so that a
-counterexample reads as a sequence of the C code's steps (docs/MODEL.md maps
-labels to the C code). Usage: spin -t -p [-D...] model.pml | trail.py model.pml
+Prints one line per step: step number, process, model line and the first
+statement of the step, dropping the bookkeeping of the context programs, so
+that a counterexample reads as a sequence of the C code's steps. (Spin's
+line numbers follow its own preprocessing and can be a few lines off the
+source after an #ifdef'd block; the statement text identifies the step.)
 """
 import re
 import sys
 
-def labels_of(path):
-    lab = {}
-    pat = re.compile(r'^([a-z][a-z0-9_]*):')
-    with open(path) as f:
-        for no, line in enumerate(f, 1):
-            m = pat.match(line)
-            if m:
-                lab[no] = m.group(1)
-    return lab
+NOISE = re.compile(r'^(else|\(1\)|sub-sequence|IF|\.\(goto\)|ok = 0|chk = 0|ret = 0|'
+                   r'L = |op = |pc = |val = 0|n = 0|j = 0|t = \(|failed|\(\(op<4\)\)|'
+                   r'\(\(\(pc<5\)|\(\(c!=0\)\)|\(\(c==0\)\))')
+
 
 def main():
-    lab = labels_of(sys.argv[1]) if len(sys.argv) > 1 else {}
-    names = {}
-    step_re = re.compile(r'^\s*(\d+):\s+proc\s+(\d+) \((\w+)(?::\d+)?\) \S+:(\d+) \(state \d+\)\s+\[(.*)\]')
+    step_re = re.compile(r'^\s*(\d+):\s+proc\s+(\d+) \((\w+)(?::\d+)?\) \S+:(\d+) '
+                         r'\(state \d+\)\s+\[(.*)\]')
     last = None
     for line in sys.stdin:
         m = step_re.match(line)
         if not m:
-            if 'assertion violated' in line or 'invalid end state' in line or 'acceptance' in line or 'cycle' in line:
+            if 'violated' in line or 'invalid end state' in line:
                 print('>>> ' + line.strip())
             continue
         step, proc, name, lno, stmt = m.groups()
-        if (step, proc) == last:
+        if (step, proc) == last or NOISE.match(stmt):
             continue
         last = (step, proc)
-        lno = int(lno)
-        print('%5s %-8s %4d %-10s %s' % (step, name + proc, lno, lab.get(lno, ''), stmt[:70]))
+        who = {'Thread0': 'T0', 'Handler': 'H'}.get(name, 'T%d' % (int(proc) - 1))
+        print('%5s %-3s %4s  %s' % (step, who, lno, stmt[:90]))
+
 
 main()
