@@ -12,7 +12,8 @@ cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	-I include -I src $files || rc=1
 if [ -f build/gcc/compile_commands.json ]; then
 	echo "clang-tidy"
-	lib=$(git ls-files 'src/*.c')
-	clang-tidy --quiet -p build/gcc $lib 2>/dev/null | grep -E 'warning:|error:' && rc=1
+	srcs=$(git ls-files 'src/*.c' 'maps/*.c' 'tools/*.c' 'tests/*.c')
+	printf '%s\n' $srcs | xargs -P"$(nproc)" -n4 clang-tidy --quiet -p build/gcc 2>/dev/null |
+		grep -E 'warning:|error:' && rc=1
 fi
 exit $rc

@@ -4,16 +4,18 @@
  *
  * rq_tas_slowpath() is the resilient test-and-set lock (the kernel's
  * resilient_tas_spin_lock, used there under virtualization): spin until the
- * word reads 0, then try 0 -> locked. It serves the whole process in
+ * lock is free, then take it with a CAS. It serves the whole process in
  * RQSPINLOCK_MODE_TAS and, always, threads without a registry slot (they have
  * no queue nodes). It has no queue, so no FIFO order; it waits at most two
- * timeouts, like a queue head, with the same deadlock checks.
+ * timeouts, like a queue head, with the same deadlock checks. Unlike the
+ * kernel's, it also claims the pending bit when free (see spin_trylock()).
  *
  * rq_trylock_fallback() serves a nested context whose thread already has a
  * queue node in use (and node exhaustion): same loop, one timeout.
  *
- * Both only ever take the lock with the fast path's own 0 -> locked
- * transition, so they mix safely with queued waiters on the same lock.
+ * Both take the lock only as any arrival may (a CAS on a lock with neither
+ * owner nor pending claimant) or as the holder of the pending bit, so they
+ * mix safely with queued waiters on the same lock.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,21 +26,47 @@
 
 _Atomic int rq_mode = RQSPINLOCK_MODE_QUEUED;
 
+/*
+ * Take the lock when it has neither owner nor pending claimant, or claim the
+ * pending bit when nobody holds it and then wait for the owner only.
+ * Claiming pending matters when queued waiters share the lock: their heads
+ * hold it almost always under contention, and a pure test-and-set waiter
+ * would then never see the lock free and time out, starved.
+ */
 static int spin_trylock(rqspinlock_t *lock, struct rq_wait *w)
 {
-	int err;
+	_Atomic uint32_t *word = &lock->val;
+	int pending = 0, err;
+	uint32_t val;
 
-	while (!rq_trylock_word(&lock->val)) {
+	for (;;) {
+		val = rq_load_word_acquire(word);
+		if (pending && !(val & RQ_LOCKED_MASK)) {
+			rq_clear_pending_set_locked(word);
+			return 0;
+		}
+		if (!pending) {
+			if (!(val & RQ_LOCKED_PENDING_MASK) && rq_try_steal(word))
+				return 0;
+			pending = rq_head_try_pending(word, &val);
+			if (pending)
+				continue;
+		}
 		err = rq_wait_poll(w);
-		if (err)
+		if (err) {
+			if (pending)
+				rq_clear_pending(word);
 			return err;
+		}
 	}
-	return 0;
 }
 
 int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, struct rq_wait *w)
 {
 	rq_stat_inc(t, RQ_STAT_TAS);
+	if (rq_try_steal(&lock->val))
+		return 0;
+	rq_wait_publish(w, t, lock, held_idx);
 	rq_wait_start(w, lock, t, held_idx, ~0u, 2);
 	return spin_trylock(lock, w);
 }
@@ -47,6 +75,7 @@ int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_i
                         struct rq_wait *w)
 {
 	rq_stat_inc(t, RQ_STAT_NO_NODE);
+	rq_wait_publish(w, t, lock, held_idx);
 	rq_wait_start(w, lock, t, held_idx, ~0u, 1);
 	return spin_trylock(lock, w);
 }

@@ -7,13 +7,15 @@
  * a stack of the locks its nested contexts are waiting for. Other threads
  * read both to find deadlocks; the lock word itself has no owner field.
  *
- * AA: the lock we want is held by this thread (untagged entry below ours) or
- * an interrupted context of this thread is waiting for it (wait stack).
+ * AA: the lock we want is in our table below our own entry and either held
+ * (untagged) or, tagged acquiring/releasing by a context we interrupted
+ * between its CAS and its table store, still taken; or an interrupted
+ * context of ours is waiting for it (wait record).
  *
- * ABBA and longer cycles: follow the waits-for chain. The holder of the lock
- * we want is the thread with an untagged entry for it; if that thread is
- * waiting (its innermost context sits in a slow path), follow the lock it
- * waits for, and so on. Reaching ourselves again closes a cycle: -EDEADLK.
+ * ABBA and longer cycles: follow the waits-for chain. Only threads that are
+ * waiting (their innermost context sits in a slow path) can be links: find
+ * the waiting thread with an untagged entry for the lock we want, follow the
+ * lock it waits for, and so on. Reaching ourselves again closes a cycle: -EDEADLK.
  * A chain that ends at a thread that is not waiting, or runs into a cycle
  * that does not include us, is not our deadlock (the members of that cycle
  * detect it themselves), so we keep waiting.
@@ -56,13 +58,19 @@ void rq_held_drop(struct rq_thread *t, uint32_t n)
 	 * release: the cleared entry must be visible before the lower count.
 	 * Otherwise a remote reader could see the count of our next push with
 	 * this stale entry and believe we still want the lock we gave up on;
-	 * pairs with the acquire load of cnt in holds_below().
+	 * pairs with the acquire load of cnt in holds_below(). (The next push
+	 * stores its count with release too, so a reader that sees that one
+	 * sees our clearing as well.)
 	 */
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&t->held.cnt, n, memory_order_relaxed);
+	atomic_store_explicit(&t->held.cnt, n, memory_order_release);
 }
 
-/* Remove entry @i of @n (not the top): the entries above shift down. */
+/*
+ * Remove entry @i of @n: the entries above shift down. With more than
+ * RQ_NR_HELD locks held, the first untracked lock conceptually moves into
+ * the last slot, which therefore becomes an empty hole (0): "held, but
+ * untracked".
+ */
 static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 {
 	uint32_t top = held_tracked(n);
@@ -70,80 +78,118 @@ static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 	/* Copy before overwrite: every held lock stays visible throughout. */
 	for (; i + 1 < top; i++)
 		held_set(t, i, held_entry(t, i + 1));
-	if (n <= RQ_NR_HELD)
-		held_set(t, top - 1, 0);
-	atomic_thread_fence(memory_order_release); /* as in rq_held_drop() */
-	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
+	held_set(t, top - 1, 0);
+	/* release: as in rq_held_drop() */
+	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_release);
+}
+
+/* Index of @want among the tracked entries, or of the topmost hole when
+ * @want is 0; -1 when absent. */
+static int held_find(const struct rq_thread *t, uintptr_t want, uint32_t n)
+{
+	for (uint32_t i = held_tracked(n); i > 0; i--)
+		if (held_entry(t, i - 1) == want)
+			return (int)i - 1;
+	return -1;
 }
 
 void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t n)
 {
 	uintptr_t want = (uintptr_t)lock;
-	uint32_t top = held_tracked(n);
-	uint32_t i = top;
+	int i = n ? held_find(t, want, n) : -1;
 
-	while (i > 0 && held_entry(t, i - 1) != want)
-		i--;
-	if (i == 0) {
-		/* Untracked (beyond the table) or not held at all. */
-		if (n <= RQ_NR_HELD || n == 0)
-			rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
+	if (i >= 0) {
+		/* Out-of-order unlock: tag, release, then drop the entry. */
+		held_set(t, (uint32_t)i, want | RQ_ENTRY_RELEASING);
 		rq_store_unlocked(&lock->val);
-		if (n > RQ_NR_HELD) {
-			atomic_signal_fence(memory_order_seq_cst);
-			atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
-		}
+		atomic_signal_fence(memory_order_seq_cst);
+		held_remove_at(t, (uint32_t)i, n);
 		return;
 	}
-	/* Out-of-order unlock: tag, release, then drop the entry. */
-	held_set(t, i - 1, want | RQ_ENTRY_RELEASING);
 	rq_store_unlocked(&lock->val);
 	atomic_signal_fence(memory_order_seq_cst);
-	held_remove_at(t, i - 1, n);
+	if (n > RQ_NR_HELD) {
+		/* An untracked lock: the count still covers it. */
+		atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
+		return;
+	}
+	i = n ? held_find(t, 0, n) : -1;
+	if (i >= 0)
+		held_remove_at(t, (uint32_t)i, n); /* was untracked, see above */
+	else
+		rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
 }
 
-void rq_wait_push(struct rq_thread *t, const void *lock)
+/* Only this thread (and its signal handlers, which undo their pushes before
+ * returning) writes its wait record: plain load + store, no RMW. */
+static void bump_gen(struct rq_thread *t)
 {
-	uint32_t nw = atomic_load_explicit(&t->nwait, memory_order_relaxed);
-	uint32_t idx = atomic_load_explicit(&t->held.cnt, memory_order_relaxed) - 1;
+	uint32_t gen = atomic_load_explicit(&t->wr.gen, memory_order_relaxed);
+
+	/* release: a detector that reads the new generation also sees the
+	 * record written before it; pairs with read_wait()'s acquire */
+	atomic_store_explicit(&t->wr.gen, gen + 1, memory_order_release);
+}
+
+void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
+{
+	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
 
 	if (nw < RQ_NR_WAIT) {
-		atomic_store_explicit(&t->wait[nw], (uintptr_t)lock, memory_order_relaxed);
-		atomic_store_explicit(&t->wait_idx[nw], idx, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.lock[nw], (uintptr_t)lock, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.idx[nw], idx, memory_order_relaxed);
 	}
-	/* release: a detector that reads the new generation or depth also
-	 * sees the entry written above; pairs with read_wait()'s acquire */
-	atomic_fetch_add_explicit(&t->wait_gen, 1, memory_order_release);
-	atomic_store_explicit(&t->nwait, nw + 1, memory_order_release);
+	bump_gen(t);
 	/*
-	 * seq_cst: publish "we wait" before we read other threads' state, so
-	 * that of two threads closing a cycle at the same time at least one
-	 * sees the other (store->load ordering, as in Dekker's algorithm).
+	 * seq_cst: publish "we wait" before we read other threads' wait
+	 * records (seq_cst loads in find_waiting_holder()), so that of two
+	 * threads closing a cycle at the same time at least one sees the other
+	 * (store->load ordering, as in Dekker's algorithm); it is also a
+	 * release for read_wait()'s acquire. A thread that holds nothing
+	 * (idx 0) cannot be in a cycle: plain release, and no cycle checks
+	 * (run_checks()).
 	 */
-	atomic_thread_fence(memory_order_seq_cst);
+	if (idx > 0)
+		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_seq_cst);
+	else
+		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_release);
 }
 
 void rq_wait_pop(struct rq_thread *t)
 {
-	uint32_t nw = atomic_load_explicit(&t->nwait, memory_order_relaxed);
+	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
 
 	/* release: pairs with read_wait()'s acquire (generation changes) */
-	atomic_store_explicit(&t->nwait, nw - 1, memory_order_release);
-	atomic_fetch_add_explicit(&t->wait_gen, 1, memory_order_release);
+	atomic_store_explicit(&t->wr.nwait, nw - 1, memory_order_release);
+	bump_gen(t);
+}
+
+static bool lock_taken(const void *lock)
+{
+	_Atomic uint32_t *word = &((rqspinlock_t *)(uintptr_t)lock)->val;
+
+	return rq_word_load_relaxed(word) & RQ_LOCKED_MASK;
 }
 
 int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
 {
 	uintptr_t want = (uintptr_t)lock;
-	uint32_t nw = atomic_load_explicit(&self->nwait, memory_order_relaxed);
+	uint32_t nw = atomic_load_explicit(&self->wr.nwait, memory_order_relaxed);
 
-	for (uint32_t i = 0; i < held_tracked(n); i++)
-		if (held_entry(self, i) == want)
+	for (uint32_t i = 0; i < held_tracked(n); i++) {
+		uintptr_t e = held_entry(self, i);
+
+		if ((e & ~RQ_ENTRY_TAGS) != want)
+			continue;
+		/* Held, or acquiring/releasing (an interrupted context between
+		 * its CAS and its store) while the lock is still taken. */
+		if (!(e & RQ_ENTRY_TAGS) || lock_taken(lock))
 			return -EDEADLK;
+	}
 	/* Waits of the contexts we interrupted (their entries lie below ours). */
 	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++)
-		if (atomic_load_explicit(&self->wait[i], memory_order_relaxed) == want &&
-		    atomic_load_explicit(&self->wait_idx[i], memory_order_relaxed) < n)
+		if (atomic_load_explicit(&self->wr.lock[i], memory_order_relaxed) == want &&
+		    atomic_load_explicit(&self->wr.idx[i], memory_order_relaxed) < n)
 			return -EDEADLK;
 	return 0;
 }
@@ -181,38 +227,47 @@ static void read_wait(struct rq_link *l)
 {
 	const struct rq_thread *t = l->t;
 	/* acquire: pairs with the release increments in rq_wait_push/pop */
-	uint32_t gen = atomic_load_explicit(&t->wait_gen, memory_order_acquire);
-	uint32_t nw = atomic_load_explicit(&t->nwait, memory_order_acquire);
+	uint32_t gen = atomic_load_explicit(&t->wr.gen, memory_order_acquire);
+	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
 
 	l->gen = gen;
 	l->waits = 0;
 	l->depth = atomic_load_explicit(&t->held.cnt, memory_order_acquire);
 	if (nw == 0 || nw > RQ_NR_WAIT)
 		return;
-	l->widx = atomic_load_explicit(&t->wait_idx[nw - 1], memory_order_relaxed);
+	l->widx = atomic_load_explicit(&t->wr.idx[nw - 1], memory_order_relaxed);
 	if (l->depth != l->widx + 1)
 		return;
-	l->waits = atomic_load_explicit(&t->wait[nw - 1], memory_order_relaxed);
+	l->waits = atomic_load_explicit(&t->wr.lock[nw - 1], memory_order_relaxed);
 }
 
-static struct rq_thread *find_holder(uintptr_t lock)
+/*
+ * The next link of the chain: a thread that holds @lock below its own
+ * waiting entry and is stuck waiting. Threads that are not waiting cannot be
+ * part of a deadlock, so only their one-line wait records are read; the
+ * table of a waiting thread does not change while it waits.
+ */
+static bool find_waiting_holder(uintptr_t lock, struct rq_link *out)
 {
 	uint32_t bound = rq_slot_bound();
 
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_thread *t = rq_thread_at(s);
 
-		if (atomic_load_explicit(&t->in_use, memory_order_relaxed) &&
-		    holds_below(t, lock, RQ_NR_HELD))
-			return t;
+		/* seq_cst: pairs with the seq_cst store in rq_wait_push() */
+		if (!atomic_load_explicit(&t->wr.nwait, memory_order_seq_cst) ||
+		    !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
+			continue;
+		*out = (struct rq_link){.t = t, .holds = lock};
+		read_wait(out);
+		if (out->waits && holds_below(t, lock, out->widx))
+			return true;
 	}
-	return NULL;
+	return false;
 }
 
 static bool chain_still_valid(const struct rq_link *path, uint32_t len)
 {
-	/* seq_cst: re-read everything after our own earlier reads settled */
-	atomic_thread_fence(memory_order_seq_cst);
 	for (uint32_t i = 0; i < len; i++) {
 		struct rq_link now = {.t = path[i].t};
 
@@ -232,11 +287,11 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
 	uintptr_t want = (uintptr_t)lock;
 
 	for (uint32_t hop = 0; hop < RQ_MAX_CHAIN; hop++) {
-		struct rq_thread *t = find_holder(want);
+		struct rq_link *l = &path[hop];
 
-		if (!t)
+		if (!find_waiting_holder(want, l))
 			return 0;
-		if (t == self) {
+		if (l->t == self) {
 			if (hop == 0 || !chain_still_valid(path, hop))
 				return 0;
 			out->event = hop == 1 ? RQSPINLOCK_EV_ABBA : RQSPINLOCK_EV_CYCLE;
@@ -246,13 +301,9 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
 			return -EDEADLK;
 		}
 		for (uint32_t i = 0; i < hop; i++)
-			if (path[i].t == t)
+			if (path[i].t == l->t)
 				return 0; /* a cycle without us: its members act */
-		path[hop] = (struct rq_link){.t = t, .holds = want};
-		read_wait(&path[hop]);
-		if (!path[hop].waits || !holds_below(t, want, path[hop].widx))
-			return 0;
-		want = path[hop].waits;
+		want = l->waits;
 	}
 	return 0;
 }

@@ -20,7 +20,7 @@
 #define RQ_NR_NODES 4
 #define RQ_NR_HELD  RQSPINLOCK_NR_HELD
 /* Nested contexts (thread + signal handlers) that can wait at once. */
-#define RQ_NR_WAIT 8
+#define RQ_NR_WAIT 4
 /*
  * Held-table entries are lock addresses (4-byte aligned) with two tag bits:
  * ACQUIRING while the lock is being acquired (before the fast-path CAS and
@@ -68,21 +68,30 @@ struct rq_held {
 	_Atomic uintptr_t locks[RQ_NR_HELD];
 };
 
+/*
+ * What deadlock detectors read about a thread besides its table: one cache
+ * line, written only when the thread starts or stops waiting (slow path), so
+ * that scanning every thread's record stays cheap.
+ */
+struct rq_waitrec {
+	_Atomic uint32_t in_use; /* slot taken by a live thread */
+	/* The locks this thread's nested contexts wait for, innermost last;
+	 * gen changes on every push and pop. */
+	_Atomic uint32_t nwait;
+	_Atomic uint32_t gen;
+	_Atomic uint32_t idx[RQ_NR_WAIT]; /* held-table index of that wait */
+	_Atomic uintptr_t lock[RQ_NR_WAIT];
+} __attribute__((aligned(64)));
+
 /* The per-thread record: one registry slot. */
 struct rq_thread {
-	struct rq_held held;
+	struct rq_held held; /* written on every lock and unlock */
 	struct rq_qnode nodes[RQ_NR_NODES];
 	_Atomic uint32_t node_count; /* queue nodes in use (nesting) */
-	/* The locks this thread's nested contexts wait for, innermost last;
-	 * wait_gen changes on every push and pop. Slow path only. */
-	_Atomic uint32_t nwait;
-	_Atomic uint32_t wait_gen;
-	_Atomic uintptr_t wait[RQ_NR_WAIT];
-	_Atomic uint32_t wait_idx[RQ_NR_WAIT]; /* held-table index of that wait */
-	_Atomic uint32_t in_use;               /* slot taken by a live thread */
 	_Atomic int32_t tid;
 	uint32_t slot; /* index in the registry, or RQ_NO_SLOT */
-	_Atomic uint64_t stats[RQ_STAT_NR];
+	struct rq_waitrec wr;
+	_Atomic uint64_t stats[RQ_STAT_NR] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
 /* ---- registry.c ---- */
@@ -91,6 +100,7 @@ struct rq_thread *rq_register_self(void);
 struct rq_thread *rq_thread_at(uint32_t slot);
 uint32_t rq_slot_bound(void);
 void rq_yield(void);
+void rq_nap(void);
 
 static inline struct rq_thread *rq_self_get(void)
 {
@@ -120,7 +130,8 @@ static inline uint32_t rq_held_push(struct rq_thread *t, const void *lock)
 {
 	uint32_t n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
 
-	atomic_store_explicit(&t->held.cnt, n + 1, memory_order_relaxed);
+	/* release: pairs with holds_below()'s acquire, see rq_held_drop() */
+	atomic_store_explicit(&t->held.cnt, n + 1, memory_order_release);
 	/* A signal handler from here on pushes above index n. */
 	atomic_signal_fence(memory_order_seq_cst);
 	if (likely(n < RQ_NR_HELD))
@@ -149,7 +160,7 @@ struct rq_cycle {
 };
 int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n);
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out);
-void rq_wait_push(struct rq_thread *t, const void *lock);
+void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx);
 void rq_wait_pop(struct rq_thread *t);
 void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out);
 
@@ -160,11 +171,29 @@ struct rq_wait {
 	uint32_t held_idx;   /* our entry in the held table */
 	uint32_t mask;       /* lock-word bits whose clearing ends the wait */
 	uint64_t duration;   /* ns */
+	uint64_t start;      /* first poll */
 	uint64_t deadline;   /* 0 until the first poll */
+	uint64_t last_poll;  /* to discount time spent off CPU */
 	uint64_t next_check; /* next deadlock check */
 	uint32_t spin;
+	uint32_t graces;       /* extensions left after being off CPU */
+	bool published;        /* our wait record is pushed (rq_wait_publish) */
 	struct rq_cycle cycle; /* filled when detection fires */
 };
+/*
+ * About to wait for @lock: push the wait record first (once per slow path),
+ * before taking any bit others would wait for, so that a signal handler
+ * interrupting us from here on sees the AA, and detectors see us.
+ */
+static inline void rq_wait_publish(struct rq_wait *w, struct rq_thread *t, const void *lock,
+                                   uint32_t idx)
+{
+	/* cppcheck-suppress ctuuninitvar ; callers set published, not all of w */
+	if (!w->published) {
+		rq_wait_push(t, lock, idx);
+		w->published = true;
+	}
+}
 void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
                    uint32_t mask, uint32_t timeouts);
 int rq_wait_poll(struct rq_wait *w);

@@ -66,8 +66,8 @@ static inline uint32_t rq_encode_tail(uint32_t slot, uint32_t idx)
 }
 
 /*
- * Any 14-bit slot field decodes inside the static registry array, so even a
- * garbage lock word cannot make us touch memory outside the library's own.
+ * Only for tails that passed rq_node_plausible(): the slot field is nonzero
+ * and below the registry's high-water mark.
  */
 static inline struct rq_qnode *rq_decode_tail(uint32_t tail)
 {
@@ -98,6 +98,26 @@ static inline int rq_trylock_word(_Atomic uint32_t *word)
 	if (rq_word_load_relaxed(word) != 0)
 		return 0;
 	return rq_try_0_to_locked(word, &seen);
+}
+
+/*
+ * Take the lock if neither an owner nor a claimant (pending bit) is there,
+ * even while a queue exists: *,0,0 -> *,0,1. Queue heads take the pending
+ * bit as soon as they run (rq_head_try_pending), so a free lock can only be
+ * "stolen" while the head is not running, i.e. preempted or not yet told it
+ * heads the queue. That is what keeps a queued lock from collapsing when
+ * there are more threads than cores; the kernel's paravirt qspinlock does
+ * the same for preempted vCPUs.
+ */
+static inline int rq_try_steal(_Atomic uint32_t *word)
+{
+	uint32_t val = rq_word_load_relaxed(word);
+
+	if (val & RQ_LOCKED_PENDING_MASK)
+		return 0;
+	/* acquire: pairs with the release in rq_store_unlocked() */
+	return atomic_compare_exchange_strong_explicit(word, &val, val | RQ_LOCKED_VAL,
+	                                               memory_order_acquire, memory_order_relaxed);
 }
 
 static inline void rq_store_unlocked(_Atomic uint32_t *word)
@@ -236,7 +256,7 @@ static inline uint32_t rq_load_word_acquire(_Atomic uint32_t *word)
  * to link): pause, and yield the CPU every so often so that a preempted
  * thread we wait for can run when there are more threads than cores.
  */
-#define RQ_SPINS_PER_YIELD 1024u
+#define RQ_SPINS_PER_YIELD 64u
 static inline void rq_spin_or_yield(uint32_t *spins)
 {
 	if ((++*spins % RQ_SPINS_PER_YIELD) == 0)
@@ -285,35 +305,92 @@ static inline int rq_try_set_pending(_Atomic uint32_t *word, uint32_t *val)
 	return 0;
 }
 
-/* Publish our tail and link behind the previous one, if any. */
-static inline struct rq_qnode *rq_enqueue(_Atomic uint32_t *word, struct rq_qnode *node,
-                                          uint32_t tail)
+/*
+ * Could the node named by @tail really be queued on our lock? A tail written
+ * by this library always names a node in use (below its thread's node count)
+ * of a live thread that, in the resilient lock, waits for this very lock
+ * (@lock; 0 skips that check, for QL which keeps no wait records). Anything
+ * else came from a garbage or corrupted lock word: linking behind it would
+ * wait for a signal nobody sends, or corrupt another lock's queue.
+ */
+static inline int rq_node_plausible(uint32_t tail, const struct rq_qnode *node, uintptr_t lock)
 {
-	uint32_t old = rq_xchg_tail(word, tail);
-	struct rq_qnode *prev;
+	uint32_t slot = (tail >> RQ_TAIL_SLOT_OFFSET) - 1;
+	uint32_t idx = (tail >> RQ_TAIL_IDX_OFFSET) & ((1u << RQ_TAIL_IDX_BITS) - 1);
+	struct rq_thread *owner;
+	uint32_t nw;
 
-	if (!(old & RQ_TAIL_MASK))
-		return NULL;
-	prev = rq_decode_tail(old);
-	rq_link_behind(prev, node);
-	return prev;
+	if (slot >= rq_slot_bound())
+		return 0;
+	owner = rq_thread_at(slot);
+	if (&owner->nodes[idx] == node ||
+	    !atomic_load_explicit(&owner->wr.in_use, memory_order_relaxed) ||
+	    idx >= atomic_load_explicit(&owner->node_count, memory_order_relaxed))
+		return 0;
+	if (!lock)
+		return 1;
+	/* Its wait record was pushed before it published its tail, and our
+	 * acq_rel rq_xchg_tail() read that tail: the record is visible. */
+	nw = atomic_load_explicit(&owner->wr.nwait, memory_order_relaxed);
+	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++)
+		if (atomic_load_explicit(&owner->wr.lock[i], memory_order_relaxed) == lock)
+			return 1;
+	return 0;
 }
 
 /*
- * The head found the owner and the pending waiter gone (@val): take the
- * lock. Alone in the queue: n,0,0 -> 0,0,1. Otherwise *,*,0 -> *,*,1 and make
- * the successor the new head.
+ * Publish our tail and link behind the previous one, if any. Returns 1 when
+ * we must wait for the predecessor's signal, 0 when we head the queue.
+ * @lock: see rq_node_plausible().
+ */
+static inline int rq_enqueue(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
+                             uintptr_t lock)
+{
+	uint32_t old = rq_xchg_tail(word, tail) & RQ_TAIL_MASK;
+	struct rq_qnode *prev;
+
+	if (!old)
+		return 0;
+	if (unlikely(!rq_node_plausible(old, node, lock)))
+		return 0; /* garbage tail: head a fresh queue */
+	prev = rq_decode_tail(old);
+	rq_link_behind(prev, node);
+	return 1;
+}
+
+/*
+ * The queue head claims the pending bit (*,0,* -> *,1,*), which stops both
+ * new pending waiters and steals: from now on only the head can take the
+ * lock. Returns 1 on success; *val is refreshed either way.
+ */
+static inline int rq_head_try_pending(_Atomic uint32_t *word, uint32_t *val)
+{
+	if (*val & RQ_PENDING_MASK)
+		return 0;
+	/* acquire: if the owner is already gone this value is the one we take
+	 * the lock on; pairs with the release in rq_store_unlocked() */
+	if (!atomic_compare_exchange_strong_explicit(word, val, *val | RQ_PENDING_VAL,
+	                                             memory_order_acquire, memory_order_relaxed))
+		return 0;
+	*val |= RQ_PENDING_VAL;
+	return 1;
+}
+
+/*
+ * The head holds the pending bit and saw the owner leave (@val): take the
+ * lock. Alone in the queue: n,1,0 -> 0,0,1. Otherwise *,1,0 -> *,0,1 and
+ * make the successor the new head.
  */
 static inline void rq_head_claim(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
                                  uint32_t val)
 {
 	/* relaxed: our acquire load of @val already ordered us after the
-	 * previous owner, and nobody else can take the lock while we head */
+	 * previous owner, and only the pending-bit holder may set locked */
 	if ((val & RQ_TAIL_MASK) == tail &&
 	    atomic_compare_exchange_strong_explicit(word, &val, RQ_LOCKED_VAL, memory_order_relaxed,
 	                                            memory_order_relaxed))
 		return;
-	rq_set_locked(word);
+	rq_clear_pending_set_locked(word);
 	rq_signal_node(rq_wait_next(node), RQ_NODE_HEAD);
 }
 

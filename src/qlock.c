@@ -15,23 +15,39 @@ static void ql_spin_on_word(_Atomic uint32_t *word)
 {
 	uint32_t spins = 0;
 
-	while (!rq_trylock_word(word))
+	while (!rq_try_steal(word))
 		rq_spin_or_yield(&spins);
 }
 
-static void ql_wait_clear(_Atomic uint32_t *word, uint32_t mask, uint32_t *val)
+static void ql_wait_unlocked(_Atomic uint32_t *word, uint32_t *val)
 {
 	uint32_t spins = 0;
 
-	while ((*val = rq_load_word_acquire(word)) & mask)
+	while ((*val = rq_load_word_acquire(word)) & RQ_LOCKED_MASK)
 		rq_spin_or_yield(&spins);
+}
+
+/* Queue head: take the pending bit, then wait for the owner to leave. */
+static void ql_head(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail)
+{
+	uint32_t spins = 0, val;
+
+	for (;;) {
+		val = rq_load_word_acquire(word);
+		if (rq_head_try_pending(word, &val))
+			break;
+		rq_spin_or_yield(&spins);
+	}
+	if (val & RQ_LOCKED_MASK)
+		ql_wait_unlocked(word, &val);
+	rq_head_claim(word, node, tail, val);
 }
 
 static void ql_queue(struct rq_thread *t, _Atomic uint32_t *word)
 {
 	uint32_t nidx = rq_node_get(t);
 	struct rq_qnode *node;
-	uint32_t tail, val;
+	uint32_t tail;
 
 	if (unlikely(nidx >= RQ_NR_NODES)) {
 		ql_spin_on_word(word);
@@ -39,13 +55,12 @@ static void ql_queue(struct rq_thread *t, _Atomic uint32_t *word)
 	}
 	node = &t->nodes[nidx];
 	rq_node_init(node);
-	if (rq_trylock_word(word))
+	if (rq_try_steal(word))
 		goto out;
 	tail = rq_encode_tail(t->slot, nidx);
-	if (rq_enqueue(word, node, tail))
+	if (rq_enqueue(word, node, tail, 0))
 		rq_wait_node(node);
-	ql_wait_clear(word, RQ_LOCKED_PENDING_MASK, &val);
-	rq_head_claim(word, node, tail, val);
+	ql_head(word, node, tail);
 out:
 	rq_node_put(t);
 }
@@ -61,11 +76,12 @@ static __attribute__((noinline)) void ql_slowpath(_Atomic uint32_t *word, uint32
 	val = rq_wait_handover(word, val);
 	if (rq_try_set_pending(word, &val)) {
 		if (val & RQ_LOCKED_MASK)
-			ql_wait_clear(word, RQ_LOCKED_MASK, &val);
+			ql_wait_unlocked(word, &val);
 		rq_clear_pending_set_locked(word);
 		return;
 	}
-	ql_queue(t, word);
+	if (!rq_try_steal(word))
+		ql_queue(t, word);
 }
 
 RQ_EXPORT void ql_spin_lock(ql_spinlock_t *lock)

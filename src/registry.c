@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -53,13 +54,29 @@ void rq_yield(void)
 	sched_yield();
 }
 
+/*
+ * A waiter that has waited long gives its CPU away for real: sched_yield()
+ * can hand the CPU straight back to the yielder when the scheduler deems the
+ * preempted owner to have had its share, whereas a short sleep takes the
+ * waiter off the run queue.
+ */
+void rq_nap(void)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = 20000};
+	struct rq_thread *t = rq_self;
+
+	if (t)
+		rq_stat_inc(t, RQ_STAT_YIELD);
+	nanosleep(&ts, NULL);
+}
+
 static void clear_thread(struct rq_thread *t)
 {
 	for (uint32_t i = 0; i < RQ_NR_HELD; i++)
 		atomic_store_explicit(&t->held.locks[i], 0, memory_order_relaxed);
 	atomic_store_explicit(&t->held.cnt, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->node_count, 0, memory_order_relaxed);
-	atomic_store_explicit(&t->nwait, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->wr.nwait, 0, memory_order_relaxed);
 }
 
 static void raise_bound(uint32_t slot)
@@ -80,12 +97,12 @@ static struct rq_thread *claim_slot(void)
 		struct rq_thread *t = &rq_threads[s];
 		uint32_t expected = 0;
 
-		if (atomic_load_explicit(&t->in_use, memory_order_relaxed))
+		if (atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			continue;
 		/* acquire: pairs with the release in release_slot(), so the
 		 * previous owner's last writes are behind us */
 		if (!atomic_compare_exchange_strong_explicit(
-		        &t->in_use, &expected, 1, memory_order_acquire, memory_order_relaxed))
+		        &t->wr.in_use, &expected, 1, memory_order_acquire, memory_order_relaxed))
 			continue;
 		clear_thread(t);
 		t->slot = s;
@@ -101,7 +118,7 @@ static void release_slot(struct rq_thread *t)
 	rq_stats_retire(t);
 	clear_thread(t);
 	/* release: pairs with the acquire CAS in claim_slot() */
-	atomic_store_explicit(&t->in_use, 0, memory_order_release);
+	atomic_store_explicit(&t->wr.in_use, 0, memory_order_release);
 }
 
 static void thread_exit(void *arg)
@@ -150,7 +167,7 @@ static void after_fork_child(void)
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_thread *t = &rq_threads[s];
 
-		if (t != rq_self && atomic_load_explicit(&t->in_use, memory_order_relaxed))
+		if (t != rq_self && atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			release_slot(t);
 	}
 	if (rq_self)

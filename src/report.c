@@ -81,7 +81,7 @@ static void count_failure(struct rq_thread *t, enum rqspinlock_event ev)
 /* Did this call interrupt another lock operation of the same thread? */
 static int is_nested(struct rq_thread *t, uint32_t idx)
 {
-	if (atomic_load_explicit(&t->nwait, memory_order_relaxed) ||
+	if (atomic_load_explicit(&t->wr.nwait, memory_order_relaxed) ||
 	    atomic_load_explicit(&t->node_count, memory_order_relaxed))
 		return 1;
 	for (uint32_t i = 0; i < idx && i < RQ_NR_HELD; i++)

@@ -19,8 +19,11 @@
  *   queue               :         ^--'                             :
  *
  * Resilience adds exits to every waiting loop (docs/DESIGN.md, "Recovery"):
- *  - slow-path entry: AA check, then "we wait" is published and a cycle
- *    check runs, all before any spinning or queueing;
+ *  - slow-path entry: AA check; acquisitions that need no waiting (a
+ *    pending->locked hand-over, a free lock) cost nothing more. Before the
+ *    first bit others would wait for (pending) or the queue, "we wait" is
+ *    published; every wait phase starts with AA and cycle checks, and the
+ *    queue is only joined after they passed;
  *  - pending waiter: one timeout; on failure it clears the pending bit;
  *  - queue head: two timeouts (owner + pending waiter ahead of it). On a
  *    timeout it tears the queue down in FIFO order (successors get
@@ -45,8 +48,11 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, u
 	_Atomic uint32_t *word = &lock->val;
 
 	val = rq_wait_handover(word, val);
+	if (val & ~RQ_LOCKED_MASK)
+		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
+	rq_wait_publish(w, t, lock, idx);
 	if (!rq_try_set_pending(word, &val))
-		return RQ_GO_QUEUE;
+		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
 	if (val & RQ_LOCKED_MASK) {
 		int err = 0;
 
@@ -70,19 +76,30 @@ static void count_node(struct rq_thread *t, uint32_t nidx)
 		rq_stat_inc(t, (enum rq_stat)(RQ_STAT_NODE2 + nidx - 1));
 }
 
-/* Head of the queue: wait for the owner and the pending waiter to leave. */
+/*
+ * Head of the queue: take the pending bit (waiting for a pending waiter
+ * that came before the queue to finish), then wait for the owner to leave.
+ * Two timeouts: the pending waiter's critical section and the owner's.
+ */
 static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, struct rq_qnode *node,
                      uint32_t tail, struct rq_wait *w)
 {
 	_Atomic uint32_t *word = &lock->val;
+	int pending = 0, err;
 	uint32_t val;
-	int err;
 
 	rq_wait_start(w, lock, t, idx, RQ_LOCKED_PENDING_MASK, 2);
-	while ((val = rq_load_word_acquire(word)) & RQ_LOCKED_PENDING_MASK) {
+	for (;;) {
+		val = rq_load_word_acquire(word);
+		if (!pending)
+			pending = rq_head_try_pending(word, &val);
+		if (pending && !(val & RQ_LOCKED_MASK))
+			break;
 		err = rq_wait_poll(w);
 		if (!err)
 			continue;
+		if (pending)
+			rq_clear_pending(word);
 		if (err == -ETIMEDOUT) {
 			rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
 		} else {
@@ -103,6 +120,7 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	uint32_t tail;
 	int err = 0;
 
+	rq_wait_publish(w, t, lock, idx);
 	if (unlikely(nidx > 0)) {
 		/* Nested context, or out of nodes: never queue. */
 		err = rq_trylock_fallback(t, lock, idx, w);
@@ -113,10 +131,16 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	node = &t->nodes[nidx];
 	rq_node_init(node);
 	/* The node may have been cold; the lock may be free by now. */
-	if (rq_trylock_word(word))
+	if (rq_try_steal(word))
+		goto out;
+	/* Before queueing: look for a deadlock (AA and cycles) once. */
+	rq_wait_start(w, lock, t, idx, ~0u, 1);
+	err = rq_wait_poll(w);
+	if (err)
 		goto out;
 	tail = rq_encode_tail(t->slot, nidx);
-	if (rq_enqueue(word, node, tail) && rq_wait_node(node) == RQ_NODE_TIMEOUT) {
+	if (rq_enqueue(word, node, tail, (uintptr_t)lock) &&
+	    rq_wait_node(node) == RQ_NODE_TIMEOUT) {
 		/* The head timed out: pass the teardown on and leave. */
 		rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
 		w->cycle.event = RQSPINLOCK_EV_TIMEOUT;
@@ -129,21 +153,11 @@ out:
 	return err;
 }
 
-/* Entry checks, run before any spinning or queueing. */
-static int entry_checks(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, struct rq_wait *w)
-{
-	rq_wait_start(w, lock, t, idx, ~0u, 1);
-	return rq_wait_poll(w); /* the first poll runs AA + cycle checks now */
-}
-
 static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val,
                            struct rq_wait *w)
 {
-	int err = entry_checks(t, lock, idx, w);
+	int err = pending_wait(t, lock, idx, val, w);
 
-	if (err)
-		return err;
-	err = pending_wait(t, lock, idx, val, w);
 	if (err != RQ_GO_QUEUE)
 		return err;
 	return queue_wait(t, lock, idx, w);
@@ -151,14 +165,18 @@ static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx
 
 int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val)
 {
-	struct rq_wait w;
-	int err = rq_check_aa(t, lock, idx);
+	struct rq_wait w; /* not zeroed as a whole: it is big and this is hot */
+	int err;
+
+	w.published = false;
+	w.cycle.event = 0;
+	w.cycle.n = 0;
+	err = rq_check_aa(t, lock, idx);
 
 	if (unlikely(err)) {
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
 		return rq_fail(t, lock, idx, err, &w.cycle, false);
 	}
-	rq_wait_push(t, lock);
 	if (t->slot == RQ_NO_SLOT ||
 	    atomic_load_explicit(&rq_mode, memory_order_relaxed) == RQSPINLOCK_MODE_TAS)
 		err = rq_tas_slowpath(t, lock, idx, &w);
@@ -166,8 +184,9 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint
 		err = queued_slowpath(t, lock, idx, val, &w);
 	if (likely(!err)) {
 		rq_held_mark_held(t, idx, lock);
-		rq_wait_pop(t);
+		if (w.published)
+			rq_wait_pop(t);
 		return 0;
 	}
-	return rq_fail(t, lock, idx, err, &w.cycle, true);
+	return rq_fail(t, lock, idx, err, &w.cycle, w.published);
 }

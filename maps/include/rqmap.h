@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rqmap.h
+ * @brief BPF-style maps built on the resilient queued spin lock.
+ *
+ * Two map types with the semantics of the kernel's BPF_MAP_TYPE_HASH and
+ * BPF_MAP_TYPE_LPM_TRIE, as converted to rqspinlock in the kernel series:
+ *  - writers take one rqspinlock (a bucket lock, the trie lock) and return its
+ *    -EDEADLK / -ETIMEDOUT unchanged, leaving the map exactly as it was;
+ *  - lookups take no lock: they run inside a liburcu (memb flavour) read-side
+ *    critical section, and removed elements are recycled only after a grace
+ *    period (urcu-memb synchronize_rcu in a reclaim thread), so a lookup
+ *    never reads recycled memory;
+ *  - elements are preallocated and handed out by a per-thread freelist, so the
+ *    update path never calls malloc: every operation of a preallocated map is
+ *    async-signal-safe once the calling thread is registered (see
+ *    rqmap_thread_init()).
+ *
+ * Errors are negative errno values. 0 is success.
+ *
+ * Read-side rules for callers:
+ *  - Each thread must be registered with the maps' RCU before its first map
+ *    call from a signal handler: call rqmap_thread_init() once in the thread
+ *    (normal context). Calls from normal context register lazily; threads are
+ *    unregistered automatically when they exit.
+ *  - Values are copied in and out; no pointer into the map is ever returned,
+ *    so there is nothing to hold after a call returns.
+ *  - rqmap_*_destroy() and rqmap_quiesce() wait for retired elements to be recycled: never call
+ *    them from a signal handler or while another thread still uses the map.
+ */
+#ifndef RQMAP_H
+#define RQMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Update flags (values as in the kernel's uapi). */
+#define RQMAP_ANY     0ULL /**< create or replace (BPF_ANY) */
+#define RQMAP_NOEXIST 1ULL /**< create only: -EEXIST if present (BPF_NOEXIST) */
+#define RQMAP_EXIST   2ULL /**< replace only: -ENOENT if absent (BPF_EXIST) */
+#define RQMAP_F_LOCK  4ULL /**< copy the value under its embedded lock (BPF_F_LOCK) */
+
+/* Creation flags. */
+#define RQMAP_F_NO_PREALLOC 0x1U /**< allocate elements on update (not signal-safe) */
+#define RQMAP_F_VALUE_LOCK  0x2U /**< values embed an rqspinlock_t at lock_off */
+#define RQMAP_F_ZERO_SEED   0x4U /**< hash seed 0 (reproducible bucket order) */
+
+/** Largest key accepted by either map type, in bytes. */
+#define RQMAP_MAX_KEY_SIZE 512
+/** Largest value accepted, in bytes. */
+#define RQMAP_MAX_VALUE_SIZE 65536
+
+/**
+ * Bucket lock of a hash map. Only RQMAP_LOCK_RQSPIN is resilient; the other
+ * two exist so that tests and the benchmark can compare the same map with
+ * pthread spin locks per bucket, and with one global lock around every
+ * operation, lookups included (the design of userspace eBPF runtimes).
+ */
+enum rqmap_lock_kind {
+	RQMAP_LOCK_RQSPIN = 0,       /**< one rqspinlock per bucket (default) */
+	RQMAP_LOCK_PTHREAD_SPIN = 1, /**< one pthread_spinlock_t per bucket */
+	RQMAP_LOCK_GLOBAL = 2,       /**< one pthread_spinlock_t for the map */
+};
+
+/** Attributes of a hash map; zero what you do not use. */
+struct rqmap_hash_attr {
+	uint32_t key_size;              /**< bytes, 1..RQMAP_MAX_KEY_SIZE */
+	uint32_t value_size;            /**< bytes, 1..RQMAP_MAX_VALUE_SIZE */
+	uint32_t max_entries;           /**< most live elements, >= 1 */
+	uint32_t flags;                 /**< RQMAP_F_* creation flags */
+	uint32_t lock_off;              /**< with RQMAP_F_VALUE_LOCK: offset of the rqspinlock_t
+	                                     in the value, a multiple of 4 */
+	uint32_t spare;                 /**< preallocated elements beyond max_entries that cover
+	                                     removed elements waiting for a grace period;
+	                                     0 = max(max_entries, 1024) */
+	uint32_t n_buckets;             /**< 0 = max_entries rounded up to a power of two */
+	enum rqmap_lock_kind lock_kind; /**< comparison builds only */
+};
+
+struct rqmap_hash;
+
+/**
+ * @brief Register the calling thread with the maps' RCU (idempotent).
+ *
+ * Must be called in normal context before the thread runs a map operation in
+ * a signal handler. Not async-signal-safe.
+ * @return 0, or -ENOMEM.
+ */
+int rqmap_thread_init(void);
+
+/**
+ * @brief Wait until every element removed so far has been recycled (an RCU
+ * barrier). Not async-signal-safe; not from inside a map operation.
+ */
+void rqmap_quiesce(void);
+
+/**
+ * @brief Create a hash map.
+ * @return 0 and *out set; -EINVAL for a bad attribute; -E2BIG for sizes over
+ *  the limits; -ENOMEM.
+ */
+int rqmap_hash_create(const struct rqmap_hash_attr *attr, struct rqmap_hash **out);
+
+/** @brief Destroy @p map (waits for retired elements). NULL is a no-op. */
+void rqmap_hash_destroy(struct rqmap_hash *map);
+
+/**
+ * @brief Insert or replace @p key with @p value.
+ *
+ * @p flags: one of RQMAP_ANY / RQMAP_NOEXIST / RQMAP_EXIST, optionally with
+ * RQMAP_F_LOCK (then an existing value is overwritten in place under its
+ * embedded lock; the lock word itself is never copied).
+ * @return 0; -EEXIST (NOEXIST, key present); -ENOENT (EXIST, key absent);
+ *  -E2BIG (new key, map holds max_entries); -ENOMEM (no free element: every
+ *  spare element still waits for a grace period, or malloc failed);
+ *  -EDEADLK / -ETIMEDOUT from the bucket lock or the value lock, with the map
+ *  unchanged; -EINVAL for bad arguments or flags.
+ */
+int rqmap_hash_update(struct rqmap_hash *map, const void *key, const void *value, uint64_t flags);
+
+/**
+ * @brief Copy the value of @p key into @p value. Takes no bucket lock.
+ * @p flags: 0 or RQMAP_F_LOCK (copy under the value's embedded lock).
+ * @return 0; -ENOENT; -EINVAL; with RQMAP_F_LOCK also -EDEADLK / -ETIMEDOUT.
+ */
+int rqmap_hash_lookup(struct rqmap_hash *map, const void *key, void *value, uint64_t flags);
+
+/** @brief Delete @p key. @return 0; -ENOENT; -EDEADLK / -ETIMEDOUT; -EINVAL. */
+int rqmap_hash_delete(struct rqmap_hash *map, const void *key);
+
+/**
+ * @brief Copy the value of @p key out and delete it, atomically.
+ * @return as rqmap_hash_delete(); @p flags as rqmap_hash_lookup().
+ */
+int rqmap_hash_lookup_and_delete(struct rqmap_hash *map, const void *key, void *value,
+                                 uint64_t flags);
+
+/**
+ * @brief Iterate: the key after @p key (NULL: the first key) into @p next_key.
+ *
+ * Order is bucket order. As in the kernel, when @p key is no longer in the map
+ * (deleted concurrently) iteration restarts from the first key: it never
+ * fails because of a concurrent delete. Takes no lock.
+ * @return 0; -ENOENT after the last key; -EINVAL.
+ */
+int rqmap_hash_get_next_key(struct rqmap_hash *map, const void *key, void *next_key);
+
+/**
+ * @brief Copy whole buckets, starting at bucket *@p cursor (0 to start).
+ *
+ * Copies keys and values of every element of each non-empty bucket, each
+ * bucket under its lock (a consistent snapshot of that bucket), into @p keys
+ * and @p values (arrays of *@p count entries). A bucket that does not fit is
+ * left for the next call. On return *@p count holds the number copied and
+ * *@p cursor the bucket to continue from.
+ * @return 0 (more to come); -ENOENT (reached the end; *count may be > 0);
+ *  -ENOSPC (the first bucket alone holds more than *count elements);
+ *  -EDEADLK / -ETIMEDOUT (a bucket lock failed; that bucket is untouched and
+ *  *cursor points at it); -EINVAL.
+ */
+int rqmap_hash_lookup_batch(struct rqmap_hash *map, uint32_t *cursor, void *keys, void *values,
+                            uint32_t *count, uint64_t flags);
+
+/** @brief As rqmap_hash_lookup_batch(), also deleting what was copied. */
+int rqmap_hash_lookup_and_delete_batch(struct rqmap_hash *map, uint32_t *cursor, void *keys,
+                                       void *values, uint32_t *count, uint64_t flags);
+
+/** Element accounting of a hash map. */
+struct rqmap_hash_info {
+	uint32_t max_entries; /**< as created */
+	uint32_t capacity;    /**< preallocated elements: max_entries + spare */
+	uint32_t count;       /**< live elements */
+	uint32_t free;        /**< elements in the freelist */
+	uint32_t n_buckets;   /**< buckets */
+};
+
+/**
+ * @brief Fill @p info. @c free is exact only at a quiescent point (no
+ * concurrent writer, after rqmap_quiesce()); then count + free == capacity
+ * for a preallocated map.
+ * @return 0, or -EINVAL.
+ */
+int rqmap_hash_info(struct rqmap_hash *map, struct rqmap_hash_info *info);
+
+/** Key of an LPM trie: prefix length in bits, then the data (network order). */
+struct rqmap_lpm_key {
+	uint32_t prefixlen; /**< bits of data that count */
+	uint8_t data[];     /**< key_size - 4 bytes */
+};
+
+/** Attributes of an LPM trie. */
+struct rqmap_lpm_attr {
+	uint32_t key_size;    /**< 4 + data bytes; data 1..256 bytes */
+	uint32_t value_size;  /**< bytes, 1..RQMAP_MAX_VALUE_SIZE */
+	uint32_t max_entries; /**< most prefixes stored, >= 1 */
+	uint32_t spare;       /**< nodes beyond 2 * max_entries for removed nodes
+	                           waiting for a grace period; 0 = max(max_entries, 1024) */
+};
+
+struct rqmap_lpm;
+
+/** @brief Create an LPM trie. @return 0; -EINVAL; -E2BIG; -ENOMEM. */
+int rqmap_lpm_create(const struct rqmap_lpm_attr *attr, struct rqmap_lpm **out);
+
+/** @brief Destroy @p trie (waits for retired elements). NULL is a no-op. */
+void rqmap_lpm_destroy(struct rqmap_lpm *trie);
+
+/**
+ * @brief Insert or replace the prefix @p key (a struct rqmap_lpm_key).
+ * @return 0; -EINVAL (prefixlen > data bits, bad flags); -EEXIST; -ENOENT
+ *  (as for the hash map); -ENOSPC (new prefix, trie holds max_entries);
+ *  -ENOMEM (no free node); -EDEADLK / -ETIMEDOUT from the trie lock.
+ */
+int rqmap_lpm_update(struct rqmap_lpm *trie, const void *key, const void *value, uint64_t flags);
+
+/** @brief Delete the exact prefix @p key. @return 0; -ENOENT; -EINVAL; lock errors. */
+int rqmap_lpm_delete(struct rqmap_lpm *trie, const void *key);
+
+/**
+ * @brief Longest-prefix match: the value of the longest stored prefix that
+ * matches the first key->prefixlen bits of key->data. Takes no lock.
+ * @return 0; -ENOENT (no prefix matches); -EINVAL.
+ */
+int rqmap_lpm_lookup(struct rqmap_lpm *trie, const void *key, void *value);
+
+/**
+ * @brief Iterate in the kernel's order (post-order: longer prefixes before the
+ * prefixes that contain them). @p key NULL or not stored: the first key.
+ * @return 0; -ENOENT after the last key; -EINVAL.
+ */
+int rqmap_lpm_get_next_key(struct rqmap_lpm *trie, const void *key, void *next_key);
+
+/** @brief Number of prefixes stored. */
+uint32_t rqmap_lpm_count(struct rqmap_lpm *trie);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RQMAP_H */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread freelist (the kernel's percpu_freelist, thread slots for CPUs).
+ *
+ * One list per registry slot (slot modulo nr_lists) plus a shared list for
+ * threads without a slot; each list has its own rqspinlock. Push goes to the
+ * caller's list and falls back to the others when a lock fails (a signal
+ * handler that interrupted the owner of its own list gets -EDEADLK there);
+ * pop takes from the caller's list, then steals. Nothing allocates, so both
+ * are async-signal-safe. Elements are never lost: push retries until a lock
+ * is taken.
+ */
+#ifndef RQMAP_FREELIST_H
+#define RQMAP_FREELIST_H
+
+#include <rqspinlock.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct rqfl_node {
+	/* written under the lock of the list holding the node; atomic (relaxed)
+	 * only because the memory is shared with RCU-retired elements */
+	_Atomic(struct rqfl_node *) next;
+};
+
+struct rqfl_head {
+	rqspinlock_t lock;
+	_Atomic uint32_t n;                /* elements; relaxed, read unlocked as a hint */
+	_Atomic(struct rqfl_node *) first; /* written under lock; peeked unlocked */
+} __attribute__((aligned(64)));
+
+struct rqfl {
+	uint32_t nr_lists;       /* per-slot lists; lists[nr_lists] is the shared one */
+	struct rqfl_head *lists; /* nr_lists + 1 heads */
+};
+
+/** Default number of per-slot lists. */
+#define RQFL_DEFAULT_LISTS 64
+/** Elements kept in the shared list for handlers that cannot use their own. */
+#define RQFL_RESERVE 64
+
+int rqfl_init(struct rqfl *fl, uint32_t nr_lists);
+void rqfl_destroy(struct rqfl *fl);
+/* The list the calling thread pushes to and pops from first. */
+uint32_t rqfl_home(const struct rqfl *fl);
+/* Push @node, trying list @home first. */
+void rqfl_push(struct rqfl *fl, struct rqfl_node *node, uint32_t home);
+/* Push the chain @first..@last (@n elements, linked through next). */
+void rqfl_push_chain(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node *last, uint32_t n,
+                     uint32_t home);
+/* Pop an element, caller's list first; NULL when every list is empty (or
+ * every non-empty list's lock failed). */
+struct rqfl_node *rqfl_pop(struct rqfl *fl);
+/* Spread @n elements of @size bytes starting at @base over the lists. */
+void rqfl_populate(struct rqfl *fl, void *base, size_t size, uint32_t n);
+/* Elements in all lists; exact only when nobody pushes or pops. */
+uint64_t rqfl_count(struct rqfl *fl);
+
+#endif /* RQMAP_FREELIST_H */

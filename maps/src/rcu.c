@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/* RCU glue: per-thread registration with liburcu-memb, barrier, word copies. */
+#include "internal.h"
+#include "freelist.h"
+
+#include <rqmap.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+_Thread_local bool rqmap_tls_registered;
+_Thread_local unsigned rqmap_tls_depth;
+#ifdef RQ_SANITIZE_THREAD
+char rqmap_tsan_gp;
+#endif
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+/* liburcu requires unregistration before a registered thread exits. */
+static void unregister_at_exit(void *arg)
+{
+	(void)arg;
+	if (rqmap_tls_registered) {
+		urcu_memb_unregister_thread();
+		rqmap_tls_registered = false;
+	}
+}
+
+static void make_exit_key(void)
+{
+	(void)pthread_key_create(&exit_key, unregister_at_exit);
+}
+
+int rqmap_thread_register_slow(void)
+{
+	pthread_once(&exit_key_once, make_exit_key);
+	if (pthread_setspecific(exit_key, (void *)1))
+		return -ENOMEM;
+	urcu_memb_register_thread();
+	rqmap_tls_registered = true;
+	return 0;
+}
+
+int rqmap_thread_init(void)
+{
+	/* Also take a lock-registry slot now, in normal context. */
+	(void)res_spin_thread_slot();
+	return rqmap_thread_ensure();
+}
+
+/* How long an update waits for recycled elements before -ENOMEM. */
+#define POP_WAIT_NS (50ULL * 1000 * 1000)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000U + (uint64_t)ts.tv_nsec;
+}
+
+struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
+{
+	struct rqfl_node *n = rqfl_pop(fl);
+	uint64_t deadline;
+
+	/* Empty: the spare elements all wait for a grace period; on a busy
+	 * machine the reclaim thread needs a CPU to recycle them. Waiting cannot
+	 * help when this thread is itself inside a read-side section (a handler
+	 * that interrupted a lookup): that holds the grace period back; nor
+	 * when it interrupted another map operation of this thread, which may
+	 * hold a lock others need (see rqmap_enter()). Yield
+	 * first, then nap; both are async-signal-safe syscalls. */
+	if (n || urcu_memb_read_ongoing() || rqmap_tls_depth > 1)
+		return n;
+	deadline = mono_ns() + POP_WAIT_NS;
+	for (int i = 0; !n && mono_ns() < deadline; i++) {
+		if (i < 100)
+			sched_yield();
+		else
+			nanosleep(&(struct timespec){0, 50L * 1000}, NULL);
+		n = rqfl_pop(fl);
+	}
+	return n;
+}
+
+/* ---- reclaim thread */
+
+/* Batches below this size make the reclaim thread nap for RECLAIM_NAP_NS:
+ * at 10 M retirements/s that strands about 1000 elements, within the default
+ * spare of a map. */
+#define RECLAIM_BATCH  256
+#define RECLAIM_NAP_NS (100L * 1000)
+/* Retire stacks, one per group of registry slots: one global stack would be a
+ * cache line every updater writes, a global lock in all but name. */
+#define RETIRE_STRIPES 64
+
+struct retire_stripe {
+	_Atomic(struct rqmap_retire *) head;
+} __attribute__((aligned(64)));
+
+static struct retire_stripe stripes[RETIRE_STRIPES];
+static _Atomic uint32_t reclaimer_idle; /* futex word: 1 while it sleeps */
+static _Atomic uint64_t nr_retired, nr_reclaimed;
+static pthread_mutex_t reclaim_start_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool reclaimer_running;
+
+static bool stripes_empty(void)
+{
+	for (int i = 0; i < RETIRE_STRIPES; i++)
+		if (atomic_load(&stripes[i].head)) /* seq_cst: see reclaimer_sleep() */
+			return false;
+	return true;
+}
+
+static void reclaimer_sleep(void)
+{
+	struct timespec ts = {0, 10L * 1000 * 1000}; /* safety net only */
+
+	/* seq_cst store then loads, against rqmap_retire()'s seq_cst push then
+	 * load: one of the two sees the other, so no wake-up is lost. */
+	atomic_store(&reclaimer_idle, 1);
+	if (stripes_empty())
+		syscall(SYS_futex, &reclaimer_idle, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+	atomic_store_explicit(&reclaimer_idle, 0, memory_order_relaxed);
+}
+
+/* Take every stripe's stack; chain them into one list. */
+static struct rqmap_retire *collect(void)
+{
+	struct rqmap_retire *all = NULL;
+
+	for (int i = 0; i < RETIRE_STRIPES; i++) {
+		struct rqmap_retire *r, *tail;
+
+		if (!atomic_load_explicit(&stripes[i].head, memory_order_relaxed))
+			continue;
+		/* acquire: pairs with the release CAS in rqmap_retire() */
+		r = atomic_exchange_explicit(&stripes[i].head, NULL, memory_order_acquire);
+		if (!r)
+			continue;
+		for (tail = r; tail->next; tail = tail->next)
+			;
+		tail->next = all;
+		all = r;
+	}
+	return all;
+}
+
+/* Return a run of elements bound for the same list with one lock. */
+static struct rqmap_retire *recycle_run(struct rqmap_retire *r, uint64_t *n)
+{
+	struct rqfl *fl = r->fl;
+	uint32_t home = r->home, len = 1;
+	struct rqfl_node *first = (struct rqfl_node *)(void *)r, *last = first;
+	struct rqmap_retire *next = r->next;
+
+	while (next && next->fl == fl && next->home == home && len < 4096) {
+		struct rqfl_node *node = (struct rqfl_node *)(void *)next;
+
+		next = next->next; /* read before the link overwrites it */
+		atomic_store_explicit(&last->next, node, memory_order_relaxed);
+		last = node;
+		len++;
+	}
+	rqfl_push_chain(fl, first, last, len, home);
+	*n += len;
+	return next;
+}
+
+static void *reclaimer_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct rqmap_retire *r = collect();
+		uint64_t n = 0;
+
+		if (!r) {
+			reclaimer_sleep();
+			continue;
+		}
+		urcu_memb_synchronize_rcu();
+		RQMAP_TSAN_ACQUIRE();
+		while (r) {
+			if (r->fl) {
+				r = recycle_run(r, &n);
+			} else {
+				struct rqmap_retire *next = r->next;
+
+				free(r);
+				r = next;
+				n++;
+			}
+		}
+		/* release: pairs with rqmap_quiesce(); the reuse is done */
+		atomic_fetch_add_explicit(&nr_reclaimed, n, memory_order_release);
+		/* A small batch: let the next one build up before another grace
+		 * period, without going idle (retirers wake only an idle thread, and
+		 * a wake-up per handful of elements would cost a syscall each). */
+		if (n < RECLAIM_BATCH)
+			nanosleep(&(struct timespec){0, RECLAIM_NAP_NS}, NULL);
+	}
+	return NULL;
+}
+
+/* A forked child has no reclaim thread: let it start its own. */
+static void reclaim_after_fork_child(void)
+{
+	reclaimer_running = false;
+	for (int i = 0; i < RETIRE_STRIPES; i++)
+		atomic_store_explicit(&stripes[i].head, NULL, memory_order_relaxed);
+	atomic_store_explicit(&nr_retired, 0, memory_order_relaxed);
+	atomic_store_explicit(&nr_reclaimed, 0, memory_order_relaxed);
+	pthread_mutex_init(&reclaim_start_lock, NULL);
+}
+
+int rqmap_reclaim_start(void)
+{
+	static bool atfork_done;
+	pthread_attr_t attr;
+	pthread_t tid;
+	sigset_t all, old;
+	int ret = 0;
+
+	pthread_mutex_lock(&reclaim_start_lock);
+	if (!atfork_done && pthread_atfork(NULL, NULL, reclaim_after_fork_child) == 0)
+		atfork_done = true;
+	if (!reclaimer_running) {
+		/* The thread must not run the application's signal handlers. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		ret = -pthread_create(&tid, &attr, reclaimer_main, NULL);
+		pthread_attr_destroy(&attr);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		reclaimer_running = ret == 0;
+	}
+	pthread_mutex_unlock(&reclaim_start_lock);
+	return ret;
+}
+
+void rqmap_retire(struct rqmap_retire *r, struct rqfl *fl, uint32_t home)
+{
+	int slot = res_spin_thread_slot();
+	struct retire_stripe *st = &stripes[slot < 0 ? 0 : slot % RETIRE_STRIPES];
+	struct rqmap_retire *old = atomic_load_explicit(&st->head, memory_order_relaxed);
+
+	r->fl = fl;
+	r->home = home;
+	/* A CAS loop, not a plain push: a signal handler may retire onto the same
+	 * stripe between our load and our store. */
+	do
+		r->next = old;
+	/* seq_cst (release at least: publishes r->next/fl/home to the reclaimer's
+	 * acquire exchange); seq_cst for the lost-wake-up argument above */
+	while (!atomic_compare_exchange_weak_explicit(&st->head, &old, r, memory_order_seq_cst,
+	                                              memory_order_relaxed));
+	atomic_fetch_add_explicit(&nr_retired, 1, memory_order_relaxed);
+	if (atomic_load(&reclaimer_idle) && atomic_exchange(&reclaimer_idle, 0))
+		syscall(SYS_futex, &reclaimer_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void rqmap_quiesce(void)
+{
+	uint64_t target = atomic_load_explicit(&nr_retired, memory_order_relaxed);
+	struct timespec ts = {0, 100L * 1000};
+
+	/* acquire: pairs with the reclaimer's release add */
+	while (atomic_load_explicit(&nr_reclaimed, memory_order_acquire) < target) {
+		if (atomic_exchange(&reclaimer_idle, 0))
+			syscall(SYS_futex, &reclaimer_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		nanosleep(&ts, NULL);
+	}
+}
+
+void rqmap_words_store(rqmap_word_t *dst, const void *src, uint32_t bytes)
+{
+	const unsigned char *s = src;
+	uint32_t i, full = bytes / 4;
+
+	for (i = 0; i < full; i++) {
+		uint32_t w;
+
+		memcpy(&w, s + 4 * (size_t)i, 4);
+		atomic_store_explicit(&dst[i], w, memory_order_relaxed);
+	}
+	if (bytes % 4) {
+		uint32_t w = 0;
+
+		memcpy(&w, s + 4 * (size_t)i, bytes % 4);
+		atomic_store_explicit(&dst[i], w, memory_order_relaxed);
+	}
+}
+
+void rqmap_words_store_skip(rqmap_word_t *dst, const void *src, uint32_t bytes, uint32_t skip_word)
+{
+	const unsigned char *s = src;
+	uint32_t n = rqmap_words(bytes);
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t w = 0;
+
+		if (i == skip_word)
+			continue;
+		memcpy(&w, s + 4 * (size_t)i, i * 4 + 4 <= bytes ? 4 : bytes % 4);
+		atomic_store_explicit(&dst[i], w, memory_order_relaxed);
+	}
+}
+
+void rqmap_words_load(void *dst, const rqmap_word_t *src, uint32_t bytes)
+{
+	unsigned char *d = dst;
+	uint32_t i, full = bytes / 4;
+
+	for (i = 0; i < full; i++) {
+		uint32_t w = atomic_load_explicit(&src[i], memory_order_relaxed);
+
+		memcpy(d + 4 * (size_t)i, &w, 4);
+	}
+	if (bytes % 4) {
+		uint32_t w = atomic_load_explicit(&src[i], memory_order_relaxed);
+
+		memcpy(d + 4 * (size_t)i, &w, bytes % 4);
+	}
+}
+
+bool rqmap_words_equal(const rqmap_word_t *a, const uint32_t *b, uint32_t nwords)
+{
+	for (uint32_t i = 0; i < nwords; i++)
+		if (atomic_load_explicit(&a[i], memory_order_relaxed) != b[i])
+			return false;
+	return true;
+}
+
+void rqmap_words_zero(rqmap_word_t *dst, uint32_t nwords)
+{
+	for (uint32_t i = 0; i < nwords; i++)
+		atomic_store_explicit(&dst[i], 0, memory_order_relaxed);
+}

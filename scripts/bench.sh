@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# make bench: build rqtorture (Release, in build/bench), then
+#   1. sweep every lock type over thread counts 1..4x the CPUs (interleaved,
+#      repeated, medians), with the RQL/QL table of the kernel cover letter;
+#   2. uncontended lock+unlock cost: ns (interleaved) and callgrind
+#      instruction counts;
+#   3. deadlock injection AA / ABBA / ABBCCA, direct and from signal handlers,
+#      with recovery-latency histograms;
+#   4. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
+# Results: build/bench-results/ (text, CSV, JSON, PNG). About 3 minutes on 2 CPUs.
+# scripts/bench.sh --plots redraws the plots of the last run; --publish copies
+# the last run into bench/results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
+# Exit status: 0 when every step ran (FAILURE verdicts are reported, not fatal),
+# 1 when the tool could not run or detected a hang.
+#
+# Knobs (environment): BENCH_THREADS (list, default 1,2,4,..,4xCPUs plus 8xCPUs),
+# BENCH_REPS (5), BENCH_DURATION (0.3 s per run), BENCH_INJECT_DURATION (2 s),
+# BENCH_LOCKS (all), BENCH_OUT (build/bench-results), BENCH_CALLGRIND_ITERS (100000),
+# BENCH_PIN (none; spread pins thread i to CPU i mod n), BENCH_ARGS (more rqtorture
+# options for the sweep, e.g. "--cs-ns 100 --ncs-ns 200").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ncpu=$(nproc)
+default_threads() {
+	local t=1 list=""
+	while [ "$t" -lt $((4 * ncpu)) ]; do list+="$t,"; t=$((t * 2)); done
+	echo "${list}$((4 * ncpu)),$((8 * ncpu))"
+}
+threads=${BENCH_THREADS:-$(default_threads)}
+reps=${BENCH_REPS:-5}
+dur=${BENCH_DURATION:-0.3}
+idur=${BENCH_INJECT_DURATION:-2}
+locks=${BENCH_LOCKS:-all}
+out=${BENCH_OUT:-build/bench-results}
+cg_iters=${BENCH_CALLGRIND_ITERS:-100000}
+pin=${BENCH_PIN:-none}
+bin=build/bench/tools/rqtorture
+status=0
+
+say() { printf '\n=== %s ===\n' "$*"; }
+
+# Run rqtorture, teeing its report to a file (-a: append). Exit status 1 is
+# a FAILURE verdict (reported, not fatal); 2 or more means the tool could not
+# run or detected a hang: make bench then fails.
+verdict_failures=0
+run() {
+	local tee_opt=() rc
+	if [ "$1" = -a ]; then tee_opt=(-a); shift; fi
+	local file=$1; shift
+	set +e
+	"$bin" "$@" | tee "${tee_opt[@]}" "$file"
+	rc=${PIPESTATUS[0]}
+	set -e
+	if [ "$rc" -eq 1 ]; then
+		verdict_failures=$((verdict_failures + 1))
+	elif [ "$rc" -ne 0 ]; then
+		echo "bench: rqtorture $* exited with status $rc" >&2
+		status=1
+	fi
+}
+
+build() {
+	say "build (Release, build/bench)"
+	cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+	cmake --build build/bench --target rqtorture -j"$ncpu" 2>&1 | grep -Ev '^\[|^-- ' || true
+	test -x "$bin"
+	mkdir -p "$out"
+}
+
+describe_machine() {
+	{
+		echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo "online CPUs (nproc): $ncpu"
+		lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor vendor|L2 cache|L3 cache)' || true
+		echo "kernel: $(uname -sr)"
+		echo "compiler: $(cc --version | head -1)"
+		echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+	} >"$out/machine.txt"
+	cat "$out/machine.txt"
+}
+
+sweep() {
+	say "throughput sweep: threads $threads, $reps reps x ${dur}s, locks $locks, pinning $pin ${BENCH_ARGS:-}"
+	# shellcheck disable=SC2086 # BENCH_ARGS is a list of options
+	run "$out/sweep.txt" --sweep -l "$locks" -t "$threads" --reps "$reps" -d "$dur" --pin "$pin" \
+		${BENCH_ARGS:-} --csv "$out/sweep.csv" --json "$out/sweep.json"
+}
+
+uncontended() {
+	say "uncontended lock+unlock pair"
+	run "$out/uncontended.txt" --uncontended -l "$locks" --reps 11 --pin spread \
+		--csv "$out/uncontended.csv" --json "$out/uncontended.json"
+	if ! command -v valgrind >/dev/null; then
+		echo "bench: valgrind not found (Debian package valgrind): skipping instruction counts"
+		return
+	fi
+	{
+		echo
+		echo "Instructions per uncontended lock+unlock pair (callgrind, lkop_* wrappers" \
+			"included: +2 per pair for every lock)"
+		printf '%-16s %10s %8s %8s\n' lock instr "vs ql" "vs pspin"
+	} | tee -a "$out/uncontended.txt"
+	local tmp l ir
+	tmp=$(mktemp -d)
+	echo "lock,instructions_per_pair" >"$tmp/cg.csv"
+	for l in $("$bin" --list | awk '$2 == "available" { print $1 }'); do
+		[ "$locks" = all ] || [[ ",$locks," == *",$l,"* ]] || continue
+		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" --toggle-collect='lkop_*' \
+			"$bin" -q --uncontended -l "$l" --reps 1 --iters "$cg_iters" >/dev/null 2>&1 || continue
+		ir=$(awk '/^summary:/ { print $2 }' "$tmp/cg.out")
+		echo "$l,$(awk -v i="$ir" -v n="$cg_iters" 'BEGIN { printf "%.2f", i / n }')" >>"$tmp/cg.csv"
+	done
+	awk -F, 'NR > 1 { v[$1] = $2; o[++n] = $1 }
+		END { for (i = 1; i <= n; i++) { l = o[i]
+			printf "%-16s %10.2f %8.2f %8.2f\n", l, v[l], v["ql"] ? v[l] / v["ql"] : 0,
+				v["pthread-spin"] ? v[l] / v["pthread-spin"] : 0 } }' "$tmp/cg.csv" |
+		tee -a "$out/uncontended.txt"
+	cp "$tmp/cg.csv" "$out/callgrind.csv"
+	rm -rf "$tmp"
+}
+
+inject() {
+	local k via
+	say "deadlock injection (rqspinlock), ${idur}s each"
+	: >"$out/inject.txt"
+	echo "inject,via,bucket,upper_ns,count" >"$out/recovery.csv"
+	for k in aa abba abbcca; do
+		for via in direct signal; do
+			run -a "$out/inject.txt" --inject "$k" --via "$via" -d "$idur" \
+				--json "$out/inject-$k-$via.json" --csv "$out/inject-$k-$via.csv"
+			tail -n +2 "$out/inject-$k-$via.csv" >>"$out/recovery.csv"
+			rm -f "$out/inject-$k-$via.csv"
+		done
+	done
+	{
+		echo
+		echo "Recovery latency summary (ns; failing calls, start of res_spin_lock to its return)"
+		printf '%-8s %-7s %10s %10s %8s %8s %10s %12s\n' mode via injected recovered p50 p99 \
+			p99.9 max
+	} | tee -a "$out/inject.txt"
+	for k in aa abba abbcca; do
+		for via in direct signal; do
+			python3 - "$out/inject-$k-$via.json" <<'PY' || true
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+l = r["recovery_latency_ns"]
+print("%-8s %-7s %10d %10d %8d %8d %10d %12d" % (r["inject"], r["via"], r["injected"],
+      r["recovered"], l["p50"], l["p99"], l["p999"], l["max"]))
+PY
+		done
+	done | tee -a "$out/inject.txt"
+}
+
+plots() {
+	say "plots"
+	if ! command -v gnuplot >/dev/null; then
+		echo "bench: gnuplot not found; install gnuplot-nox (scripts/install-deps.sh as root)" \
+			"to get the PNG plots. Skipping plots; the tables above are complete."
+		return
+	fi
+	local nlocks
+	# Throughput, one column per lock: threads, then the medians ("-" = none).
+	awk -F, 'NR > 1 { if (!($2 in col)) { col[$2] = ++nc; name[nc] = $2 }
+		if (!($1 in row)) { row[$1] = ++nr; th[nr] = $1 }
+		v[row[$1], col[$2]] = $3 }
+		END { printf "threads"; for (j = 1; j <= nc; j++) printf " %s", name[j]; print ""
+			for (i = 1; i <= nr; i++) { printf "%s", th[i]
+				for (j = 1; j <= nc; j++) printf " %s", (v[i, j] > 0 ? v[i, j] : "-"); print "" } }' \
+		"$out/sweep.csv" >"$out/throughput.dat"
+	nlocks=$(($(head -1 "$out/throughput.dat" | wc -w) - 1))
+	awk -F, 'NR > 1 && $2 == "rqspinlock" { r[$1] = $6; o[++n] = $1 }
+		NR > 1 && $2 == "rqspinlock-tas" { t[$1] = $6 }
+		END { print "threads RQL/QL RQL-TAS/QL"
+			for (i = 1; i <= n; i++) print o[i], r[o[i]], (o[i] in t ? t[o[i]] : "-") }' \
+		"$out/sweep.csv" >"$out/ratio.dat"
+	# Recovery histogram, one column per mode: bucket label, then counts.
+	awk -F, 'NR > 1 { key = $1 "-" $2; if (!(key in col)) { col[key] = ++nc; hdr[nc] = key }
+		if (!($3 in row)) { row[$3] = ++nr; lab[nr] = $3 }
+		c[row[$3], col[key]] = $5 }
+		END { printf "bucket"; for (j = 1; j <= nc; j++) printf " %s", hdr[j]; print ""
+			for (i = 1; i <= nr; i++) { any = 0
+				for (j = 1; j <= nc; j++) if (c[i, j] > 0) any = 1
+				if (!any) continue
+				printf "%s", lab[i]; for (j = 1; j <= nc; j++) printf " %d", c[i, j] + 0; print "" } }' \
+		"$out/recovery.csv" >"$out/recovery.dat"
+	gnuplot <<EOF
+set terminal pngcairo size 1000,620 font ",11"
+set datafile missing "-"
+set key outside right noenhanced
+set termoption noenhanced
+set grid
+set logscale x 2
+set logscale y 10
+set xlabel "threads ($ncpu CPUs; right of x=$ncpu is oversubscribed)"
+set ylabel "acquisitions per second (median)"
+set title "Throughput vs threads, all locks ($ncpu-CPU VM, ${reps} interleaved runs of ${dur}s)"
+set output "$out/throughput.png"
+plot for [i=2:$((nlocks + 1))] "$out/throughput.dat" using 1:i with linespoints lw 2 \
+	title columnheader(i)
+set output "$out/ratio.png"
+set yrange [*:*]
+set ylabel "throughput ratio to QL (median of paired runs)"
+set title "rqspinlock / qspinlock-baseline (QL) throughput ratio"
+plot for [i=2:3] "$out/ratio.dat" using 1:i with linespoints lw 2 title columnheader(i), \
+	0.95 with lines dt 2 lc rgb "red" title "goal 0.95", 1 with lines dt 3 lc rgb "gray" notitle
+set output "$out/recovery.png"
+unset logscale x
+set logscale y 10
+set yrange [0.8:*]
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set xtics rotate by -45
+set xlabel "recovery latency bucket (start of the failing res_spin_lock to its return)"
+set ylabel "failed acquisitions (log)"
+set title "Deadlock recovery latency: AA / ABBA / ABBCCA, direct and from signal handlers"
+plot for [i=2:7] "$out/recovery.dat" using i:xtic(1) title columnheader(i)
+EOF
+	ls -1 "$out"/*.png
+}
+
+# --publish: copy the last run into the repository (bench/results/, docs/img/)
+# and refresh the generated tables of docs/BENCHMARKS.md between its
+# <!-- bench:NAME --> markers.
+publish() {
+	mkdir -p bench/results docs/img
+	cp "$out"/*.txt "$out"/*.csv "$out"/*.json "$out"/*.dat bench/results/
+	cp "$out"/*.png docs/img/
+	python3 - "$out" docs/BENCHMARKS.md <<'PY'
+import re, sys
+out, doc = sys.argv[1], sys.argv[2]
+def read(name):
+    with open(f"{out}/{name}") as f:
+        return f.read()
+def block(text, start, stop=None):
+    """Lines from the one starting with start up to (not including) a blank line or stop."""
+    lines, keep = [], False
+    for line in text.splitlines():
+        if line.startswith(start):
+            keep = True
+        elif keep and (line.strip() == "" or (stop and line.startswith(stop))):
+            break
+        if keep:
+            lines.append(line)
+    return "\n".join(lines)
+sweep, unc, inj = read("sweep.txt"), read("uncontended.txt"), read("inject.txt")
+parts = {
+    "machine": read("machine.txt").strip(),
+    "throughput": block(sweep, "Throughput"),
+    "ratio": block(sweep, "rqspinlock (RQL)"),
+    "goals": block(sweep, "Goals"),
+    "uncontended": block(unc, "Uncontended") + "\n\n" + block(unc, "Instructions"),
+    "recovery": block(inj, "Recovery latency summary"),
+    "histogram": read("recovery.dat").strip(),
+}
+text = open(doc).read()
+for name, body in parts.items():
+    text = re.sub(r"(<!-- bench:%s -->\n```\n).*?(```\n<!-- /bench:%s -->)" % (name, name),
+                  lambda m: m.group(1) + body + "\n" + m.group(2), text, flags=re.S)
+open(doc, "w").write(text)
+PY
+	echo "bench: results copied to bench/results/ and docs/img/; docs/BENCHMARKS.md tables refreshed"
+}
+
+case "${1:-}" in
+--plots) # redraw the plots of an earlier run
+	plots
+	exit 0
+	;;
+--publish)
+	publish
+	exit 0
+	;;
+esac
+build
+describe_machine
+sweep
+uncontended
+inject
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+plots
+say "done: results in $out/"
+grep -h -- '--- End of test' "$out"/sweep.txt "$out"/uncontended.txt "$out"/inject.txt | sort | uniq -c
+if [ "$verdict_failures" -gt 0 ]; then
+	echo "bench: $verdict_failures run(s) ended with a FAILURE verdict: see the reports above"
+fi
+exit $status

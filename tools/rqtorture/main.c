@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* rqtorture: entry point; dispatches to the torture, sweep, uncontended and inject modes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rqtorture.h"
+
+static int list_locks(void)
+{
+	size_t n;
+	const struct lk_ops *t = lk_table(&n);
+
+	for (size_t i = 0; i < n; i++)
+		printf("%-15s %-11s %s%s%s\n", t[i].name,
+		       t[i].available ? "available" : "UNAVAILABLE", t[i].desc,
+		       t[i].available ? "" : "\n                ",
+		       t[i].available ? "" : t[i].unavailable);
+	return 0;
+}
+
+static int torture_all(const struct config *cfg)
+{
+	FILE *json = open_out(cfg->json_path), *csv = open_out(cfg->csv_path);
+	int total = cfg->nlocks * cfg->nthreads, k = 0;
+	bool ok = true;
+
+	if (json)
+		fprintf(json, "{\"mode\":\"torture\",\"ncpus\":%d,\"runs\":[\n", ncpus());
+	if (csv)
+		print_run_csv_header(csv);
+	for (int l = 0; l < cfg->nlocks; l++)
+		for (int t = 0; t < cfg->nthreads; t++) {
+			struct run_result r;
+			if (torture_run(cfg, cfg->locks[l], cfg->threads[t], &r) != 0) {
+				fprintf(stderr, "rqtorture: could not start %d threads\n",
+				        cfg->threads[t]);
+				return 2;
+			}
+			ok &= !run_failed(&r);
+			if (!cfg->quiet)
+				print_run_text(cfg->text, cfg, &r);
+			if (json)
+				print_run_json(json, cfg, &r, ++k == total);
+			if (csv)
+				print_run_csv(csv, &r);
+			run_result_free(&r);
+		}
+	if (json)
+		fprintf(json, "],\"verdict\":\"%s\"}\n", ok ? "SUCCESS" : "FAILURE");
+	close_out(json);
+	close_out(csv);
+	if (cfg->nlocks * cfg->nthreads > 1 || cfg->quiet)
+		print_verdict(cfg->text, ok, "all runs");
+	return ok ? 0 : 1;
+}
+
+static int inject_all(const struct config *cfg)
+{
+	FILE *json = open_out(cfg->json_path), *csv = open_out(cfg->csv_path);
+	bool ok = true;
+
+	for (int l = 0; l < cfg->nlocks; l++)
+		if (!lk_is_rq(cfg->locks[l])) {
+			fprintf(stderr,
+			        "rqtorture: --inject needs a resilient lock (rqspinlock, "
+			        "rqspinlock-tas); %s would hang\n",
+			        cfg->locks[l]->name);
+			return 2;
+		}
+	if (json)
+		fprintf(json, "{\"mode\":\"inject\",\"ncpus\":%d,\"runs\":[\n", ncpus());
+	for (int l = 0; l < cfg->nlocks; l++) {
+		struct inject_result r;
+		if (inject_run(cfg, cfg->locks[l], &r) != 0) {
+			fprintf(stderr, "rqtorture: could not start the injection threads\n");
+			return 2;
+		}
+		ok &= !inject_failed(&r);
+		if (!cfg->quiet)
+			print_inject_text(cfg->text, cfg, &r);
+		if (json)
+			print_inject_json(json, &r, l == cfg->nlocks - 1);
+		if (csv)
+			print_inject_csv(csv, &r, l == 0);
+	}
+	if (json)
+		fprintf(json, "],\"verdict\":\"%s\"}\n", ok ? "SUCCESS" : "FAILURE");
+	close_out(json);
+	close_out(csv);
+	if (cfg->nlocks > 1 || cfg->quiet)
+		print_verdict(cfg->text, ok, "all injection runs");
+	return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg;
+	int rc = parse_options(argc, argv, &cfg);
+
+	if (rc == 1)
+		return 0;
+	if (rc < 0)
+		return 2;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	delay_calibrate();
+	switch (cfg.mode) {
+	case MODE_LIST:
+		return list_locks();
+	case MODE_SWEEP:
+		return bench_sweep(&cfg);
+	case MODE_UNCONTENDED:
+		return bench_uncontended(&cfg);
+	case MODE_INJECT:
+		return inject_all(&cfg);
+	case MODE_TORTURE:
+	default:
+		return torture_all(&cfg);
+	}
+}

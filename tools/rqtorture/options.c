@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+/* Command line: locktorture-style knobs, modes, output formats. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rqtorture.h"
+
+static const char usage_text[] =
+    "Usage: rqtorture [MODE] [OPTIONS]\n"
+    "Lock torture test and benchmark for rqspinlock (resilient queued spin lock).\n"
+    "\n"
+    "Modes (default: torture run):\n"
+    "      --sweep              benchmark: every lock at every thread count, interleaved,\n"
+    "                           repeated; tables of medians and the RQL/QL ratio\n"
+    "      --uncontended        one thread: ns per lock+unlock pair, interleaved\n"
+    "      --inject KIND        deadlock injection: aa, abba or abbcca; recovery report\n"
+    "      --list               list lock types and whether they are available\n"
+    "\n"
+    "Locks and threads:\n"
+    "  -l, --lock LIST          comma-separated lock types or 'all' (see --list);\n"
+    "                           default rqspinlock (torture, inject) or all (sweep,\n"
+    "                           uncontended)\n"
+    "  -t, --threads LIST       writer threads; a list for --sweep (default: number of\n"
+    "                           CPUs; sweep: 1,2,4,... up to 4x the CPUs)\n"
+    "      --pin POLICY         none (default), spread (thread i on CPU i mod n), single\n"
+    "\n"
+    "Run shape (locktorture's knobs):\n"
+    "  -d, --duration SEC       measured time per run (default 5; sweep 0.3; inject 2)\n"
+    "      --warmup SEC         unmeasured start of each run (default 0.1; sweep 0.05)\n"
+    "      --cs-ns NS           critical-section length (default 0)\n"
+    "      --ncs-ns NS          non-critical work between acquisitions (default 0)\n"
+    "      --long-hold-every N  one acquisition in N (random) holds for --long-hold-ns\n"
+    "      --long-hold-ns NS    length of a long hold (default 1000000)\n"
+    "      --stutter-ms MS      alternate MS running and MS paused (default 0: off)\n"
+    "      --nested N           each acquisition takes a random in-order subset of N\n"
+    "                           locks (1..8, default 1)\n"
+    "      --seed N             seed of the per-thread random streams (default 1)\n"
+    "      --lat-every N        time one acquisition in N (default 16; 0: off)\n"
+    "      --timeout-us US      rqspinlock timeout per critical section (default: the\n"
+    "                           library's, 250 ms)\n"
+    "      --reps N             repetitions per cell (sweep 5, uncontended 11)\n"
+    "      --iters N            pairs per uncontended run (default 1000000)\n"
+    "\n"
+    "Deadlock injection (--inject, resilient locks only):\n"
+    "      --via direct|signal  direct: threads build the cycle at a barrier each round;\n"
+    "                           signal: a per-thread timer (SIGALRM) fires while the\n"
+    "                           thread holds its lock and the handler takes the next\n"
+    "                           lock (the kernel module's NMI analogue). Default direct.\n"
+    "      --hold-us US         signal mode: how long each hold lasts (default 200)\n"
+    "      --timer-us US        signal mode: timer period (default 50)\n"
+    "\n"
+    "Output:\n"
+    "      --json FILE          also write JSON ('-': stdout instead of the text)\n"
+    "      --csv FILE           also write CSV ('-': stdout instead of the text)\n"
+    "      --report             install the library's stderr reporter for failed\n"
+    "                           acquisitions (res_spin_report_stderr)\n"
+    "  -q, --quiet              no progress line, no text tables\n"
+    "  -h, --help               this text\n"
+    "\n"
+    "Every run ends with '--- End of test: SUCCESS' or '--- End of test: FAILURE'.\n"
+    "Exit status: 0 success, 1 failure, 2 bad usage or unavailable lock type,\n"
+    "3 hang detected (a thread did not finish; the tool exits instead of hanging).\n";
+
+enum {
+	OPT_SWEEP = 256,
+	OPT_UNCONTENDED,
+	OPT_INJECT,
+	OPT_LIST,
+	OPT_PIN,
+	OPT_WARMUP,
+	OPT_CS,
+	OPT_NCS,
+	OPT_LH_EVERY,
+	OPT_LH_NS,
+	OPT_STUTTER,
+	OPT_NESTED,
+	OPT_SEED,
+	OPT_LAT,
+	OPT_TIMEOUT,
+	OPT_REPS,
+	OPT_ITERS,
+	OPT_VIA,
+	OPT_HOLD,
+	OPT_TIMER,
+	OPT_JSON,
+	OPT_CSV,
+	OPT_REPORT,
+};
+
+static const struct option long_opts[] = {
+    {"sweep", no_argument, NULL, OPT_SWEEP},
+    {"uncontended", no_argument, NULL, OPT_UNCONTENDED},
+    {"inject", required_argument, NULL, OPT_INJECT},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"lock", required_argument, NULL, 'l'},
+    {"threads", required_argument, NULL, 't'},
+    {"pin", required_argument, NULL, OPT_PIN},
+    {"duration", required_argument, NULL, 'd'},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"cs-ns", required_argument, NULL, OPT_CS},
+    {"ncs-ns", required_argument, NULL, OPT_NCS},
+    {"long-hold-every", required_argument, NULL, OPT_LH_EVERY},
+    {"long-hold-ns", required_argument, NULL, OPT_LH_NS},
+    {"stutter-ms", required_argument, NULL, OPT_STUTTER},
+    {"nested", required_argument, NULL, OPT_NESTED},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"lat-every", required_argument, NULL, OPT_LAT},
+    {"timeout-us", required_argument, NULL, OPT_TIMEOUT},
+    {"reps", required_argument, NULL, OPT_REPS},
+    {"iters", required_argument, NULL, OPT_ITERS},
+    {"via", required_argument, NULL, OPT_VIA},
+    {"hold-us", required_argument, NULL, OPT_HOLD},
+    {"timer-us", required_argument, NULL, OPT_TIMER},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"csv", required_argument, NULL, OPT_CSV},
+    {"report", no_argument, NULL, OPT_REPORT},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "rqtorture: invalid %s '%s' (see --help)\n", what, arg);
+	return -EINVAL;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_secs(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0) || v > 86400)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int add_lock(struct config *cfg, const struct lk_ops *ops)
+{
+	if (!ops->available) {
+		fprintf(stderr, "rqtorture: lock type '%s' is unavailable: %s\n", ops->name,
+		        ops->unavailable);
+		return -ENOTSUP;
+	}
+	if (cfg->nlocks >= RQT_MAX_LIST)
+		return -E2BIG;
+	cfg->locks[cfg->nlocks++] = ops;
+	return 0;
+}
+
+static void add_all_locks(struct config *cfg)
+{
+	size_t n;
+	const struct lk_ops *t = lk_table(&n);
+
+	for (size_t i = 0; i < n && cfg->nlocks < RQT_MAX_LIST; i++)
+		if (t[i].available)
+			cfg->locks[cfg->nlocks++] = &t[i];
+		else
+			fprintf(stderr, "rqtorture: skipping %s: %s\n", t[i].name,
+			        t[i].unavailable);
+}
+
+static int parse_locks(struct config *cfg, const char *arg)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "all") == 0) {
+			add_all_locks(cfg);
+			continue;
+		}
+		const struct lk_ops *ops = lk_find(tok);
+		if (ops == NULL)
+			return bad("lock type", tok);
+		int err = add_lock(cfg, ops);
+		if (err)
+			return err;
+	}
+	return cfg->nlocks ? 0 : bad("lock list", arg);
+}
+
+static int parse_threads(struct config *cfg, const char *arg)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	cfg->nthreads = 0;
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (parse_u64(tok, RQT_MAX_THR, &v) || v == 0 || cfg->nthreads >= RQT_MAX_LIST)
+			return bad("thread count", tok);
+		cfg->threads[cfg->nthreads++] = (int)v;
+	}
+	return cfg->nthreads ? 0 : bad("thread list", arg);
+}
+
+static int parse_inject(struct config *cfg, const char *arg)
+{
+	cfg->mode = MODE_INJECT;
+	if (strcmp(arg, "aa") == 0)
+		cfg->inject = INJ_AA;
+	else if (strcmp(arg, "abba") == 0)
+		cfg->inject = INJ_ABBA;
+	else if (strcmp(arg, "abbcca") == 0)
+		cfg->inject = INJ_ABBCCA;
+	else
+		return bad("injection mode", arg);
+	return 0;
+}
+
+static int parse_choice(const char *arg, const char *what, const char *const *choices)
+{
+	for (int i = 0; choices[i]; i++)
+		if (strcmp(arg, choices[i]) == 0)
+			return i;
+	return bad(what, arg);
+}
+
+/* Numeric options: one table instead of one case each. */
+static int parse_number(struct config *cfg, int opt, const char *arg)
+{
+	uint64_t v = 0;
+	int err = 0;
+
+	switch (opt) {
+	case 'd':
+		return parse_secs(arg, &cfg->duration_s) ? bad("duration", arg) : 0;
+	case OPT_WARMUP:
+		return parse_secs(arg, &cfg->warmup_s) ? bad("warm-up", arg) : 0;
+	case OPT_NESTED:
+		err = parse_u64(arg, RQT_MAX_NEST, &v) || v == 0;
+		cfg->nested = (int)v;
+		break;
+	case OPT_REPS:
+		err = parse_u64(arg, 255, &v) || v == 0;
+		cfg->reps = (int)v;
+		break;
+	case OPT_LAT:
+		err = parse_u64(arg, 1u << 30, &v);
+		cfg->lat_every = (unsigned)v;
+		break;
+	case OPT_TIMEOUT:
+	case OPT_HOLD:
+	case OPT_TIMER:
+		err = parse_u64(arg, 3600ull * 1000000, &v) || (opt == OPT_TIMER && v == 0);
+		*(opt == OPT_TIMEOUT ? &cfg->timeout_ns
+		  : opt == OPT_HOLD  ? &cfg->hold_ns
+		                     : &cfg->timer_ns) = v * 1000;
+		break;
+	default: {
+		uint64_t *dst = opt == OPT_CS         ? &cfg->cs_ns
+		                : opt == OPT_NCS      ? &cfg->ncs_ns
+		                : opt == OPT_LH_EVERY ? &cfg->long_hold_every
+		                : opt == OPT_LH_NS    ? &cfg->long_hold_ns
+		                : opt == OPT_STUTTER  ? &cfg->stutter_ms
+		                : opt == OPT_SEED     ? &cfg->seed
+		                                      : &cfg->iters;
+		err = parse_u64(arg, opt == OPT_SEED ? UINT64_MAX : 1ull << 40, dst);
+		if (opt == OPT_ITERS && *dst == 0)
+			err = 1;
+	}
+	}
+	return err ? bad("number", arg) : 0;
+}
+
+static void defaults_for_mode(struct config *cfg, bool dur_set, bool warm_set)
+{
+	bool sweep = cfg->mode == MODE_SWEEP;
+
+	if (!dur_set)
+		cfg->duration_s = sweep ? 0.3 : cfg->mode == MODE_INJECT ? 2.0 : 5.0;
+	if (!warm_set)
+		cfg->warmup_s = sweep ? 0.05 : 0.1;
+	if (cfg->reps == 0)
+		cfg->reps = cfg->mode == MODE_UNCONTENDED ? 11 : 5;
+	if (cfg->nlocks == 0) {
+		if (sweep || cfg->mode == MODE_UNCONTENDED)
+			add_all_locks(cfg);
+		else
+			cfg->locks[cfg->nlocks++] = lk_find("rqspinlock");
+	}
+	if (cfg->nthreads == 0 && cfg->mode != MODE_INJECT) {
+		int max = 4 * ncpus();
+		if (sweep) {
+			for (int t = 1; t < max && cfg->nthreads < RQT_MAX_LIST - 1; t *= 2)
+				cfg->threads[cfg->nthreads++] = t;
+			cfg->threads[cfg->nthreads++] = max;
+		} else {
+			cfg->threads[cfg->nthreads++] = ncpus();
+		}
+	}
+}
+
+static void config_init(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = MODE_TORTURE;
+	cfg->nested = 1;
+	cfg->pin = "none";
+	cfg->seed = 1;
+	cfg->lat_every = 16;
+	cfg->long_hold_ns = 1000000;
+	cfg->iters = 1000000;
+	cfg->hold_ns = 200000;
+	cfg->timer_ns = 50000;
+}
+
+static int parse_one(struct config *cfg, int c, const char *arg)
+{
+	static const char *const pins[] = {"none", "spread", "single", NULL};
+	static const char *const vias[] = {"direct", "signal", NULL};
+	int i;
+
+	switch (c) {
+	case OPT_SWEEP:
+		cfg->mode = MODE_SWEEP;
+		return 0;
+	case OPT_UNCONTENDED:
+		cfg->mode = MODE_UNCONTENDED;
+		return 0;
+	case OPT_LIST:
+		cfg->mode = MODE_LIST;
+		return 0;
+	case OPT_INJECT:
+		return parse_inject(cfg, arg);
+	case 'l':
+		return parse_locks(cfg, arg);
+	case 't':
+		return parse_threads(cfg, arg);
+	case OPT_PIN:
+		i = parse_choice(arg, "pinning policy", pins);
+		cfg->pin = i >= 0 ? pins[i] : cfg->pin;
+		return i < 0 ? i : 0;
+	case OPT_VIA:
+		i = parse_choice(arg, "injection path", vias);
+		cfg->via_signal = i == 1;
+		return i < 0 ? i : 0;
+	case OPT_JSON:
+		cfg->json_path = arg;
+		return 0;
+	case OPT_CSV:
+		cfg->csv_path = arg;
+		return 0;
+	case 'q':
+		cfg->quiet = true;
+		return 0;
+	case OPT_REPORT:
+		res_spin_set_report_hook(res_spin_report_stderr, NULL);
+		return 0;
+	default:
+		return parse_number(cfg, c, arg);
+	}
+}
+
+/* @return 0 to run, 1 when --help was printed, -errno on bad usage. */
+int parse_options(int argc, char **argv, struct config *cfg)
+{
+	bool dur_set = false, warm_set = false;
+	int c;
+
+	config_init(cfg);
+	while ((c = getopt_long(argc, argv, "l:t:d:qh", long_opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage_text, stdout);
+			return 1;
+		}
+		if (c == '?')
+			return -EINVAL;
+		dur_set |= c == 'd';
+		warm_set |= c == OPT_WARMUP;
+		int err = parse_one(cfg, c, optarg);
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		return bad("argument", argv[optind]);
+	defaults_for_mode(cfg, dur_set, warm_set);
+	bool stdout_data = (cfg->json_path && strcmp(cfg->json_path, "-") == 0) ||
+	                   (cfg->csv_path && strcmp(cfg->csv_path, "-") == 0);
+	cfg->text = stdout_data ? stderr : stdout;
+	cfg->progress = !cfg->quiet && isatty(STDERR_FILENO);
+	return 0;
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Smoke test of rqtorture (CTest): a short run, its verdict parsed, its JSON
+# validated with python3 -m json.tool. Throughput figures are never asserted.
+# Usage: smoke.sh RQTORTURE KIND [rqtorture options]
+#   KIND: torture | inject | sweep | uncontended | usage
+set -uo pipefail
+bin=$1 kind=$2; shift 2
+scale=${RQ_TEST_SCALE:-1}
+dur=$(awk -v s="$scale" 'BEGIN { d = 0.5 * s; if (d < 0.1) d = 0.1; print d }')
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; cat "$tmp/out" 2>/dev/null; exit 1; }
+
+# A 2 s lock timeout: on a loaded CI machine a preempted owner must not turn
+# into a -ETIMEDOUT that the test would count as a false error.
+check_run() { # expected-rc, then rqtorture arguments
+	local want=$1; shift
+	timeout 50 "$bin" -q --timeout-us 2000000 "$@" --json "$tmp/run.json" >"$tmp/out" 2>&1
+	local rc=$?
+	[ "$rc" -eq "$want" ] || fail "exit status $rc, expected $want: $*"
+	grep -q -- '--- End of test: SUCCESS' "$tmp/out" || fail "no SUCCESS verdict: $*"
+	! grep -q -- '--- End of test: FAILURE' "$tmp/out" || fail "FAILURE verdict: $*"
+	python3 -m json.tool "$tmp/run.json" >/dev/null || fail "invalid JSON: $*"
+	grep -q '"verdict":"SUCCESS"' "$tmp/run.json" || fail "JSON verdict not SUCCESS: $*"
+}
+
+case $kind in
+torture)
+	check_run 0 -d "$dur" --warmup 0.02 --cs-ns 50 --long-hold-every 1000 \
+		--long-hold-ns 20000 --stutter-ms 50 --seed 7 "$@"
+	grep -q '"per_thread":\[' "$tmp/run.json" || fail "no per-thread counts"
+	;;
+inject)
+	check_run 0 -d "$dur" "$@"
+	python3 - "$tmp/run.json" <<'PY' || fail "injection report inconsistent"
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+assert r["injected"] > 0, r
+assert r["missed"] == 0 and r["false_errors"] == 0 and r["violations"] == 0, r
+failing_calls = r["by_EDEADLK"] + r["by_ETIMEDOUT"]
+assert sum(r["histogram"].values()) == failing_calls, r
+if r["via"] == "direct":
+    # every injected cycle is broken; more than one member may fail in a round
+    assert r["recovered"] == r["injected"] and failing_calls >= r["recovered"], r
+else:
+    assert r["recovered"] == failing_calls, r
+PY
+	;;
+sweep)
+	check_run 0 --sweep -l rqspinlock,ql,tas -t 1,3 --reps 2 -d 0.05 --warmup 0.01 "$@"
+	;;
+uncontended)
+	check_run 0 --uncontended --reps 3 --iters 20000 "$@"
+	;;
+usage)
+	help=$("$bin" --help) || fail "--help exit status"
+	grep -q '^Usage: rqtorture' <<<"$help" || fail "--help text"
+	"$bin" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown option must exit 2"
+	"$bin" -l nosuchlock >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown lock must exit 2"
+	"$bin" --inject aa -l ql >/dev/null 2>&1; [ $? -eq 2 ] || fail "inject on QL must exit 2"
+	"$bin" -t 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "zero threads must exit 2"
+	list=$("$bin" --list) || fail "--list exit status"
+	grep -q '^rqspinlock ' <<<"$list" || fail "--list text"
+	;;
+*)
+	fail "unknown kind $kind"
+	;;
+esac
+echo "ok: $kind $*"
