@@ -42,6 +42,7 @@ CHECKS=(
 	"broken-no-verify|-DCFG_ABBA -DTIMEOUTS -DBROKEN_NO_VERIFY|-O0 -DSAFETY|-m400000|fail"
 	"c-aa-exact|-DCFG_NEST -DTIMEOUTS -DC_AA_EXACT|-O0 -DSAFETY|-m400000|fail"
 	"c-read-wait|-DCFG_ABBA -DTIMEOUTS -DC_READ_WAIT|-O0 -DSAFETY|-m400000|fail"
+	"c-aa-releasing|-DCFG_NEST -DTIMEOUTS -DC_AA_REL|-O0 -DSAFETY|-m400000|fail"
 )
 
 # run_check LINE: one verification in its own directory; writes result.txt

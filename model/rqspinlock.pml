@@ -32,7 +32,7 @@
 #ifndef NCHK
 #define NCHK  0
 #endif
-#define NCHK_          /* periodic deadlock checks per wait after the first */
+/* NCHK: periodic deadlock checks per wait after the first */
 
 #define OK       0
 #define EDEADLK  1
@@ -207,6 +207,14 @@ inline holds_below(s, lk, limit) {
 	i = 0
 }
 
+#ifdef C_READ_WAIT
+#define AA_WAIT_OK(i) true
+#else
+/* fix (as WAIT_ENTRY_OK): a wait record counts only while its context's
+ * entry is still there, tagged ACQUIRING */
+#define AA_WAIT_OK(i) (HE(t, widx[t * NWAIT + (i)]) == (L | ACQ))
+#endif
+
 /* rq_check_aa(self, L, n): untagged entry below n, or a wait of an
  * interrupted context of this thread (wait_idx < n). */
 inline check_aa() {
@@ -215,10 +223,15 @@ inline check_aa() {
 	:: i < n && i < NHELD ->
 		if
 		:: HE(t, i) == L -> SETERR(EDEADLK)
-#ifndef C_AA_EXACT
-		/* protocol.md: an entry being acquired by a context we interrupted
-		 * is AA too (see docs/MODEL.md, "AA gap") */
-		:: HE(t, i) == (L | ACQ) -> SETERR(EDEADLK)
+#if defined(C_AA_REL)
+		/* src/held.c at b9a9767 exactly: an entry tagged ACQUIRING or
+		 * RELEASING (a context we interrupted) counts while the lock is
+		 * taken; RELEASING gives a false AA (docs/MODEL.md, finding 2) */
+		:: LOCKOF(HE(t, i)) == L && HE(t, i) != L && LK(W[L]) -> SETERR(EDEADLK)
+#elif !defined(C_AA_EXACT)
+		/* ACQUIRING counts while the lock is taken (as src/ at b9a9767);
+		 * RELEASING never does (as src/ at d96026d) */
+		:: HE(t, i) == (L | ACQ) && LK(W[L]) -> SETERR(EDEADLK)
 #endif
 		:: else -> skip
 		fi;
@@ -229,7 +242,8 @@ inline check_aa() {
 	do
 	:: i < nwait[t] && i < NWAIT ->
 		if
-		:: wlock[t * NWAIT + i] == L && widx[t * NWAIT + i] < n -> SETERR(EDEADLK)
+		:: wlock[t * NWAIT + i] == L && widx[t * NWAIT + i] < n &&
+		   AA_WAIT_OK(i) -> SETERR(EDEADLK)
 		:: else -> skip
 		fi;
 		i++
@@ -246,6 +260,7 @@ inline check_aa() {
  * ACQUIRING (rq_fail clears it first; rq_held_mark_held untags it) */
 #define WAIT_ENTRY_OK(s, wi) (HE(s, wi) == (wlock[(s) * NWAIT + nwait[s] - 1] | ACQ))
 #endif
+
 
 /* read_wait(s) into the path slot p (gen, depth, widx, waits) */
 #define READ_WAIT(s, g, d, wi, wt) \
@@ -331,7 +346,11 @@ inline run_checks(MASK) {
 		ok = 1;
 		if
 		:: (W[L] & MASK) == 0 -> ok = 0
-		:: else -> check_aa(); if :: ret != OK -> ok = 0 :: else -> skip fi
+		:: else -> check_aa();
+			if
+			:: ret != OK -> ok = 0; real_deadlock(c, L); assert(real); real = 0
+			:: else -> skip
+			fi
 		fi
 	};
 	if
@@ -441,7 +460,14 @@ hp_ent:	d_step { assert(n < NHELD); HE(t, n) = L | ACQ };
 fp_held:	HE(t, n) = L	/* rq_held_mark_held */
 	:: else ->
 		/* rq_lock_slowpath: AA check before anything else */
-sp_aa:		d_step { check_aa() };
+sp_aa:		d_step {
+			check_aa();
+			/* no false deadlock, for AA too */
+			if
+			:: ret == EDEADLK -> real_deadlock(c, L); assert(real); real = 0
+			:: else -> skip
+			fi
+		};
 		if
 		:: ret != OK -> goto sp_fail_entry
 		:: else -> skip
