@@ -778,6 +778,13 @@ init {
 		P(2, 0, 2); P(2, 1, 6);
 		P(3, 0, 1); P(3, 1, 5);
 		may_stall[1] = 1;
+#elif defined(CFG_HANDOFF)
+		/* T2 takes the pending bit of A, so T0 queues on A as head while
+		 * holding B, and T1 holds A and waits for B: the deadlocked head
+		 * hands the queue over (no handler) */
+		P(0, 0, 2); P(0, 1, 1); P(0, 2, 5); P(0, 3, 6);
+		P(1, 0, 1); P(1, 1, 2); P(1, 2, 6); P(1, 3, 5);
+		P(2, 0, 1); P(2, 1, 5);
 #elif defined(CFG_ABBA)
 		/* ABBA between T0 and T1; the handler takes B (a cycle through
 		 * the interrupted thread) */
