@@ -10,14 +10,17 @@
  * only the context's own private state, or a CAS loop whose failed rounds
  * change nothing (those are equivalent to one step at the successful round).
  *
- * Configurations (spin -D...):
- *   CFG_FAULT    3 threads + a signal handler on thread 0, 2 locks, ABBA
- *                order, an owner that may stall forever, timeouts possible.
- *   CFG_NOFAULT  the same contexts, no stall, no timeout ever expires, a
- *                workload without deadlock: every lock() must return 0
- *                (except the handler's genuine AA).
- *   CFG_QUEUE    4 contexts on one lock: long queue, teardown, hand-off.
- * Broken variants (expected to fail), see BROKEN_* below and docs/MODEL.md.
+ * Configurations (spin -D...; programs in init, table in docs/MODEL.md):
+ *   CFG_NOFAULT  T0, T1, T2 on A, the handler of T0 on B; no timeout ever
+ *                expires: every lock() must return 0.
+ *   CFG_QUEUE    three threads on A (T1 twice), T2 may stall: queues,
+ *                FIFO teardown, tail reset.       (with -DTIMEOUTS)
+ *   CFG_NEST     handler and its thread on A with T1 (may stall): AA,
+ *                nested trylock fallback.         (with -DTIMEOUTS)
+ *   CFG_ABBA     ABBA between T0 and T1, handler on B. (with -DTIMEOUTS)
+ *   CFG_HANDOFF  a deadlocked queue head hands over.   (with -DTIMEOUTS)
+ * Broken variants (-DBROKEN_*) and the C code as it is where the model
+ * corrects it (-DC_*) must produce counterexamples: model/check.sh.
  */
 
 /* ---------------------------------------------------------------- sizes */
@@ -792,7 +795,7 @@ init {
 		P(1, 0, 2); P(1, 1, 1); P(1, 2, 5); P(1, 3, 6);
 		P(3, 0, 2); P(3, 1, 6);
 #else
-#error "choose a configuration: -DCFG_NOFAULT, -DCFG_QUEUE, -DCFG_NEST or -DCFG_ABBA"
+#error "choose a configuration: -DCFG_NOFAULT, -DCFG_QUEUE, -DCFG_NEST, -DCFG_ABBA or -DCFG_HANDOFF"
 #endif
 		run Thread0(); run Thread(1); run Thread(2); run Handler(); run Monitor()
 	}
