@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# model/check.sh [WORKDIR]: run every Spin configuration of the lock model.
+#
+# Each line of CHECKS below is one run: name, the spin -D flags (model
+# configuration / variant), extra pan compile flags, pan run flags, and the
+# expected outcome: "pass" (errors: 0, exhaustive) or "fail" (a counterexample
+# must be found). Prints a summary table; exits 1 on any unexpected outcome,
+# 77 (CTest skip) when spin or a C compiler is missing.
+# docs/MODEL.md explains the configurations, properties and variants.
+# Work files go to WORKDIR (default: a fresh temporary directory), never to
+# the source tree. RQ_MODEL_JOBS (default 2) runs that many checks at once.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+model=$here/rqspinlock.pml
+work=${1:-$(mktemp -d "${TMPDIR:-/tmp}/rq-model.XXXXXX")}
+jobs=${RQ_MODEL_JOBS:-2}
+cc=${CC:-cc}
+
+if ! command -v spin >/dev/null 2>&1; then
+	echo "model/check.sh: spin is not installed (Debian package spin): skipped"
+	exit 77
+fi
+if ! command -v "$cc" >/dev/null 2>&1; then
+	echo "model/check.sh: no C compiler ($cc) to build the verifier: skipped"
+	exit 77
+fi
+mkdir -p "$work"
+
+# name | spin defines | pan cc flags | pan flags | expect
+# Good models: -O1 (compiling pan.c at -O2 costs more than it saves);
+# broken ones stop at the first counterexample: -O0.
+CHECKS=(
+	"nofault|-DCFG_NOFAULT|-O1 -DSAFETY|-m400000|pass"
+	"queue|-DCFG_QUEUE -DTIMEOUTS|-O1 -DSAFETY|-m400000|pass"
+	"nest|-DCFG_NEST -DTIMEOUTS|-O1 -DSAFETY|-m400000|pass"
+	"abba|-DCFG_ABBA -DTIMEOUTS|-O1 -DSAFETY|-m400000|pass"
+	"handoff|-DCFG_HANDOFF -DTIMEOUTS|-O1 -DSAFETY|-m400000|pass"
+	"broken-no-signal|-DCFG_QUEUE -DTIMEOUTS -DBROKEN_NO_SIGNAL|-O0 -DSAFETY|-m400000|fail"
+	"broken-no-tail-reset|-DCFG_QUEUE -DTIMEOUTS -DBROKEN_NO_TAIL_RESET|-O0 -DSAFETY|-m400000|fail"
+	"broken-entry-after-cas|-DCFG_NEST -DTIMEOUTS -DBROKEN_ENTRY_AFTER_CAS|-O0 -DSAFETY|-m400000|fail"
+	"broken-clear-before-unlock|-DCFG_NEST -DTIMEOUTS -DBROKEN_CLEAR_BEFORE_UNLOCK|-O0 -DSAFETY|-m400000|fail"
+	"broken-no-verify|-DCFG_ABBA -DTIMEOUTS -DBROKEN_NO_VERIFY|-O0 -DSAFETY|-m400000|fail"
+	"c-aa-exact|-DCFG_NEST -DTIMEOUTS -DC_AA_EXACT|-O0 -DSAFETY|-m400000|fail"
+	"c-read-wait|-DCFG_ABBA -DTIMEOUTS -DC_READ_WAIT|-O0 -DSAFETY|-m400000|fail"
+	"c-aa-releasing|-DCFG_NEST -DTIMEOUTS -DC_AA_REL|-O0 -DSAFETY|-m400000|fail"
+)
+
+# run_check LINE: one verification in its own directory; writes result.txt
+run_check() {
+	local name defs ccflags panflags expect dir start rc errors states
+	IFS='|' read -r name defs ccflags panflags expect <<<"$1"
+	dir=$work/$name
+	rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || return 1
+	cp "$model" .
+	start=$(date +%s%N)
+	# shellcheck disable=SC2086
+	if ! spin -a $defs rqspinlock.pml >spin.log 2>&1; then
+		echo "$name|$expect|spin-error|-|-|-" >result.txt
+		return 0
+	fi
+	# shellcheck disable=SC2086
+	if ! "$cc" -DCOLLAPSE $ccflags -o pan pan.c >cc.log 2>&1; then
+		echo "$name|$expect|cc-error|-|-|-" >result.txt
+		return 0
+	fi
+	# shellcheck disable=SC2086
+	./pan $panflags -w24 >pan.log 2>&1
+	rc=$?
+	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.log | head -1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.log | head -1)
+	local ms=$((($(date +%s%N) - start) / 1000000))
+	local secs=$((ms / 1000)).$((ms % 1000 / 100))
+	local what=-
+	if [ -f rqspinlock.pml.trail ]; then
+		what=$(grep -m1 -oE 'assertion violated.*|invalid end state' pan.log | head -1 | cut -c1-60)
+		spin -t -p $defs rqspinlock.pml 2>/dev/null | python3 "$here/trail.py" rqspinlock.pml >trail.txt 2>/dev/null || true
+	fi
+	if grep -q "Search not completed" pan.log && [ "${errors:-0}" = 0 ]; then
+		errors=incomplete
+	fi
+	echo "$name|$expect|${errors:-?}|${states:-?}|$secs|${what:--}|rc=$rc" >result.txt
+}
+export -f run_check
+export work model here cc
+
+start=$(date +%s)
+printf '%s\n' "${CHECKS[@]}" | xargs -P "$jobs" -I{} bash -c 'run_check "$1"' _ {}
+
+fail=0
+printf '\n%-28s %-7s %-8s %12s %8s  %s\n' check expect errors states seconds counterexample
+for line in "${CHECKS[@]}"; do
+	name=${line%%|*}
+	r=$(cat "$work/$name/result.txt" 2>/dev/null || echo "$name|?|missing|-|-|-")
+	IFS='|' read -r _ expect errors states secs what _ <<<"$r"
+	verdict=ok
+	case "$expect:$errors" in
+		pass:0) ;;
+		fail:[1-9]*) ;;
+		*) verdict=UNEXPECTED; fail=1 ;;
+	esac
+	printf '%-28s %-7s %-8s %12s %8s  %s %s\n' "$name" "$expect" "$errors" "$states" "$secs" "$what" \
+		"$([ $verdict = ok ] || echo "<-- $verdict, see $work/$name")"
+done
+echo "model/check.sh: $(( $(date +%s) - start ))s, work files in $work"
+if [ $fail -ne 0 ]; then
+	echo "model/check.sh: UNEXPECTED RESULT (a good model found a counterexample, or a broken one did not)"
+	exit 1
+fi
+echo "model/check.sh: all results as expected"

@@ -1,0 +1,802 @@
+/*
+ * Promela model of the rqspinlock protocol (src/lockword.c, src/slowpath.c,
+ * src/held.c, src/fallback.c, src/timeout.c, src/qhelpers.h).
+ *
+ * Read docs/MODEL.md first: it explains the encoding, the properties and
+ * the table that maps every labelled transition below to the C code.
+ *
+ * One Promela statement = one atomic step of the C code (one atomic load,
+ * store or read-modify-write), except where a d_step groups steps that touch
+ * only the context's own private state, or a CAS loop whose failed rounds
+ * change nothing (those are equivalent to one step at the successful round).
+ *
+ * Configurations (spin -D...; programs in init, table in docs/MODEL.md):
+ *   CFG_NOFAULT  T0, T1, T2 on A, the handler of T0 on B; no timeout ever
+ *                expires: every lock() must return 0.
+ *   CFG_QUEUE    three threads on A (T1 twice), T2 may stall: queues,
+ *                FIFO teardown, tail reset.       (with -DTIMEOUTS)
+ *   CFG_NEST     handler and its thread on A with T1 (may stall): AA,
+ *                nested trylock fallback.         (with -DTIMEOUTS)
+ *   CFG_ABBA     ABBA between T0 and T1, handler on B. (with -DTIMEOUTS)
+ *   CFG_HANDOFF  a deadlocked queue head hands over.   (with -DTIMEOUTS)
+ * Broken variants (-DBROKEN_*) and the C code as it is where the model
+ * corrects it (-DC_*) must produce counterexamples: model/check.sh.
+ */
+
+/* ---------------------------------------------------------------- sizes */
+#define NTHR  3          /* threads = registry slots 0..2 */
+#define HCTX  3          /* context 3 is the signal handler of thread 0 */
+#define NCTX  4
+#define NLOCK 3          /* locks 1 (A) and 2 (B); 0 = no lock */
+#define NHELD 3          /* held-table entries per thread */
+#define NWAIT 2          /* wait-stack depth (thread + its handler) */
+#define MAXOPS 5         /* ops per context program */
+#define NONE  255
+#ifndef NCHK
+#define NCHK  0
+#endif
+/* NCHK: periodic deadlock checks per wait after the first */
+
+#define OK       0
+#define EDEADLK  1
+#define ETIMEOUT 2
+
+/* held-table entry: lock id plus tag bits */
+#define ACQ 4            /* RQ_ENTRY_ACQUIRING */
+#define REL 8            /* RQ_ENTRY_RELEASING */
+#define LOCKOF(e) ((e) & 3)
+
+/* MCS node states (rq_qnode::locked) */
+#define N_WAIT 0
+#define N_HEAD 1
+#define N_TIMEOUT 2
+
+#define thr(c) ((c) == HCTX -> 0 : (c))
+
+/* --------------------------------------------------------------- shared */
+/* the lock word, split in its three fields; index = lock id */
+byte wl[NLOCK];          /* locked byte (0/1) */
+byte wp[NLOCK];          /* pending byte (0/1) */
+byte wt[NLOCK];          /* tail: 0 or (slot + 1); only node index 0 queues */
+
+/* MCS nodes: node id t+1 is thread t's node index 0 */
+byte nnext[NTHR + 1];
+byte nlocked[NTHR + 1];
+byte ncount[NTHR];       /* rq_thread::node_count */
+
+/* held-lock tables */
+byte hcnt[NTHR];
+byte hl[NTHR * NHELD];
+
+/* wait stacks */
+byte nwait[NTHR];
+byte wgen[NTHR];
+byte wlock[NTHR * NWAIT];
+byte widx[NTHR * NWAIT];
+
+bit intr;                /* thread 0 is interrupted by its handler */
+
+/* programs: op L (1,2) = lock L, op 4+L = unlock L, 0 = end */
+byte prog[NCTX * MAXOPS];
+bit may_stall[NCTX];
+
+/* ----------------------------------------------------------- ghost state */
+byte g_owner[NLOCK];     /* context that holds the lock, NONE if free */
+byte g_in[NCTX];         /* lock the context is inside lock() for, 0 = none */
+byte g_done;             /* contexts that finished (or stalled) */
+bit g_relw;              /* thread 0 is between its RELEASING tag and its unlock store */
+bit t0done;              /* thread 0 finished: its handler can no longer run */
+
+/* the lock word packed in a byte: tail * 4 + pending * 2 + locked */
+byte W[NLOCK];
+#define LK(v) ((v) & 1)
+#define PD(v) (((v) >> 1) & 1)
+#define TL(v) ((v) >> 2)
+#define PENDING_VAL 2
+#define MASK_ALL 255     /* ~0u: any bit */
+#define MASK_L   1       /* RQ_LOCKED_MASK */
+#define MASK_LP  3       /* RQ_LOCKED_PENDING_MASK */
+
+/* Timeouts: "the clock expired" is a nondeterministic choice of a waiter
+ * that owns a deadline (pending waiter, queue head, trylock fallback), after
+ * its first poll. It is enabled
+ *  - when nothing else in the whole system can move (Spin's timeout): every
+ *    waiter that can only wait does eventually time out. This covers an owner
+ *    that stalls forever and every real deadlock;
+ *  - at most TMO_BUDGET times per run at any other moment: a spurious
+ *    timeout (a slow owner), racing with everything else.
+ * Without TIMEOUTS (no fault) the clock never expires. */
+#ifndef TMO_BUDGET
+#define TMO_BUDGET 1
+#endif
+byte g_tmo;              /* spurious expiries so far */
+bit g_stall;             /* an owner stalled forever */
+#ifdef TIMEOUTS
+#define CLOCK_EXPIRED (g_tmo < TMO_BUDGET || timeout)
+#define EXPIRE if :: g_tmo < TMO_BUDGET -> g_tmo++ :: else -> skip fi
+#else
+#define CLOCK_EXPIRED false
+#define EXPIRE skip
+#endif
+
+/* The context takes the lock: mutual exclusion is checked here. */
+#define ACQUIRE(L) assert(g_owner[L] == NONE); g_owner[L] = c; g_in[c] = 0
+/* The context decides to fail. For the ghost it stops waiting only at the
+ * first step that shows it (rq_fail clearing its entry): until then no
+ * detector can tell it from a waiter that has not decided yet. */
+#define SETERR(e) ret = e
+
+/* Steps of the table and wait-stack updates are split as in the C code only
+ * for thread 0, the one a handler interrupts. For the others, the
+ * intermediate states differ from the merged ones only in what remote
+ * detectors cannot tell apart (a count above a cleared entry), so each pair
+ * runs as one step: SPLIT_OR(x) does x now unless split, ONLY_SPLIT(x) does
+ * x as its own step only when split. */
+#define SPLIT_OR(x) if :: c != 0 -> x :: else -> skip fi
+#define ONLY_SPLIT(x) if :: c == 0 -> d_step { x } :: else -> skip fi
+
+/* Locals of every context (Promela inlines have no locals of their own). */
+#define LOCALS \
+	byte t, pc, op, L, failed, ret, n, val, nidx, me, nx, chk, ok, i, j; \
+	byte hop, want, s, found, gen0, gen1, gen2, dep0, dep1, dep2; \
+	byte wi0, wi1, wi2, wt0, wt1, wt2, pt0, pt1, pt2, ph0, ph1, ph2; \
+	byte x, o, vis, k, real, gen, dep, wid, wat
+
+/* ------------------------------------------------------ ghost: real deadlock
+ * real = 1 when context c, wanting lock L, is in a real deadlock now:
+ *  - AA: c's own thread holds L through another context (or c itself), or
+ *    c is the handler and the interrupted thread is acquiring L (it either
+ *    already holds L or waits for it in the lock word, where the handler can
+ *    never overtake it; the handler cannot tell which, see docs/MODEL.md);
+ *  - a waits-for chain from L (owner -> the lock it waits for -> ...) that
+ *    comes back to c's thread or runs into a cycle. A thread interrupted by
+ *    its handler waits for what the handler waits for, if it does.
+ */
+inline real_deadlock(c, L) {
+	real = 0; vis = 0; k = 0; x = c; want = L;
+	if
+	:: g_owner[L] != NONE && thr(g_owner[L]) == thr(c) -> real = 1
+	:: c == HCTX && g_in[0] == L -> real = 1
+	:: else -> skip
+	fi;
+	do
+	:: real || k > NCTX -> break
+	:: else ->
+		k++;
+		vis = vis | (1 << x);
+		o = g_owner[want];
+		if
+		:: o == NONE -> break
+		:: else -> skip
+		fi;
+		if
+		:: o == 0 && intr && g_in[HCTX] != 0 -> o = HCTX
+		:: else -> skip	/* a handler that is not waiting returns */
+		fi;
+		if
+		:: (vis & (1 << o)) != 0 || thr(o) == thr(c) -> real = 1; break
+		:: else -> skip
+		fi;
+		want = g_in[o];
+		if
+		:: want == 0 -> break
+		:: else -> x = o
+		fi
+	od;
+	x = 0; o = 0; vis = 0; k = 0; want = 0
+}
+
+/* ------------------------------------------------------ held.c helpers */
+#define HE(s, i) hl[(s) * NHELD + (i)]
+
+#define HOLDS_ENTRY(s, i, lk) (HE(s, i) == lk)
+#define OWNER_INVARIANT (g_owner[lk] != NONE && thr(g_owner[lk]) == s)
+
+/* holds_below(s, lock, limit) into found; untagged entries only.
+ * Also checks the invariant "untagged entry => that thread holds it". */
+inline holds_below(s, lk, limit) {
+	found = 0; i = 0;
+	do
+	:: i < hcnt[s] && i < limit && i < NHELD ->
+		if
+		:: HOLDS_ENTRY(s, i, lk) ->
+			found = 1;
+			assert(OWNER_INVARIANT)
+		:: else -> skip
+		fi;
+		i++
+	:: else -> break
+	od;
+	i = 0
+}
+
+#ifdef C_READ_WAIT
+#define AA_WAIT_OK(i) true
+#else
+/* fix (as WAIT_ENTRY_OK): a wait record counts only while its context's
+ * entry is still there, tagged ACQUIRING */
+#define AA_WAIT_OK(i) (HE(t, widx[t * NWAIT + (i)]) == (L | ACQ))
+#endif
+
+/* rq_check_aa(self, L, n): untagged entry below n, or a wait of an
+ * interrupted context of this thread (wait_idx < n). */
+inline check_aa() {
+	i = 0;
+	do
+	:: i < n && i < NHELD ->
+		if
+		:: HE(t, i) == L -> SETERR(EDEADLK)
+#if defined(C_AA_REL)
+		/* src/held.c at b9a9767 exactly: an entry tagged ACQUIRING or
+		 * RELEASING (a context we interrupted) counts while the lock is
+		 * taken; RELEASING gives a false AA (docs/MODEL.md, finding 2) */
+		:: LOCKOF(HE(t, i)) == L && HE(t, i) != L && LK(W[L]) -> SETERR(EDEADLK)
+#elif !defined(C_AA_EXACT)
+		/* ACQUIRING counts while the lock is taken (as src/ at b9a9767);
+		 * RELEASING never does (as src/ at d96026d) */
+		:: HE(t, i) == (L | ACQ) && LK(W[L]) -> SETERR(EDEADLK)
+#endif
+		:: else -> skip
+		fi;
+		i++
+	:: else -> break
+	od;
+	i = 0;
+	do
+	:: i < nwait[t] && i < NWAIT ->
+		if
+		:: wlock[t * NWAIT + i] == L && widx[t * NWAIT + i] < n &&
+		   AA_WAIT_OK(i) -> SETERR(EDEADLK)
+		:: else -> skip
+		fi;
+		i++
+	:: else -> break
+	od;
+	i = 0
+}
+
+#ifdef C_READ_WAIT
+/* src/held.c as is: depth and wait stack only */
+#define WAIT_ENTRY_OK(s, wi) true
+#else
+/* fix: the waiting context's own entry must still be there, tagged
+ * ACQUIRING (rq_fail clears it first; rq_held_mark_held untags it) */
+#define WAIT_ENTRY_OK(s, wi) (HE(s, wi) == (wlock[(s) * NWAIT + nwait[s] - 1] | ACQ))
+#endif
+
+
+/* read_wait(s) into the path slot p (gen, depth, widx, waits) */
+#define READ_WAIT(s, g, d, wi, wt) \
+	g = wgen[s]; d = hcnt[s]; wt = 0; wi = 0; \
+	if \
+	:: nwait[s] > 0 && nwait[s] <= NWAIT -> \
+		wi = widx[(s) * NWAIT + nwait[s] - 1]; \
+		if \
+		:: d == wi + 1 && WAIT_ENTRY_OK(s, wi) -> wt = wlock[(s) * NWAIT + nwait[s] - 1] \
+		:: else -> skip \
+		fi \
+	:: else -> skip \
+	fi
+
+/* find_holder(want) into s (NONE when nobody) */
+inline find_holder() {
+	s = 0; o = NONE;
+	do
+	:: s < NTHR && o == NONE ->
+		holds_below(s, want, NHELD);
+		if
+		:: found -> o = s
+		:: else -> s++
+		fi
+	:: else -> break
+	od;
+	s = o; o = 0
+}
+
+
+/* rq_check_cycle, walk part: the chain from L; found = 1 when it comes
+ * back to us after at least one hop (the verify step follows). */
+inline cycle_walk() {
+	want = L; hop = 0; ok = 0;
+	do
+	:: hop >= 3 -> break
+	:: else ->
+		find_holder();
+		if
+		:: s == NONE -> break
+		:: s == t -> ok = (hop > 0); break
+		:: (hop > 0 && pt0 == s) || (hop > 1 && pt1 == s) -> break
+		:: else -> skip
+		fi;
+		if
+		:: hop == 0 -> pt0 = s; ph0 = want; READ_WAIT(s, gen0, dep0, wi0, wt0);
+			holds_below(s, want, wi0); want = wt0; ok = found
+		:: hop == 1 -> pt1 = s; ph1 = want; READ_WAIT(s, gen1, dep1, wi1, wt1);
+			holds_below(s, want, wi1); want = wt1; ok = found
+		:: hop == 2 -> pt2 = s; ph2 = want; READ_WAIT(s, gen2, dep2, wi2, wt2);
+			holds_below(s, want, wi2); want = wt2; ok = found
+		fi;
+		if
+		:: want == 0 || !ok -> ok = 0; break
+		:: else -> ok = 0; hop++
+		fi
+	od;
+	s = 0; want = 0
+}
+
+/* chain_still_valid + report: re-read every hop after the walk. */
+#define VERIFY_HOP(p, g, d, wi, wt, h) \
+	if \
+	:: ok -> READ_WAIT(p, gen, dep, wid, wat); \
+		if \
+		:: gen != g || dep != d || wat != wt -> ok = 0 \
+		:: else -> holds_below(p, h, wi); ok = found \
+		fi \
+	:: else -> skip \
+	fi
+
+inline clear_path() {
+	hop = 0; pt0 = 0; pt1 = 0; pt2 = 0; ph0 = 0; ph1 = 0; ph2 = 0;
+	gen0 = 0; gen1 = 0; gen2 = 0; dep0 = 0; dep1 = 0; dep2 = 0;
+	wi0 = 0; wi1 = 0; wi2 = 0; wt0 = 0; wt1 = 0; wt2 = 0
+}
+
+/* -------------------------------------------------- timeout.c: run_checks */
+inline run_checks(MASK) {
+	/* "freed meanwhile?" then rq_check_aa: the first reads shared state,
+	 * the rest only this thread's own table (private while we run) */
+	d_step {
+		ok = 1;
+		if
+		:: (W[L] & MASK) == 0 -> ok = 0
+		:: else -> check_aa();
+			if
+			:: ret != OK -> ok = 0; real_deadlock(c, L); assert(real); real = 0
+			:: else -> skip
+			fi
+		fi
+	};
+	if
+	:: ok ->
+		/* rq_check_cycle: walk the chain ... */
+		d_step { cycle_walk() };
+		if
+		:: ok ->
+			/* ... and verify it after a full fence, then report */
+			d_step {
+#ifndef BROKEN_NO_VERIFY
+				VERIFY_HOP(pt0, gen0, dep0, wi0, wt0, ph0);
+				if :: hop > 1 -> VERIFY_HOP(pt1, gen1, dep1, wi1, wt1, ph1) :: else -> skip fi;
+				if :: hop > 2 -> VERIFY_HOP(pt2, gen2, dep2, wi2, wt2, ph2) :: else -> skip fi;
+#endif
+				gen = 0; dep = 0; wid = 0; wat = 0;
+				if
+				:: ok ->
+					/* no false deadlock: the cycle is real right now */
+					real_deadlock(c, L);
+					assert(real);
+					real = 0;
+					SETERR(EDEADLK)
+				:: else -> skip
+				fi;
+				ok = 0
+			}
+		:: else -> skip
+		fi;
+		d_step { clear_path() }
+	:: else -> skip
+	fi;
+	ok = 0
+}
+
+/* One bounded wait (rq_wait_start + rq_wait_poll loop). COND ends the wait
+ * (ACT runs in the same step); the first poll runs the checks at once; later
+ * polls may find the clock expired, or run the periodic checks (NCHK times). */
+#define WAIT_LOOP(COND, MASK, ACT) \
+	chk = 0; \
+	do \
+	:: atomic { COND -> ACT }; break \
+	:: !(COND) && chk == 0 -> chk = 1; run_checks(MASK); \
+		if :: ret != OK -> break :: else -> skip fi \
+	:: atomic { !(COND) && chk > 0 && CLOCK_EXPIRED -> EXPIRE; SETERR(ETIMEOUT) }; break \
+	:: !(COND) && chk > 0 && chk <= NCHK -> chk++; run_checks(MASK); \
+		if :: ret != OK -> break :: else -> skip fi \
+	od; \
+	chk = 0
+
+/* rq_leave_queue(word, node, tail, how) */
+#define LEAVE_QUEUE(how) \
+	d_step { \
+		ok = 0; \
+		if \
+		:: TL(W[L]) == me -> TAIL_RESET; ok = 1 \
+		:: else -> skip \
+		fi \
+	}; \
+	if \
+	:: !ok -> nnext[me] != 0; nx = nnext[me]; SIGNAL(how); nx = 0 \
+	:: else -> skip \
+	fi; \
+	ok = 0
+
+#ifdef BROKEN_NO_TAIL_RESET
+#define TAIL_RESET skip                 /* broken: the tail stays ours */
+#else
+#define TAIL_RESET W[L] = W[L] & 3      /* rq_try_clear_tail */
+#endif
+#ifdef BROKEN_NO_SIGNAL
+#define SIGNAL(how) if :: how == N_HEAD -> nlocked[nx] = how :: else -> skip fi
+#else
+#define SIGNAL(how) nlocked[nx] = how   /* rq_signal_node */
+#endif
+
+/* ------------------------------------------------ res_spin_lock(L) -> ret */
+inline res_spin_lock() {
+	ret = OK;
+#ifndef BROKEN_ENTRY_AFTER_CAS
+	/* rq_held_push: count first, then the entry tagged ACQUIRING */
+hp_cnt:	d_step { n = hcnt[t]; hcnt[t] = n + 1; SPLIT_OR(HE(t, n) = L | ACQ; g_in[c] = L) };
+hp_ent:	ONLY_SPLIT(assert(n < NHELD); HE(t, n) = L | ACQ; g_in[c] = L);
+	/* fast path: rq_try_0_to_locked */
+fp_cas:	d_step {
+		val = W[L];
+		if
+		:: val == 0 -> W[L] = 1; ACQUIRE(L)
+		:: else -> skip
+		fi
+	};
+#else
+	/* broken: the fast-path CAS first, the table entry afterwards */
+fp_cas:	d_step {
+		g_in[c] = L;
+		val = W[L];
+		if
+		:: val == 0 -> W[L] = 1; ACQUIRE(L)
+		:: else -> skip
+		fi
+	};
+hp_cnt:	d_step { n = hcnt[t]; hcnt[t] = n + 1 };
+hp_ent:	d_step { assert(n < NHELD); HE(t, n) = L | ACQ };
+#endif
+	if
+	:: val == 0 ->
+fp_held:	HE(t, n) = L	/* rq_held_mark_held */
+	:: else ->
+		/* rq_lock_slowpath: AA check before anything else */
+sp_aa:		d_step {
+			check_aa();
+			/* no false deadlock, for AA too */
+			if
+			:: ret == EDEADLK -> real_deadlock(c, L); assert(real); real = 0
+			:: else -> skip
+			fi
+		};
+		if
+		:: ret != OK -> goto sp_fail_entry
+		:: else -> skip
+		fi;
+		/* rq_wait_push: entry, generation, depth */
+wp_ent:		d_step {
+			wlock[t * NWAIT + nwait[t]] = L; widx[t * NWAIT + nwait[t]] = hcnt[t] - 1;
+			wgen[t]++; nwait[t]++
+		};
+		/* entry_checks: one poll, checks run at once */
+		run_checks(MASK_ALL);
+		if
+		:: ret != OK -> goto sp_fail
+		:: else -> skip
+		fi;
+		/* pending_wait: rq_wait_handover, then rq_try_set_pending */
+pw_hand:	if
+		:: val == PENDING_VAL -> val = W[L]
+		:: else -> skip
+		fi;
+		if
+		:: (val & ~1) != 0 -> goto q_start
+		:: else -> skip
+		fi;
+pw_set:		d_step { val = W[L]; W[L] = W[L] | PENDING_VAL };
+		if
+		:: (val & ~1) != 0 ->
+			if
+			:: PD(val) == 0 ->
+pw_undo:			W[L] = W[L] & ~PENDING_VAL
+			:: else -> skip
+			fi;
+			goto q_start
+		:: else -> skip
+		fi;
+		if
+		:: LK(val) ->
+pw_wait:		WAIT_LOOP(LK(W[L]) == 0, MASK_L, skip);
+			if
+			:: ret != OK ->
+pw_clear:			W[L] = W[L] & ~PENDING_VAL;
+				goto sp_fail
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
+pw_take:	d_step { W[L] = W[L] - PENDING_VAL + 1; ACQUIRE(L) };
+		goto sp_ok;
+
+		/* queue_wait */
+q_start:	atomic { nidx = ncount[t]; ncount[t]++ };
+		if
+		:: nidx > 0 ->
+			/* rq_trylock_fallback: nested context, never queues */
+fb_wait:		WAIT_LOOP(W[L] == 0, MASK_ALL, W[L] = 1; ACQUIRE(L));
+			goto q_out
+		:: else -> skip
+		fi;
+		me = t + 1;
+q_init:		d_step { nlocked[me] = N_WAIT; nnext[me] = 0 };
+q_try:		d_step {
+			if
+			:: W[L] == 0 -> W[L] = 1; ACQUIRE(L); ok = 1
+			:: else -> ok = 0
+			fi
+		};
+		if
+		:: ok -> ok = 0; goto q_out
+		:: else -> skip
+		fi;
+		/* rq_enqueue: xchg_tail, then link behind the old tail */
+q_xchg:		d_step { val = W[L]; W[L] = (W[L] & 3) | (me << 2) };
+		if
+		:: TL(val) != 0 ->
+q_link:			nnext[TL(val)] = me;
+			/* rq_wait_node: no timeout of our own */
+q_node:			nlocked[me] != N_WAIT;
+			if
+			:: nlocked[me] == N_TIMEOUT ->
+				d_step { SETERR(ETIMEOUT) };
+q_tdown:			LEAVE_QUEUE(N_TIMEOUT);
+				goto q_out
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
+		/* head_wait */
+hw_wait:	WAIT_LOOP((W[L] & 3) == 0, MASK_LP, val = W[L]);
+		if
+		:: ret == ETIMEOUT ->
+hw_tdown:		LEAVE_QUEUE(N_TIMEOUT);
+			goto q_out
+		:: ret == EDEADLK ->
+hw_hand:		LEAVE_QUEUE(N_HEAD);
+			goto q_out
+		:: else -> skip
+		fi;
+		/* rq_head_claim */
+hc_cas:		d_step {
+			if
+			:: TL(val) == me && W[L] == val -> W[L] = 1; ACQUIRE(L); ok = 1
+			:: else -> ok = 0
+			fi
+		};
+		if
+		:: !ok ->
+hc_set:			d_step { W[L] = W[L] | 1; ACQUIRE(L) };
+hc_next:		nnext[me] != 0;
+			nx = nnext[me];
+hc_sig:			nlocked[nx] = N_HEAD;
+			nx = 0
+		:: else -> ok = 0
+		fi;
+q_out:		atomic { ncount[t]--; me = 0; nidx = 0 };	/* rq_node_put */
+		if
+		:: ret != OK -> goto sp_fail
+		:: else -> skip
+		fi;
+sp_ok:		/* success: mark held, then pop the wait */
+sp_held:	HE(t, n) = L;
+wo_dep1:	d_step { nwait[t]--; wgen[t]++ };
+		goto lk_done;
+sp_fail:	/* rq_fail: table first, then the wait record */
+hd_ent:		atomic { HE(t, n) = 0; g_in[c] = 0; SPLIT_OR(hcnt[t] = n) };
+hd_cnt:		ONLY_SPLIT(hcnt[t] = n);
+wo_dep2:	d_step { nwait[t]--; wgen[t]++ };
+		goto lk_out;
+sp_fail_entry:	/* rq_fail without a wait record (AA at entry) */
+hd_ent0:	atomic { HE(t, n) = 0; g_in[c] = 0; SPLIT_OR(hcnt[t] = n) };
+hd_cnt0:	ONLY_SPLIT(hcnt[t] = n);
+lk_out:		/* AA completeness: a handler never times out on a lock its own
+		 * interrupted thread holds, unless the thread was already
+		 * releasing it (RELEASING tag: the handler cannot tell the lock
+		 * from one re-taken by another thread after the unlock store) */
+		assert(!(ret == ETIMEOUT && c == HCTX && g_owner[L] == 0 && !g_relw))
+	fi;
+lk_done:
+	atomic { val = 0; n = 0; g_in[c] = 0 }
+}
+
+/* ---------------------------------------------------- res_spin_unlock(L) */
+inline res_spin_unlock() {
+	assert(g_owner[L] == c);
+	if
+	:: hcnt[t] > 0 && HE(t, hcnt[t] - 1) == L ->
+		n = hcnt[t];
+#ifndef BROKEN_CLEAR_BEFORE_UNLOCK
+ul_tag:		d_step { HE(t, n - 1) = L | REL; g_relw = (g_relw || c == 0) };
+ul_store:	d_step { W[L] = W[L] & ~1; g_owner[L] = NONE; g_relw = (g_relw && c != 0) };
+ul_clear:	d_step { HE(t, n - 1) = 0; SPLIT_OR(hcnt[t] = n - 1) };
+ul_cnt:		ONLY_SPLIT(hcnt[t] = n - 1)
+#else
+		/* broken: entry dropped before the unlock store */
+ul_clear:	HE(t, n - 1) = 0;
+ul_cnt:		hcnt[t] = n - 1;
+ul_store:	d_step { W[L] = W[L] & ~1; g_owner[L] = NONE }
+#endif
+	:: else ->
+		/* rq_unlock_slow: out-of-order unlock */
+		d_step {
+			n = hcnt[t]; j = n;
+			do
+			:: j > 0 && HE(t, j - 1) != L -> j--
+			:: else -> break
+			od;
+			assert(j > 0)
+		};
+us_tag:		d_step { HE(t, j - 1) = L | REL; g_relw = (g_relw || c == 0) };
+us_store:	d_step { W[L] = W[L] & ~1; g_owner[L] = NONE; g_relw = (g_relw && c != 0) };
+		/* held_remove_at: copy down, clear the top, drop the count */
+		j = j - 1;
+us_shift:	do
+		:: j + 1 < n -> HE(t, j) = HE(t, j + 1); j++
+		:: else -> break
+		od;
+us_top:		HE(t, n - 1) = 0;
+us_cnt:		hcnt[t] = n - 1
+	fi;
+	d_step { n = 0; j = 0 }
+}
+
+/* ------------------------------------------------------------ contexts */
+/* prog: L = lock L, 4 + L = unlock L (skipped if the lock failed), 0 = end */
+inline ctx_body() {
+	t = thr(c);
+	do
+	:: pc < MAXOPS && prog[c * MAXOPS + pc] != 0 ->
+		d_step { op = prog[c * MAXOPS + pc]; pc++ };
+		if
+		:: op < 4 ->
+			L = op;
+			res_spin_lock();
+#ifndef TIMEOUTS
+			/* no fault: every acquisition succeeds, but a handler's
+			 * genuine AA */
+			assert(ret == OK || (c == HCTX && ret == EDEADLK));
+#endif
+			if
+			:: ret == OK ->
+				if
+				:: may_stall[c] -> g_stall = 1; goto stalled
+				:: true -> skip
+				fi
+			:: else -> failed = failed | (1 << L)
+			fi;
+			d_step { ret = 0; L = 0 }
+		:: else ->
+			L = op - 4;
+			if
+			:: failed & (1 << L) -> failed = failed & ~(1 << L)
+			:: else -> res_spin_unlock()
+			fi;
+			L = 0
+		fi
+	:: else -> break
+	od;
+stalled:
+	skip
+}
+
+proctype Thread0() provided (!intr)
+{
+	byte c = 0;
+	LOCALS;
+	ctx_body();
+	d_step { t0done = 1; g_done++ }
+}
+
+proctype Thread(byte c)
+{
+	LOCALS;
+	ctx_body();
+	g_done++
+}
+
+/* The signal handler of thread 0: arrives at any step of thread 0 (which
+ * cannot run until it returns, see "provided" above), runs its program. */
+proctype Handler()
+{
+	byte c = HCTX;
+	LOCALS;
+	if
+	:: atomic { !t0done && prog[HCTX * MAXOPS] != 0 -> intr = 1 };
+		ctx_body();
+		intr = 0
+	:: atomic { t0done || prog[HCTX * MAXOPS] == 0 -> skip }
+	fi;
+	g_done++
+}
+
+/* After everyone finished (or stalled): the locks are usable again. */
+proctype Monitor()
+{
+	byte l, s2;
+end_wait:
+	(g_done == NCTX) ->
+	d_step {
+		l = 1;
+		do
+		:: l < NLOCK ->
+			/* free, or held (plainly) by a stalled owner */
+			assert(W[l] == (g_owner[l] != NONE -> 1 : 0));
+			l++
+		:: else -> break
+		od;
+		s2 = 0;
+		do
+		:: s2 < NTHR ->
+			assert(nwait[s2] == 0 && ncount[s2] == 0);
+			s2++
+		:: else -> break
+		od
+	}
+}
+
+#define P(ctx, k, v) prog[(ctx) * MAXOPS + (k)] = v
+
+init {
+	atomic {
+		g_owner[0] = NONE; g_owner[1] = NONE; g_owner[2] = NONE;
+#if defined(CFG_NOFAULT)
+		/* no deadlock in the programs; every lock() returns 0 except
+		 * the handler's genuine AA */
+		P(0, 0, 1); P(0, 1, 5);
+		P(1, 0, 1); P(1, 1, 5);
+#ifdef NF_NEST
+		P(2, 0, 2); P(2, 1, 1); P(2, 2, 5); P(2, 3, 6);
+#else
+		P(2, 0, 1); P(2, 1, 5);
+#endif
+#ifndef NOHANDLER
+		P(3, 0, 2); P(3, 1, 6);
+#endif
+#elif defined(CFG_QUEUE)
+		/* three threads on lock A, T1 twice (so that it can queue behind
+		 * a head): owner, pending waiter, head and non-head waiters, FIFO
+		 * teardown; T2 may stall holding A */
+		P(0, 0, 1); P(0, 1, 5);
+		P(1, 0, 1); P(1, 1, 5); P(1, 2, 1); P(1, 3, 5);
+		P(2, 0, 1); P(2, 1, 5);
+		may_stall[2] = 1;
+#elif defined(CFG_NEST)
+		/* the handler and its thread on lock A with T1 (who may stall):
+		 * AA on the thread's own lock, the nested trylock fallback while
+		 * the thread is queued; T2 takes B */
+		P(0, 0, 1); P(0, 1, 5);
+		P(1, 0, 1); P(1, 1, 5);
+		P(2, 0, 2); P(2, 1, 6);
+		P(3, 0, 1); P(3, 1, 5);
+		may_stall[1] = 1;
+#elif defined(CFG_HANDOFF)
+		/* T2 takes the pending bit of A, so T0 queues on A as head while
+		 * holding B, and T1 holds A and waits for B: the deadlocked head
+		 * hands the queue over (no handler) */
+		P(0, 0, 2); P(0, 1, 1); P(0, 2, 5); P(0, 3, 6);
+		P(1, 0, 1); P(1, 1, 2); P(1, 2, 6); P(1, 3, 5);
+		P(2, 0, 1); P(2, 1, 5);
+#elif defined(CFG_ABBA)
+		/* ABBA between T0 and T1; the handler takes B (a cycle through
+		 * the interrupted thread) */
+		P(0, 0, 1); P(0, 1, 2); P(0, 2, 6); P(0, 3, 5);
+		P(1, 0, 2); P(1, 1, 1); P(1, 2, 5); P(1, 3, 6);
+		P(3, 0, 2); P(3, 1, 6);
+#else
+#error "choose a configuration: -DCFG_NOFAULT, -DCFG_QUEUE, -DCFG_NEST, -DCFG_ABBA or -DCFG_HANDOFF"
+#endif
+		run Thread0(); run Thread(1); run Thread(2); run Handler(); run Monitor()
+	}
+}
