@@ -203,8 +203,8 @@ enum rqspinlock_event {
 
 /** One thread as seen by the detector. */
 struct rqspinlock_thread_info {
-	int32_t tid;                          /**< kernel thread id (gettid()) */
 	const void *waits_for;                /**< lock it is waiting for, or NULL */
+	int32_t tid;                          /**< kernel thread id (gettid()) */
 	uint32_t nr_held;                     /**< entries in held[] */
 	const void *held[RQSPINLOCK_NR_HELD]; /**< held locks, oldest first */
 };
@@ -213,14 +213,14 @@ struct rqspinlock_thread_info {
 struct rqspinlock_report {
 	enum rqspinlock_event event; /**< what happened */
 	int error;                   /**< value returned: -EDEADLK or -ETIMEDOUT */
-	const rqspinlock_t *lock;    /**< lock that could not be taken */
-	int nested; /**< nonzero: interrupted its own lock operation (signal handler) */
+	int nested;        /**< nonzero: interrupted its own lock operation (signal handler) */
+	uint32_t nr_peers; /**< entries in peers[] */
+	const rqspinlock_t *lock;           /**< lock that could not be taken */
+	uint32_t nr_frames;                 /**< entries in frames[] (0 if unavailable) */
 	struct rqspinlock_thread_info self; /**< the failing thread */
-	uint32_t nr_peers;                  /**< entries in peers[] */
 	/** Cycle members, in waits-for order; waits_for is what the detector
 	 *  saw, the held lists are read when the report is made. */
 	struct rqspinlock_thread_info peers[RQSPINLOCK_REPORT_MAX_PEERS];
-	uint32_t nr_frames;                         /**< entries in frames[] (0 if unavailable) */
 	void *frames[RQSPINLOCK_REPORT_MAX_FRAMES]; /**< return addresses, innermost first */
 };
 

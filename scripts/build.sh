@@ -12,5 +12,5 @@ case "$cfg" in
 esac
 cmake -S . -B "build/$cfg" -DCMAKE_C_COMPILER="$cc" -DRQ_SANITIZE="$san" \
 	-DCMAKE_EXPORT_COMPILE_COMMANDS=ON "$@" >/dev/null
-cmake --build "build/$cfg" -j"$(nproc)" 2>&1 | grep -Ev '^\[|^Consolidate|^-- ' || true
+cmake --build "build/$cfg" -j"$(nproc)" 2>&1 | grep -Ev '^\[|^Consolidate|^-- |^g?make\[[0-9]+\]: (Entering|Leaving) directory' || true
 test "${PIPESTATUS[0]}" -eq 0

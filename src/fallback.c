@@ -11,7 +11,9 @@
  * kernel's, it also claims the pending bit when free (see spin_trylock()).
  *
  * rq_trylock_fallback() serves a nested context whose thread already has a
- * queue node in use (and node exhaustion): same loop, one timeout.
+ * queue node in use (and node exhaustion): same loop, one timeout; and, with
+ * a short bound, a nested context that cannot tell whether its interrupted
+ * context still owns the lock (rq_check_aa()'s RQ_AA_MAYBE).
  *
  * Both take the lock only as any arrival may (a CAS on a lock with neither
  * owner nor pending claimant) or as the holder of the pending bit, so they
@@ -72,11 +74,11 @@ int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, 
 }
 
 int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
-                        struct rq_wait *w)
+                        struct rq_wait *w, uint64_t duration_ns)
 {
 	rq_stat_inc(t, RQ_STAT_NO_NODE);
 	rq_wait_publish(w, t, lock, held_idx);
-	rq_wait_start(w, lock, t, held_idx, ~0u, 1);
+	rq_wait_start_ns(w, lock, t, held_idx, ~0u, duration_ns);
 	return spin_trylock(lock, w);
 }
 

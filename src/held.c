@@ -164,6 +164,18 @@ void rq_wait_pop(struct rq_thread *t)
 	bump_gen(t);
 }
 
+/*
+ * A wait record counts only while the entry it was pushed for is still in
+ * the table, tagged ACQUIRING: rq_fail() clears the entry before it pops the
+ * record, and in between the thread has already given up (a stale record
+ * made both members of an ABBA report it; found by the Spin model). Untracked
+ * entries (beyond the table) cannot be checked and count.
+ */
+static bool wait_entry_live(const struct rq_thread *t, uintptr_t lock, uint32_t widx)
+{
+	return widx >= RQ_NR_HELD || held_entry(t, widx) == (lock | RQ_ENTRY_ACQUIRING);
+}
+
 static bool lock_taken(const void *lock)
 {
 	_Atomic uint32_t *word = &((rqspinlock_t *)(uintptr_t)lock)->val;
@@ -175,23 +187,32 @@ int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
 {
 	uintptr_t want = (uintptr_t)lock;
 	uint32_t nw = atomic_load_explicit(&self->wr.nwait, memory_order_relaxed);
+	int maybe = 0;
 
 	for (uint32_t i = 0; i < held_tracked(n); i++) {
 		uintptr_t e = held_entry(self, i);
 
 		if ((e & ~RQ_ENTRY_TAGS) != want)
 			continue;
-		/* Held, or acquiring/releasing (an interrupted context between
-		 * its CAS and its store) while the lock is still taken. */
-		if (!(e & RQ_ENTRY_TAGS) || lock_taken(lock))
+		/* Held; or acquiring while the word is taken: the interrupted
+		 * context either owns it (between its CAS and its mark) or
+		 * is about to wait for it, where we could never overtake it. */
+		if (!(e & RQ_ENTRY_TAGS) || ((e & RQ_ENTRY_ACQUIRING) && lock_taken(lock)))
 			return -EDEADLK;
+		/* Releasing while taken: owned until the unlock store, or
+		 * re-taken by another thread just after it. Undecidable here. */
+		if (lock_taken(lock))
+			maybe = RQ_AA_MAYBE;
 	}
 	/* Waits of the contexts we interrupted (their entries lie below ours). */
-	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++)
+	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++) {
+		uint32_t widx = atomic_load_explicit(&self->wr.idx[i], memory_order_relaxed);
+
 		if (atomic_load_explicit(&self->wr.lock[i], memory_order_relaxed) == want &&
-		    atomic_load_explicit(&self->wr.idx[i], memory_order_relaxed) < n)
+		    widx < n && wait_entry_live(self, want, widx))
 			return -EDEADLK;
-	return 0;
+	}
+	return maybe;
 }
 
 /* Does @t hold @lock in a table entry below index @limit? */
@@ -239,6 +260,8 @@ static void read_wait(struct rq_link *l)
 	if (l->depth != l->widx + 1)
 		return;
 	l->waits = atomic_load_explicit(&t->wr.lock[nw - 1], memory_order_relaxed);
+	if (!wait_entry_live(t, l->waits, l->widx))
+		l->waits = 0;
 }
 
 /*

@@ -159,6 +159,10 @@ struct rq_cycle {
 	struct rq_thread *peers[RQSPINLOCK_REPORT_MAX_PEERS];
 	uintptr_t waits[RQSPINLOCK_REPORT_MAX_PEERS]; /* what each waited for */
 };
+/* rq_check_aa(): -EDEADLK, 0, or RQ_AA_MAYBE when an interrupted context
+ * of ours is between its RELEASING tag and its unlock store, or just past
+ * it with the lock re-taken by another thread (we cannot tell which). */
+#define RQ_AA_MAYBE 1
 int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n);
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out);
 void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx);
@@ -197,6 +201,8 @@ static inline void rq_wait_publish(struct rq_wait *w, struct rq_thread *t, const
 }
 void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
                    uint32_t mask, uint32_t timeouts);
+void rq_wait_start_ns(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self,
+                      uint32_t held_idx, uint32_t mask, uint64_t duration_ns);
 int rq_wait_poll(struct rq_wait *w);
 uint64_t rq_now_ns(void);
 uint64_t rq_timeout_ns(void);
@@ -205,7 +211,7 @@ uint64_t rq_timeout_ns(void);
 int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, uint32_t val);
 int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, struct rq_wait *w);
 int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
-                        struct rq_wait *w);
+                        struct rq_wait *w, uint64_t duration_ns);
 extern _Atomic int rq_mode;
 
 /* ---- report.c ---- */

@@ -39,6 +39,9 @@
 #include "internal.h"
 #include "qhelpers.h"
 
+/* How long a nested context waits when rq_check_aa() cannot decide. */
+#define RQ_AA_MAYBE_WAIT_NS 100000ull
+
 /* 1: we must queue; 0: we own the lock; <0: error. */
 enum { RQ_GO_QUEUE = 1 };
 
@@ -123,7 +126,7 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	rq_wait_publish(w, t, lock, idx);
 	if (unlikely(nidx > 0)) {
 		/* Nested context, or out of nodes: never queue. */
-		err = rq_trylock_fallback(t, lock, idx, w);
+		err = rq_trylock_fallback(t, lock, idx, w, rq_timeout_ns());
 		goto out;
 	}
 	rq_stat_inc(t, RQ_STAT_SLOWPATH);
@@ -156,7 +159,15 @@ out:
 static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val,
                            struct rq_wait *w)
 {
-	int err = pending_wait(t, lock, idx, val, w);
+	int err;
+
+	/* A context whose thread already sits in a queue goes straight to
+	 * the fallback: it must not even touch the pending bit, which could
+	 * make a queue head wait for a successor it will never get (found
+	 * by reading the Spin model's traces). */
+	if (unlikely(atomic_load_explicit(&t->node_count, memory_order_relaxed)))
+		return queue_wait(t, lock, idx, w);
+	err = pending_wait(t, lock, idx, val, w);
 
 	if (err != RQ_GO_QUEUE)
 		return err;
@@ -172,7 +183,11 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint
 	w.cycle.event = 0;
 	w.cycle.n = 0;
 	err = rq_check_aa(t, lock, idx);
-
+	if (unlikely(err == RQ_AA_MAYBE)) {
+		/* Our interrupted context may still own it: wait only briefly. */
+		err = rq_trylock_fallback(t, lock, idx, &w, RQ_AA_MAYBE_WAIT_NS);
+		goto done;
+	}
 	if (unlikely(err)) {
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
 		return rq_fail(t, lock, idx, err, &w.cycle, false);
@@ -182,6 +197,7 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint
 		err = rq_tas_slowpath(t, lock, idx, &w);
 	else
 		err = queued_slowpath(t, lock, idx, val, &w);
+done:
 	if (likely(!err)) {
 		rq_held_mark_held(t, idx, lock);
 		if (w.published)

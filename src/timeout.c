@@ -69,19 +69,25 @@ RQ_EXPORT uint64_t res_spin_get_timeout_ns(void)
 	return rq_timeout_ns();
 }
 
-void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
-                   uint32_t mask, uint32_t timeouts)
+void rq_wait_start_ns(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self,
+                      uint32_t held_idx, uint32_t mask, uint64_t duration_ns)
 {
 	w->lock = lock;
 	w->self = self;
 	w->held_idx = held_idx;
 	w->mask = mask;
-	w->duration = rq_timeout_ns() * timeouts;
+	w->duration = duration_ns;
 	w->deadline = 0;
 	w->spin = 0;
 	w->graces = RQ_GRACES;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
+}
+
+void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
+                   uint32_t mask, uint32_t timeouts)
+{
+	rq_wait_start_ns(w, lock, self, held_idx, mask, rq_timeout_ns() * timeouts);
 }
 
 static int run_checks(struct rq_wait *w)
@@ -92,7 +98,7 @@ static int run_checks(struct rq_wait *w)
 	if (!(rq_word_load_relaxed(&w->lock->val) & w->mask))
 		return 0;
 	err = rq_check_aa(w->self, w->lock, w->held_idx);
-	if (err) {
+	if (err < 0) {
 		w->cycle.event = RQSPINLOCK_EV_AA;
 		return err;
 	}

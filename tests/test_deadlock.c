@@ -591,7 +591,9 @@ static void test_report_stderr(void)
 	int p[2], saved;
 	ssize_t n;
 
-	CHECK(getenv("RQSPINLOCK_REPORT") && strcmp(getenv("RQSPINLOCK_REPORT"), "1") == 0);
+	const char *report_env = getenv("RQSPINLOCK_REPORT");
+
+	CHECK(report_env && strcmp(report_env, "1") == 0);
 	CHECK_EQ(pipe(p), 0);
 	CHECK_EQ(fcntl(p[1], F_SETFL, O_NONBLOCK), 0);
 	saved = dup(STDERR_FILENO);

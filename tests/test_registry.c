@@ -123,7 +123,9 @@ static void full_registry_test(long iters, uint64_t pace_ns, unsigned max_ms)
 	struct rqspinlock_stats st;
 	int with_slot = 0, without = 0;
 
-	CHECK(getenv("RQSPINLOCK_SLOTS") && atoi(getenv("RQSPINLOCK_SLOTS")) == FULL_SLOTS);
+	const char *slots_env = getenv("RQSPINLOCK_SLOTS");
+
+	CHECK(slots_env && atoi(slots_env) == FULL_SLOTS);
 	/* Long timeout: TAS waiters may wait for the queue to drain; no false timeouts. */
 	res_spin_set_timeout_ns(5 * TU_NS_PER_S);
 	pthread_barrier_init(&s.all_alive, NULL, FULL_THREADS);
