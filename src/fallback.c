@@ -11,9 +11,7 @@
  * kernel's, it also claims the pending bit when free (see spin_trylock()).
  *
  * rq_trylock_fallback() serves a nested context whose thread already has a
- * queue node in use (and node exhaustion): same loop, one timeout; and, with
- * a short bound, a nested context that cannot tell whether its interrupted
- * context still owns the lock (rq_check_aa()'s RQ_AA_MAYBE).
+ * queue node in use (and node exhaustion): same loop, one timeout.
  *
  * Both take the lock only as any arrival may (a CAS on a lock with neither
  * owner nor pending claimant) or as the holder of the pending bit, so they

@@ -187,22 +187,23 @@ int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
 {
 	uintptr_t want = (uintptr_t)lock;
 	uint32_t nw = atomic_load_explicit(&self->wr.nwait, memory_order_relaxed);
-	int maybe = 0;
 
 	for (uint32_t i = 0; i < held_tracked(n); i++) {
 		uintptr_t e = held_entry(self, i);
 
 		if ((e & ~RQ_ENTRY_TAGS) != want)
 			continue;
-		/* Held; or acquiring while the word is taken: the interrupted
-		 * context either owns it (between its CAS and its mark) or
-		 * is about to wait for it, where we could never overtake it. */
-		if (!(e & RQ_ENTRY_TAGS) || ((e & RQ_ENTRY_ACQUIRING) && lock_taken(lock)))
+		/*
+		 * Held; or tagged while the word is taken. ACQUIRING: the
+		 * interrupted context owns it (between its CAS and its mark)
+		 * or is about to wait for it, where we could never overtake
+		 * it. RELEASING: owned until its unlock store, or re-taken by
+		 * another thread in the two instructions after it, which we
+		 * cannot tell apart. Waiting instead would livelock a thread
+		 * hit by a timer signal faster than the wait (docs/DESIGN.md).
+		 */
+		if (!(e & RQ_ENTRY_TAGS) || lock_taken(lock))
 			return -EDEADLK;
-		/* Releasing while taken: owned until the unlock store, or
-		 * re-taken by another thread just after it. Undecidable here. */
-		if (lock_taken(lock))
-			maybe = RQ_AA_MAYBE;
 	}
 	/* Waits of the contexts we interrupted (their entries lie below ours). */
 	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++) {
@@ -212,7 +213,7 @@ int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
 		    widx < n && wait_entry_live(self, want, widx))
 			return -EDEADLK;
 	}
-	return maybe;
+	return 0;
 }
 
 /* Does @t hold @lock in a table entry below index @limit? */

@@ -159,10 +159,6 @@ struct rq_cycle {
 	struct rq_thread *peers[RQSPINLOCK_REPORT_MAX_PEERS];
 	uintptr_t waits[RQSPINLOCK_REPORT_MAX_PEERS]; /* what each waited for */
 };
-/* rq_check_aa(): -EDEADLK, 0, or RQ_AA_MAYBE when an interrupted context
- * of ours is between its RELEASING tag and its unlock store, or just past
- * it with the lock re-taken by another thread (we cannot tell which). */
-#define RQ_AA_MAYBE 1
 int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n);
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out);
 void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx);

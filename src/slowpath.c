@@ -39,9 +39,6 @@
 #include "internal.h"
 #include "qhelpers.h"
 
-/* How long a nested context waits when rq_check_aa() cannot decide. */
-#define RQ_AA_MAYBE_WAIT_NS 100000ull
-
 /* 1: we must queue; 0: we own the lock; <0: error. */
 enum { RQ_GO_QUEUE = 1 };
 
@@ -183,11 +180,6 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint
 	w.cycle.event = 0;
 	w.cycle.n = 0;
 	err = rq_check_aa(t, lock, idx);
-	if (unlikely(err == RQ_AA_MAYBE)) {
-		/* Our interrupted context may still own it: wait only briefly. */
-		err = rq_trylock_fallback(t, lock, idx, &w, RQ_AA_MAYBE_WAIT_NS);
-		goto done;
-	}
 	if (unlikely(err)) {
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
 		return rq_fail(t, lock, idx, err, &w.cycle, false);
@@ -197,7 +189,6 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint
 		err = rq_tas_slowpath(t, lock, idx, &w);
 	else
 		err = queued_slowpath(t, lock, idx, val, &w);
-done:
 	if (likely(!err)) {
 		rq_held_mark_held(t, idx, lock);
 		if (w.published)

@@ -98,7 +98,7 @@ static int run_checks(struct rq_wait *w)
 	if (!(rq_word_load_relaxed(&w->lock->val) & w->mask))
 		return 0;
 	err = rq_check_aa(w->self, w->lock, w->held_idx);
-	if (err < 0) {
+	if (err) {
 		w->cycle.event = RQSPINLOCK_EV_AA;
 		return err;
 	}
