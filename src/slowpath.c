@@ -2,21 +2,16 @@
 /*
  * The resilient queued slow path.
  *
- * (queue tail, pending bit, locked byte) transitions, as in qspinlock:
+ * Lock word as (tail, pending, locked); '*' is any value, 'n' our tail.
+ * docs/DESIGN.md section 3 has the full diagram.
  *
- *              fast     :    slow                                  :    unlock
- *                       :                                          :
- * uncontended  (0,0,0) -:--> (0,0,1) ------------------------------:--> (*,*,0)
- *                       :       | ^--------.------.             /  :
- *                       :       v           \      \            |  :
- * pending               :    (0,1,1) +--> (0,1,0)   \           |  :
- *                       :       | ^--'              |           |  :
- *                       :       v                   |           |  :
- * uncontended           :    (n,x,y) +--> (n,0,0) --'           |  :
- *   queue               :       | ^--'                          |  :
- *                       :       v                               |  :
- * contended             :    (*,x,y) +--> (*,0,0) ---> (*,0,1) -'  :
- *   queue               :         ^--'                             :
+ *   fast path      (0,0,0) -> (0,0,1)
+ *   pending        (0,0,1) -> (0,1,1) -> owner leaves (0,1,0) -> (0,0,1)
+ *   steal          (*,0,0) -> (*,0,1)       while no head holds pending
+ *   queue head     (n,0,*) -> (n,1,*) -> owner leaves (n,1,0)
+ *                  alone:  (n,1,0) -> (0,0,1)
+ *                  else:   (*,1,0) -> (*,0,1), successor becomes head
+ *   unlock         (*,*,1) -> (*,*,0)
  *
  * Resilience adds exits to every waiting loop (docs/DESIGN.md, "Recovery"):
  *  - slow-path entry: AA check; acquisitions that need no waiting (a
