@@ -28,8 +28,10 @@ lint:
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
-install: build
-	cmake --install build/gcc $(if $(PREFIX),--prefix $(PREFIX))
+# PREFIX is set at configure time so that the pkg-config file names it too.
+install: deps
+	@scripts/build.sh gcc $(if $(PREFIX),-DCMAKE_INSTALL_PREFIX=$(PREFIX))
+	cmake --install build/gcc
 
 clean:
 	rm -rf build
