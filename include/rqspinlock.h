@@ -165,8 +165,11 @@ enum rqspinlock_mode res_spin_get_mode(void);
  * path counts nothing), summed on read, kept when threads exit.
  */
 struct rqspinlock_stats {
-	uint64_t lock_slowpath;   /**< acquisitions that queued (MCS path) */
-	uint64_t lock_pending;    /**< acquisitions won as the pending waiter */
+	uint64_t lock_slowpath; /**< acquisitions that queued (MCS path) */
+	uint64_t lock_pending;  /**< acquisitions won as the pending waiter */
+	/* lock_use_node2..4: the resilient lock never queues a nested context
+	 * (it takes the trylock fallback, counted in lock_no_node), so these
+	 * stay 0; kept for parity with the kernel's lockevents. */
 	uint64_t lock_use_node2;  /**< queued with nesting index 1 */
 	uint64_t lock_use_node3;  /**< queued with nesting index 2 */
 	uint64_t lock_use_node4;  /**< queued with nesting index 3 */

@@ -72,11 +72,11 @@ int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, 
 }
 
 int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
-                        struct rq_wait *w, uint64_t duration_ns)
+                        struct rq_wait *w)
 {
 	rq_stat_inc(t, RQ_STAT_NO_NODE);
 	rq_wait_publish(w, t, lock, held_idx);
-	rq_wait_start_ns(w, lock, t, held_idx, ~0u, duration_ns);
+	rq_wait_start(w, lock, t, held_idx, ~0u, 1);
 	return spin_trylock(lock, w);
 }
 

@@ -197,8 +197,6 @@ static inline void rq_wait_publish(struct rq_wait *w, struct rq_thread *t, const
 }
 void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
                    uint32_t mask, uint32_t timeouts);
-void rq_wait_start_ns(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self,
-                      uint32_t held_idx, uint32_t mask, uint64_t duration_ns);
 int rq_wait_poll(struct rq_wait *w);
 uint64_t rq_now_ns(void);
 uint64_t rq_timeout_ns(void);
@@ -207,7 +205,7 @@ uint64_t rq_timeout_ns(void);
 int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, uint32_t val);
 int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, struct rq_wait *w);
 int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
-                        struct rq_wait *w, uint64_t duration_ns);
+                        struct rq_wait *w);
 extern _Atomic int rq_mode;
 
 /* ---- report.c ---- */

@@ -65,12 +65,6 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, u
 	return 0;
 }
 
-static void count_node(struct rq_thread *t, uint32_t nidx)
-{
-	if (nidx > 0 && nidx < RQ_NR_NODES)
-		rq_stat_inc(t, (enum rq_stat)(RQ_STAT_NODE2 + nidx - 1));
-}
-
 /*
  * Head of the queue: take the pending bit (waiting for a pending waiter
  * that came before the queue to finish), then wait for the owner to leave.
@@ -118,11 +112,10 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	rq_wait_publish(w, t, lock, idx);
 	if (unlikely(nidx > 0)) {
 		/* Nested context, or out of nodes: never queue. */
-		err = rq_trylock_fallback(t, lock, idx, w, rq_timeout_ns());
+		err = rq_trylock_fallback(t, lock, idx, w);
 		goto out;
 	}
 	rq_stat_inc(t, RQ_STAT_SLOWPATH);
-	count_node(t, nidx);
 	node = &t->nodes[nidx];
 	rq_node_init(node);
 	/* The node may have been cold; the lock may be free by now. */

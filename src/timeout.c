@@ -69,25 +69,19 @@ RQ_EXPORT uint64_t res_spin_get_timeout_ns(void)
 	return rq_timeout_ns();
 }
 
-void rq_wait_start_ns(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self,
-                      uint32_t held_idx, uint32_t mask, uint64_t duration_ns)
+void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
+                   uint32_t mask, uint32_t timeouts)
 {
 	w->lock = lock;
 	w->self = self;
 	w->held_idx = held_idx;
 	w->mask = mask;
-	w->duration = duration_ns;
+	w->duration = rq_timeout_ns() * timeouts;
 	w->deadline = 0;
 	w->spin = 0;
 	w->graces = RQ_GRACES;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
-}
-
-void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
-                   uint32_t mask, uint32_t timeouts)
-{
-	rq_wait_start_ns(w, lock, self, held_idx, mask, rq_timeout_ns() * timeouts);
 }
 
 static int run_checks(struct rq_wait *w)
