@@ -43,19 +43,24 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_wait *w)
 		val = rq_load_word_acquire(word);
 		if (pending && !(val & RQ_LOCKED_MASK)) {
 			rq_clear_pending_set_locked(word);
+			rq_wait_note_pending(w->self, false);
 			return 0;
 		}
 		if (!pending) {
 			if (!(val & RQ_LOCKED_PENDING_MASK) && rq_try_steal(word))
 				return 0;
 			pending = rq_head_try_pending(word, &val);
-			if (pending)
+			if (pending) {
+				rq_wait_note_pending(w->self, true);
 				continue;
+			}
 		}
 		err = rq_wait_poll(w);
 		if (err) {
-			if (pending)
+			if (pending) {
 				rq_clear_pending(word);
+				rq_wait_note_pending(w->self, false);
+			}
 			return err;
 		}
 	}

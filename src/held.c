@@ -58,7 +58,7 @@ void rq_held_drop(struct rq_thread *t, uint32_t n)
 	 * release: the cleared entry must be visible before the lower count.
 	 * Otherwise a remote reader could see the count of our next push with
 	 * this stale entry and believe we still want the lock we gave up on;
-	 * pairs with the acquire load of cnt in holds_below(). (The next push
+	 * pairs with the acquire load of cnt in claim_below(). (The next push
 	 * stores its count with release too, so a reader that sees that one
 	 * sees our clearing as well.)
 	 */
@@ -138,6 +138,10 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
 	if (nw < RQ_NR_WAIT) {
 		atomic_store_explicit(&t->wr.lock[nw], (uintptr_t)lock, memory_order_relaxed);
 		atomic_store_explicit(&t->wr.idx[nw], idx, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.pend,
+		                      atomic_load_explicit(&t->wr.pend, memory_order_relaxed) &
+		                          ~(1u << nw),
+		                      memory_order_relaxed);
 	}
 	bump_gen(t);
 	/*
@@ -153,6 +157,23 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
 		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_seq_cst);
 	else
 		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_release);
+}
+
+/*
+ * The current wait took (@held) or gave up its lock's pending bit. Only this
+ * thread writes the mask; a signal handler interrupting the load/store pair
+ * leaves its own bit as it found it (clear) before returning. Relaxed: it is
+ * read by detectors only as evidence they confirm over two checks.
+ */
+void rq_wait_note_pending(struct rq_thread *t, bool held)
+{
+	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
+	uint32_t bits = atomic_load_explicit(&t->wr.pend, memory_order_relaxed);
+
+	if (nw == 0 || nw > RQ_NR_WAIT)
+		return;
+	bits = held ? bits | 1u << (nw - 1) : bits & ~(1u << (nw - 1));
+	atomic_store_explicit(&t->wr.pend, bits, memory_order_relaxed);
 }
 
 void rq_wait_pop(struct rq_thread *t)
@@ -216,28 +237,65 @@ int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
 	return 0;
 }
 
-/* Does @t hold @lock in a table entry below index @limit? */
-static bool holds_below(const struct rq_thread *t, uintptr_t lock, uint32_t limit)
+/*
+ * Is entry @i of @t (for @lock) the entry of the wait @t is in right now
+ * (its innermost context waits)? Such a context does not own the lock, or
+ * owns it only for the few instructions until it marks its entry. A wait
+ * interrupted by a handler is frozen where it was, possibly just after it
+ * acquired the lock: it counts as a claim.
+ */
+static bool entry_is_current_wait(const struct rq_thread *t, uintptr_t lock, uint32_t i)
 {
-	/* acquire: pairs with the release fence before every count drop */
+	/* acquire: pairs with the release/seq_cst stores in rq_wait_push/pop */
+	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
+
+	return nw > 0 && nw <= RQ_NR_WAIT &&
+	       atomic_load_explicit(&t->held.cnt, memory_order_relaxed) == i + 1 &&
+	       atomic_load_explicit(&t->wr.idx[nw - 1], memory_order_relaxed) == i &&
+	       atomic_load_explicit(&t->wr.lock[nw - 1], memory_order_relaxed) == lock &&
+	       wait_entry_live(t, lock, i);
+}
+
+/* What a thread's table says about owning a lock. */
+enum rq_claim {
+	RQ_CLAIM_NONE,
+	/* Tagged, and not the wait the thread is in right now: a context
+	 * between its CAS (or slow-path acquisition) and its mark, or between
+	 * its RELEASING tag and its unlock store, owns the lock; one before its
+	 * CAS, still waiting, or past its store does not. */
+	RQ_CLAIM_MAYBE,
+	RQ_CLAIM_HELD, /* untagged */
+};
+
+/* What @t's entries below index @limit claim about @lock. */
+static enum rq_claim claim_below(const struct rq_thread *t, uintptr_t lock, uint32_t limit)
+{
+	/* acquire: pairs with the release stores of cnt (push and drop) */
 	uint32_t n = held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
+	enum rq_claim claim = RQ_CLAIM_NONE;
 
 	if (limit < n)
 		n = limit;
-	for (uint32_t i = 0; i < n; i++)
-		if (held_entry(t, i) == lock)
-			return true;
-	return false;
+	for (uint32_t i = 0; i < n; i++) {
+		uintptr_t e = held_entry(t, i);
+
+		if (e == lock)
+			return RQ_CLAIM_HELD;
+		if ((e & ~RQ_ENTRY_TAGS) == lock && !entry_is_current_wait(t, lock, i))
+			claim = RQ_CLAIM_MAYBE;
+	}
+	return claim;
 }
 
 /* What a thread is doing, as far as the waits-for chain cares. */
 struct rq_link {
 	struct rq_thread *t;
+	uintptr_t waits; /* lock it waits for (0: not waiting) */
+	uintptr_t holds; /* the chain's lock it holds */
 	uint32_t gen;    /* wait generation when read */
 	uint32_t depth;  /* held-table count when read */
 	uint32_t widx;   /* held index of the waiting context's entry */
-	uintptr_t waits; /* lock it waits for (0: not waiting) */
-	uintptr_t holds; /* the chain's lock it holds */
+	bool frozen;     /* holds it through a tagged entry (frozen_culprit()) */
 };
 
 /*
@@ -265,29 +323,106 @@ static void read_wait(struct rq_link *l)
 		l->waits = 0;
 }
 
+/* Does a wait of @t hold the pending bit of @lock? @frozen_only: not
+ * counting its current (innermost) wait. */
+static bool holds_pending(const struct rq_thread *t, uintptr_t lock, bool frozen_only)
+{
+	/* acquire: pairs with the release/seq_cst stores in rq_wait_push/pop */
+	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
+	uint32_t bits = atomic_load_explicit(&t->wr.pend, memory_order_relaxed);
+
+	if (frozen_only && nw > 0)
+		nw--;
+	for (uint32_t k = 0; k < nw && k < RQ_NR_WAIT; k++)
+		if ((bits >> k & 1) &&
+		    atomic_load_explicit(&t->wr.lock[k], memory_order_relaxed) == lock)
+			return true;
+	return false;
+}
+
+/*
+ * A stuck thread whose tagged entry for @lock lies below its waiting
+ * context: that context is a signal handler, and the context it interrupted
+ * is frozen inside a lock, unlock or wait of @lock until the handler
+ * returns. Is it the reason nobody gets @lock?
+ *  - @lock is locked: it owns @lock when it is past its CAS or slow-path
+ *    acquisition (or before its unlock store). It is taken for the owner
+ *    only when nobody else could be: no other thread has an entry for @lock
+ *    other than the entry of the wait it is in right now. Any owner pushes
+ *    its entry before its CAS and clears it after its unlock store.
+ *  - @lock is free but its pending bit is set: nobody may take it while the
+ *    pending holder is frozen. Its wait record says it holds the bit, and no
+ *    other thread's does (a running holder would take the lock at once).
+ * Slot-less threads are invisible: with any alive, nobody is blamed.
+ */
+static bool frozen_culprit(uintptr_t lock, const struct rq_thread *cand)
+{
+	_Atomic uint32_t *word = &((rqspinlock_t *)lock)->val;
+	uint32_t val = rq_word_load_relaxed(word), bound = rq_slot_bound();
+	bool locked = val & RQ_LOCKED_MASK;
+
+	if (rq_slotless_threads() || !(val & RQ_LOCKED_PENDING_MASK))
+		return false;
+	if (!locked && !holds_pending(cand, lock, true))
+		return false;
+	for (uint32_t s = 0; s < bound; s++) {
+		const struct rq_thread *t = rq_thread_at(s);
+
+		if (t == cand || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
+			continue;
+		if (locked ? claim_below(t, lock, RQ_NR_HELD) != RQ_CLAIM_NONE
+		           : holds_pending(t, lock, false))
+			return false;
+	}
+	return true;
+}
+
 /*
  * The next link of the chain: a thread that holds @lock below its own
  * waiting entry and is stuck waiting. Threads that are not waiting cannot be
  * part of a deadlock, so only their one-line wait records are read; the
- * table of a waiting thread does not change while it waits.
+ * table of a waiting thread does not change while it waits. Failing an
+ * untagged holder, a single frozen tagged claimant (frozen_culprit()) links.
  */
 static bool find_waiting_holder(uintptr_t lock, struct rq_link *out)
 {
-	uint32_t bound = rq_slot_bound();
+	uint32_t bound = rq_slot_bound(), n_maybe = 0;
+	struct rq_link maybe = {.t = NULL};
 
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_thread *t = rq_thread_at(s);
+		struct rq_link l = {.t = t, .holds = lock};
+		enum rq_claim claim;
 
 		/* seq_cst: pairs with the seq_cst store in rq_wait_push() */
 		if (!atomic_load_explicit(&t->wr.nwait, memory_order_seq_cst) ||
 		    !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			continue;
-		*out = (struct rq_link){.t = t, .holds = lock};
-		read_wait(out);
-		if (out->waits && holds_below(t, lock, out->widx))
+		read_wait(&l);
+		if (!l.waits)
+			continue;
+		claim = claim_below(t, lock, l.widx);
+		if (claim == RQ_CLAIM_HELD) {
+			*out = l;
 			return true;
+		}
+		if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
+			maybe = l;
 	}
-	return false;
+	if (n_maybe != 1 || !frozen_culprit(lock, maybe.t))
+		return false;
+	maybe.frozen = true;
+	*out = maybe;
+	return true;
+}
+
+static bool link_still_holds(const struct rq_link *l)
+{
+	enum rq_claim claim = claim_below(l->t, l->holds, l->widx);
+
+	if (!l->frozen)
+		return claim == RQ_CLAIM_HELD;
+	return claim == RQ_CLAIM_MAYBE && frozen_culprit(l->holds, l->t);
 }
 
 static bool chain_still_valid(const struct rq_link *path, uint32_t len)
@@ -299,17 +434,49 @@ static bool chain_still_valid(const struct rq_link *path, uint32_t len)
 		if (now.gen != path[i].gen || now.depth != path[i].depth ||
 		    now.waits != path[i].waits)
 			return false;
-		if (!holds_below(path[i].t, path[i].holds, path[i].widx))
+		if (!link_still_holds(&path[i]))
 			return false;
 	}
 	return true;
 }
 
-int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out)
+/*
+ * A cycle through a frozen link is reported only when the same one (same
+ * threads, same wait generations) is found by two consecutive checks, a
+ * millisecond apart: its owner test reads many tables one after another and
+ * could, in a lock changing hands during both reads, miss the new owner.
+ */
+static uint64_t frozen_signature(const struct rq_link *path, uint32_t len)
+{
+	uint64_t sig = 0;
+	bool frozen = false;
+
+	for (uint32_t i = 0; i < len; i++) {
+		frozen |= path[i].frozen;
+		sig = sig * 0x9e3779b97f4a7c15ull + (uintptr_t)path[i].t + path[i].gen;
+	}
+	return frozen ? sig | 1 : 0;
+}
+
+static int report_cycle(const struct rq_link *path, uint32_t hop, struct rq_cycle *out)
+{
+	out->event = hop == 1 ? RQSPINLOCK_EV_ABBA : RQSPINLOCK_EV_CYCLE;
+	out->n = hop;
+	for (uint32_t i = 0; i < hop; i++) {
+		out->peers[i] = path[i].t;
+		out->waits[i] = path[i].waits;
+	}
+	return -EDEADLK;
+}
+
+int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
+                   uint64_t *suspect)
 {
 	struct rq_link path[RQ_MAX_CHAIN];
 	uintptr_t want = (uintptr_t)lock;
+	uint64_t seen = *suspect, sig;
 
+	*suspect = 0;
 	for (uint32_t hop = 0; hop < RQ_MAX_CHAIN; hop++) {
 		struct rq_link *l = &path[hop];
 
@@ -318,13 +485,12 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
 		if (l->t == self) {
 			if (hop == 0 || !chain_still_valid(path, hop))
 				return 0;
-			out->event = hop == 1 ? RQSPINLOCK_EV_ABBA : RQSPINLOCK_EV_CYCLE;
-			out->n = hop;
-			for (uint32_t i = 0; i < hop; i++) {
-				out->peers[i] = path[i].t;
-				out->waits[i] = path[i].waits;
+			sig = frozen_signature(path, hop);
+			if (sig && sig != seen) {
+				*suspect = sig; /* confirm at the next check */
+				return 0;
 			}
-			return -EDEADLK;
+			return report_cycle(path, hop, out);
 		}
 		for (uint32_t i = 0; i < hop; i++)
 			if (path[i].t == l->t)

@@ -79,6 +79,7 @@ struct rq_waitrec {
 	 * gen changes on every push and pop. */
 	_Atomic uint32_t nwait;
 	_Atomic uint32_t gen;
+	_Atomic uint32_t pend;            /* bit i: wait i holds its lock's pending bit */
 	_Atomic uint32_t idx[RQ_NR_WAIT]; /* held-table index of that wait */
 	_Atomic uintptr_t lock[RQ_NR_WAIT];
 } __attribute__((aligned(64)));
@@ -99,6 +100,7 @@ extern _Thread_local struct rq_thread *rq_self;
 struct rq_thread *rq_register_self(void);
 struct rq_thread *rq_thread_at(uint32_t slot);
 uint32_t rq_slot_bound(void);
+bool rq_slotless_threads(void);
 void rq_yield(void);
 void rq_nap(void);
 
@@ -130,7 +132,7 @@ static inline uint32_t rq_held_push(struct rq_thread *t, const void *lock)
 {
 	uint32_t n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
 
-	/* release: pairs with holds_below()'s acquire, see rq_held_drop() */
+	/* release: pairs with claim_below()'s acquire, see rq_held_drop() */
 	atomic_store_explicit(&t->held.cnt, n + 1, memory_order_release);
 	/* A signal handler from here on pushes above index n. */
 	atomic_signal_fence(memory_order_seq_cst);
@@ -160,8 +162,11 @@ struct rq_cycle {
 	uintptr_t waits[RQSPINLOCK_REPORT_MAX_PEERS]; /* what each waited for */
 };
 int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n);
-int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out);
+/* @suspect: kept by the caller between checks of one wait (0 at its start) */
+int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
+                   uint64_t *suspect);
 void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx);
+void rq_wait_note_pending(struct rq_thread *t, bool held);
 void rq_wait_pop(struct rq_thread *t);
 void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out);
 
@@ -178,6 +183,7 @@ struct rq_wait {
 	uint64_t next_check; /* next deadlock check */
 	uint32_t spin;
 	uint32_t graces;       /* extensions left after being off CPU */
+	uint64_t suspect;      /* cycle awaiting confirmation (rq_check_cycle) */
 	bool published;        /* our wait record is pushed (rq_wait_publish) */
 	struct rq_cycle cycle; /* filled when detection fires */
 };

@@ -32,12 +32,21 @@ static _Atomic uint32_t rq_bound;
 static uint32_t rq_capacity = RQSPINLOCK_MAX_THREADS;
 static pthread_key_t rq_exit_key;
 static _Thread_local struct rq_thread rq_overflow;
+/* Live threads without a slot: their tables are invisible to detectors. */
+static _Atomic uint32_t rq_slotless;
 
 _Thread_local struct rq_thread *rq_self;
 
 struct rq_thread *rq_thread_at(uint32_t slot)
 {
 	return &rq_threads[slot];
+}
+
+bool rq_slotless_threads(void)
+{
+	/* relaxed: a hint for the frozen-owner rule in held.c, which a thread
+	 * that registers meanwhile cannot affect (it holds nothing yet) */
+	return atomic_load_explicit(&rq_slotless, memory_order_relaxed) != 0;
 }
 
 uint32_t rq_slot_bound(void)
@@ -127,9 +136,10 @@ static void thread_exit(void *arg)
 
 	if (rq_self == t)
 		rq_self = NULL;
-	if (t->slot == RQ_NO_SLOT)
+	if (t->slot == RQ_NO_SLOT) {
 		rq_stats_retire(t);
-	else
+		atomic_fetch_sub_explicit(&rq_slotless, 1, memory_order_relaxed);
+	} else
 		release_slot(t);
 }
 
@@ -150,6 +160,7 @@ struct rq_thread *rq_register_self(void)
 			atomic_store_explicit(&t->tid, (int32_t)syscall(SYS_gettid),
 			                      memory_order_relaxed);
 			rq_stat_inc_global(RQ_STAT_NO_SLOT);
+			atomic_fetch_add_explicit(&rq_slotless, 1, memory_order_relaxed);
 		}
 		/* glibc stores small keys in the thread descriptor: no malloc. */
 		pthread_setspecific(rq_exit_key, t);
@@ -170,6 +181,9 @@ static void after_fork_child(void)
 		if (t != rq_self && atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			release_slot(t);
 	}
+	/* relaxed: the child has one thread */
+	atomic_store_explicit(&rq_slotless, rq_self && rq_self->slot == RQ_NO_SLOT,
+	                      memory_order_relaxed);
 	if (rq_self)
 		atomic_store_explicit(&rq_self->tid, (int32_t)syscall(SYS_gettid),
 		                      memory_order_relaxed);

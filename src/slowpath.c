@@ -46,8 +46,13 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, u
 	if (val & ~RQ_LOCKED_MASK)
 		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
 	rq_wait_publish(w, t, lock, idx);
-	if (!rq_try_set_pending(word, &val))
+	/* Noted before: rq_try_set_pending() may set the bit and then undo it,
+	 * and a handler interrupting us in between must not hide who holds it. */
+	rq_wait_note_pending(t, true);
+	if (!rq_try_set_pending(word, &val)) {
+		rq_wait_note_pending(t, false);
 		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
+	}
 	if (val & RQ_LOCKED_MASK) {
 		int err = 0;
 
@@ -56,11 +61,13 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, u
 			err = rq_wait_poll(w);
 			if (err) {
 				rq_clear_pending(word);
+				rq_wait_note_pending(t, false);
 				return err;
 			}
 		}
 	}
 	rq_clear_pending_set_locked(word);
+	rq_wait_note_pending(t, false);
 	rq_stat_inc(t, RQ_STAT_PENDING);
 	return 0;
 }
@@ -80,15 +87,20 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
 	rq_wait_start(w, lock, t, idx, RQ_LOCKED_PENDING_MASK, 2);
 	for (;;) {
 		val = rq_load_word_acquire(word);
-		if (!pending)
+		if (!pending) {
 			pending = rq_head_try_pending(word, &val);
+			if (pending)
+				rq_wait_note_pending(t, true);
+		}
 		if (pending && !(val & RQ_LOCKED_MASK))
 			break;
 		err = rq_wait_poll(w);
 		if (!err)
 			continue;
-		if (pending)
+		if (pending) {
 			rq_clear_pending(word);
+			rq_wait_note_pending(t, false);
+		}
 		if (err == -ETIMEDOUT) {
 			rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
 		} else {
@@ -98,6 +110,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
 		return err;
 	}
 	rq_head_claim(word, node, tail, val);
+	rq_wait_note_pending(t, false);
 	return 0;
 }
 

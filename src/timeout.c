@@ -80,6 +80,7 @@ void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self
 	w->deadline = 0;
 	w->spin = 0;
 	w->graces = RQ_GRACES;
+	w->suspect = 0;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
 }
@@ -99,7 +100,7 @@ static int run_checks(struct rq_wait *w)
 	/* Holding nothing, or invisible to others: cannot be in a cycle. */
 	if (w->held_idx == 0 || w->self->slot == RQ_NO_SLOT)
 		return 0;
-	return rq_check_cycle(w->self, w->lock, &w->cycle);
+	return rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect);
 }
 
 static __attribute__((noinline)) int poll_clock(struct rq_wait *w)

@@ -38,7 +38,7 @@ static void child_run(enum rqmap_lock_kind kind, int fd, double secs)
 	}
 	block_sigprof();
 	close(fd); /* EOF now: TSan's exit path sleeps a second before _exit */
-	_exit(rt.n_other || rt.n_slow || rt.n_bad_lookup ? 5 : 0);
+	_exit(rt.n_other || atomic_load(&re_own_timeouts) || rt.n_bad_lookup ? 5 : 0);
 }
 
 /* Fork a child running @kind; watch its progress pipe. */

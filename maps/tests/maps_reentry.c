@@ -132,7 +132,7 @@ static void test_sigprof_load(int nthreads)
 {
 	struct worker w[MAX_THREADS];
 	pthread_t th[MAX_THREADS];
-	long deadlk = 0, nomem = 0, ok = 0, other = 0, bad = 0, iters = 0;
+	long deadlk = 0, nomem = 0, ok = 0, other = 0, timedout = 0, slow = 0, bad = 0, iters = 0;
 	double secs = 0.4 * (double)scaled(10) / 10.0 + 0.3;
 
 	re_map = reentry_make_map(RQMAP_LOCK_RQSPIN, 16);
@@ -149,21 +149,27 @@ static void test_sigprof_load(int nthreads)
 		deadlk += w[t].rt.n_deadlk;
 		nomem += w[t].rt.n_nomem;
 		ok += w[t].rt.n_ok;
-		other += w[t].rt.n_other + w[t].rt.n_slow;
+		other += w[t].rt.n_other;
+		timedout += w[t].rt.n_timedout;
+		slow += w[t].rt.n_slow;
 		if (w[t].bad)
 			printf("thread %d: %ld wrong results, last main error %d\n", t, w[t].bad,
 			       w[t].rt.main_err);
-		if (w[t].rt.n_other || w[t].rt.n_slow)
-			printf("thread %d: handler error %d, %ld slow handler updates\n", t,
-			       w[t].rt.last_other, w[t].rt.n_slow);
+		if (w[t].rt.n_other)
+			printf("thread %d: handler error %d\n", t, w[t].rt.last_other);
 		bad += w[t].bad + w[t].rt.n_bad_lookup;
 		iters += w[t].iters;
 	}
-	printf("sigprof %d threads: %ld ops, handler updates ok %ld, -EDEADLK %ld, -ENOMEM %ld, "
-	       "other %ld\n",
-	       nthreads, iters, ok, deadlk, nomem, other);
+	printf(
+	    "sigprof %d threads: %ld ops, handler updates ok %ld, -EDEADLK %ld, -ENOMEM %ld, "
+	    "-ETIMEDOUT %ld, other %ld, slower than 1 s %ld; library timeouts %ld (own lock %ld)\n",
+	    nthreads, iters, ok, deadlk, nomem, timedout, other, slow, atomic_load(&re_timeouts),
+	    atomic_load(&re_own_timeouts));
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(other, 0);
+	/* Never a wait for a lock the waiting thread holds itself. */
+	CHECK_EQ(atomic_load(&re_own_timeouts), 0);
+	CHECK(timedout <= atomic_load(&re_timeouts));
 	CHECK(ok + deadlk > 0); /* the timer did interrupt map operations */
 	/* Nothing leaks: empty the map, every element returns to the freelist. */
 	for (int t = 0; t < nthreads; t++) {

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * White-box tests of the held-table windows seen from other threads.
+ *
+ * A signal handler can interrupt its thread inside lock or unlock, while the
+ * thread's entry is tagged (ACQUIRING between push and mark, RELEASING
+ * between tag and clear). If the handler then waits for a lock in a cycle,
+ * the interrupted context is frozen: its tagged entry is the only trace of a
+ * lock it may own. These windows are a few instructions wide, so the tests
+ * build the frozen state directly (they include the private header and
+ * write the thread's table as the library would at that instruction), then
+ * let the handler and another thread close, or not close, a cycle:
+ *
+ *  - deadlock_window_{releasing,acquired,slow_acquired}: X owns H with its
+ *    entry tagged (before its unlock store / after its CAS / after its
+ *    slow-path acquisition, wait record still up), or blocks it as the
+ *    pending waiter of the free lock (deadlock_window_pending); X's handler
+ *    waits for B,
+ *    held by Y, which waits for H. A real ABBA: it must end in -EDEADLK for
+ *    one of the two within a fraction of the (long) timeout.
+ *  - deadlock_window_{released,before_cas,waiting}: same states, but X does
+ *    not own H (its unlock store is done / its CAS not yet / it still waits),
+ *    Z does and lets go after a while. No deadlock: everyone must succeed,
+ *    nobody gets -EDEADLK.
+ */
+#include "../src/internal.h"
+#include "testutil.h"
+
+#define TU_PENDING_BIT (1u << 8) /* the pending byte, see rqspinlock.h */
+
+static rqspinlock_t lock_h = RQSPINLOCK_INIT, lock_b = RQSPINLOCK_INIT;
+
+enum x_role {
+	X_OWNS,    /* X holds H */
+	X_PENDING, /* X waits for H holding its pending bit: nobody can take H */
+	X_NOTHING, /* X neither owns nor blocks H; Z owns it for a while */
+};
+
+/* The scenario's knobs and results. */
+static struct {
+	uintptr_t tag;           /* tag on X's entry for H */
+	bool in_slow_path;       /* X's entry is that of a published wait */
+	enum x_role role;        /* what X's frozen context does to H */
+	atomic_int y_holds_b;    /* Y holds B */
+	atomic_int in_handler;   /* X's handler is about to wait for B */
+	atomic_int go_y;         /* Y may now ask for H */
+	atomic_int handler_done; /* X's handler returned */
+	int handler_ret, y_ret;
+	uint64_t handler_ns, y_ns;
+} sc;
+
+static void handler(int sig)
+{
+	uint64_t t0;
+
+	(void)sig;
+	atomic_store_explicit(&sc.in_handler, 1, memory_order_relaxed);
+	t0 = tu_now_ns();
+	sc.handler_ret = res_spin_lock(&lock_b);
+	sc.handler_ns = tu_now_ns() - t0;
+	if (sc.handler_ret == 0)
+		res_spin_unlock(&lock_b);
+}
+
+/*
+ * Put X's entry for H in the state of the simulated instruction: owning, it
+ * takes H and tags its entry; not owning (Z does), it only pushes the entry,
+ * as before its CAS or after its unlock store.
+ */
+static uint32_t freeze_entry(void)
+{
+	struct rq_thread *t = rq_self_get();
+	uint32_t n;
+
+	if (sc.role == X_OWNS)
+		CHECK_EQ(res_spin_lock(&lock_h), 0);
+	else
+		(void)rq_held_push(t, &lock_h);
+	n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
+	CHECK_GE(n, 1);
+	atomic_store(&t->held.locks[n - 1], (uintptr_t)&lock_h | sc.tag);
+	if (sc.in_slow_path)
+		rq_wait_push(t, &lock_h, n - 1);
+	if (sc.role == X_PENDING) { /* as rq_try_set_pending() + its note */
+		atomic_fetch_or(&lock_h.val, TU_PENDING_BIT);
+		rq_wait_note_pending(t, true);
+	}
+	return n;
+}
+
+/* Finish what the frozen context was doing, as the library would. */
+static void thaw_entry(uint32_t n)
+{
+	struct rq_thread *t = rq_self;
+
+	if (sc.role == X_PENDING) { /* the waiter gives up */
+		atomic_fetch_and(&lock_h.val, ~TU_PENDING_BIT);
+		rq_wait_note_pending(t, false);
+	}
+	if (sc.in_slow_path)
+		rq_wait_pop(t);
+	if (sc.role != X_OWNS) {
+		rq_held_drop(t, n - 1);
+		return;
+	}
+	atomic_store(&t->held.locks[n - 1], (uintptr_t)&lock_h);
+	res_spin_unlock(&lock_h);
+}
+
+static void *thread_x(void *arg)
+{
+	uint32_t n;
+
+	(void)arg;
+	n = freeze_entry();
+	TU_WAIT_UNTIL(atomic_load(&sc.y_holds_b), TU_SETUP_MS);
+	CHECK_EQ(raise(SIGUSR1), 0);
+	atomic_store(&sc.handler_done, 1);
+	thaw_entry(n);
+	return NULL;
+}
+
+static void *thread_y(void *arg)
+{
+	uint64_t t0;
+
+	(void)arg;
+	CHECK_EQ(res_spin_lock(&lock_b), 0);
+	atomic_store(&sc.y_holds_b, 1);
+	TU_WAIT_UNTIL(atomic_load(&sc.go_y), TU_SETUP_MS);
+	t0 = tu_now_ns();
+	sc.y_ret = res_spin_lock(&lock_h);
+	sc.y_ns = tu_now_ns() - t0;
+	if (sc.y_ret == 0)
+		res_spin_unlock(&lock_h);
+	res_spin_unlock(&lock_b);
+	return NULL;
+}
+
+/* Z owns H while X's entry is frozen without owning it. */
+static void *thread_z(void *arg)
+{
+	atomic_int *release = arg;
+
+	CHECK_EQ(res_spin_lock(&lock_h), 0);
+	TU_WAIT_UNTIL(atomic_load(release), TU_SETUP_MS);
+	res_spin_unlock(&lock_h);
+	return NULL;
+}
+
+static void run_scenario(uintptr_t tag, bool in_slow_path, enum x_role role)
+{
+	struct sigaction sa;
+	pthread_t x, y, z;
+	atomic_int z_release = 0;
+	struct rqspinlock_stats before, after;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
+	memset(&sc, 0, sizeof(sc));
+	sc.tag = tag;
+	sc.in_slow_path = in_slow_path;
+	sc.role = role;
+	sc.handler_ret = sc.y_ret = 1;
+	res_spin_get_stats(&before);
+	tu_thread_start(&y, thread_y, NULL);
+	TU_WAIT_UNTIL(atomic_load(&sc.y_holds_b), TU_SETUP_MS);
+	if (role == X_NOTHING) {
+		tu_thread_start(&z, thread_z, &z_release);
+		TU_WAIT_UNTIL(tu_word(&lock_h) != 0, TU_SETUP_MS);
+	}
+	tu_thread_start(&x, thread_x, NULL);
+	TU_WAIT_UNTIL(atomic_load(&sc.in_handler), TU_SETUP_MS);
+	tu_sleep_ms(20); /* X's handler now waits for B */
+	atomic_store(&sc.go_y, 1);
+	if (role == X_NOTHING) {
+		tu_sleep_ms(300); /* hundreds of detection rounds on both sides */
+		atomic_store(&z_release, 1);
+		tu_thread_join(z);
+	}
+	tu_thread_join(x);
+	tu_thread_join(y);
+	res_spin_get_stats(&after);
+	printf("# tag %lu, slow path %d, role %d: handler %d after %.3f ms, Y %d after %.3f ms\n",
+	       (unsigned long)tag, in_slow_path, (int)role, sc.handler_ret,
+	       (double)sc.handler_ns / 1e6, sc.y_ret, (double)sc.y_ns / 1e6);
+	CHECK(sc.handler_ret != -ETIMEDOUT && sc.y_ret != -ETIMEDOUT);
+	if (role != X_NOTHING) {
+		/* One of them (or both) found the ABBA through X's frozen entry. */
+		CHECK(sc.handler_ret == -EDEADLK || sc.y_ret == -EDEADLK);
+		CHECK(sc.handler_ret == 0 || sc.handler_ret == -EDEADLK);
+		CHECK(sc.y_ret == 0 || sc.y_ret == -EDEADLK);
+		CHECK_LT(sc.handler_ns, TU_LONG_TIMEOUT_NS / 4);
+		CHECK_LT(sc.y_ns, TU_LONG_TIMEOUT_NS / 4);
+		CHECK_GT(after.deadlock_abba, before.deadlock_abba);
+	} else {
+		CHECK_EQ(sc.handler_ret, 0);
+		CHECK_EQ(sc.y_ret, 0);
+		CHECK_EQ(after.deadlock_abba, before.deadlock_abba);
+	}
+	CHECK_EQ(tu_word(&lock_h), 0);
+	CHECK_EQ(tu_word(&lock_b), 0);
+	res_spin_set_timeout_ns(0);
+}
+
+/* X interrupted between its RELEASING tag and its unlock store. */
+static void test_window_releasing(void)
+{
+	run_scenario(RQ_ENTRY_RELEASING, false, X_OWNS);
+}
+
+/* X interrupted between its CAS and marking its entry held. */
+static void test_window_acquired(void)
+{
+	run_scenario(RQ_ENTRY_ACQUIRING, false, X_OWNS);
+}
+
+/* X interrupted in its slow path after acquiring, before marking. */
+static void test_window_slow_acquired(void)
+{
+	run_scenario(RQ_ENTRY_ACQUIRING, true, X_OWNS);
+}
+
+/* X interrupted as the pending waiter of a free H (it would take H next). */
+static void test_window_pending(void)
+{
+	run_scenario(RQ_ENTRY_ACQUIRING, true, X_PENDING);
+}
+
+/* X interrupted after its unlock store; Z has taken H since. */
+static void test_window_released(void)
+{
+	run_scenario(RQ_ENTRY_RELEASING, false, X_NOTHING);
+}
+
+/* X interrupted before its CAS; Z owns H. */
+static void test_window_before_cas(void)
+{
+	run_scenario(RQ_ENTRY_ACQUIRING, false, X_NOTHING);
+}
+
+/* X interrupted while waiting for H in its slow path; Z owns H. */
+static void test_window_waiting(void)
+{
+	run_scenario(RQ_ENTRY_ACQUIRING, true, X_NOTHING);
+}
+
+static const struct tu_test tests[] = {
+    {"deadlock_window_releasing", test_window_releasing, 30},
+    {"deadlock_window_acquired", test_window_acquired, 30},
+    {"deadlock_window_slow_acquired", test_window_slow_acquired, 30},
+    {"deadlock_window_pending", test_window_pending, 30},
+    {"deadlock_window_released", test_window_released, 30},
+    {"deadlock_window_before_cas", test_window_before_cas, 30},
+    {"deadlock_window_waiting", test_window_waiting, 30},
+};
+
+TU_MAIN(tests)
