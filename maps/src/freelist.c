@@ -17,6 +17,7 @@ int rqfl_init(struct rqfl *fl, uint32_t nr_lists)
 		res_spin_lock_init(&fl->lists[i].lock);
 		atomic_init(&fl->lists[i].n, 0);
 		atomic_init(&fl->lists[i].first, NULL);
+		fl->lists[i].pushes = 0;
 	}
 	fl->nr_lists = nr_lists;
 	return 0;
@@ -48,22 +49,17 @@ static int push_one(struct rqfl_head *h, struct rqfl_node *first, struct rqfl_no
 	                      memory_order_relaxed);
 	atomic_store_explicit(&h->first, first, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->n, n, memory_order_relaxed);
+	h->pushes++;
 	res_spin_unlock(&h->lock);
 	return 0;
 }
 
-void rqfl_push_chain(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node *last, uint32_t n,
-                     uint32_t home)
+void rqfl_push_chain_at(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node *last,
+                        uint32_t n, uint32_t list)
 {
 	uint32_t total = fl->nr_lists + 1;
 	bool nested = rqmap_tls_depth > 1;
 
-	/* Pops steal from every per-slot list before the shared one, so free
-	 * elements drift into the lists of the busiest threads. Keep a small
-	 * reserve in the shared list: a signal handler whose thread holds its own
-	 * list's lock can still find an element there. */
-	if (atomic_load_explicit(&fl->lists[fl->nr_lists].n, memory_order_relaxed) < RQFL_RESERVE)
-		home = fl->nr_lists;
 	/* First round: trylock only, so that a list whose owner was interrupted
 	 * with its lock held (or is preempted) delays nobody. A nested writer
 	 * (see rqfl_pop()) never waits: list locks are held only briefly by
@@ -72,9 +68,21 @@ void rqfl_push_chain(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node 
 	 * it) or timeout, so some list is always available eventually: keep going
 	 * round until one takes the elements rather than lose them. */
 	for (uint32_t i = 0;; i++)
-		if (push_one(&fl->lists[(home + i) % total], first, last, n,
+		if (push_one(&fl->lists[(list + i) % total], first, last, n,
 		             i >= total && !nested) == 0)
 			return;
+}
+
+void rqfl_push_chain(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node *last, uint32_t n,
+                     uint32_t home)
+{
+	/* Pops steal from every per-slot list before the shared one, so free
+	 * elements drift into the lists of the busiest threads. Keep a small
+	 * reserve in the shared list: a signal handler whose thread holds its own
+	 * list's lock can still find an element there. */
+	if (atomic_load_explicit(&fl->lists[fl->nr_lists].n, memory_order_relaxed) < RQFL_RESERVE)
+		home = fl->nr_lists;
+	rqfl_push_chain_at(fl, first, last, n, home);
 }
 
 void rqfl_push(struct rqfl *fl, struct rqfl_node *node, uint32_t home)
@@ -82,15 +90,16 @@ void rqfl_push(struct rqfl *fl, struct rqfl_node *node, uint32_t home)
 	rqfl_push_chain(fl, node, node, 1, home);
 }
 
-static struct rqfl_node *pop_one(struct rqfl_head *h, bool wait)
+/* Take the first element of @h, or NULL when @h is empty or its lock failed
+ * (then *failed is set). *pushes: @h's push count, read under the lock. */
+static struct rqfl_node *pop_locked(struct rqfl_head *h, bool wait, bool *failed, uint32_t *pushes)
 {
 	struct rqfl_node *node;
 
-	/* Unlocked peek: skip empty lists without touching their lock. */
-	if (!atomic_load_explicit(&h->first, memory_order_relaxed))
+	if (wait ? res_spin_lock(&h->lock) : res_spin_trylock(&h->lock)) {
+		*failed = true; /* taken by a context we interrupted, busy, or timed out */
 		return NULL;
-	if (wait ? res_spin_lock(&h->lock) : res_spin_trylock(&h->lock))
-		return NULL; /* taken by a context we interrupted, busy, or timed out */
+	}
 	node = atomic_load_explicit(&h->first, memory_order_relaxed);
 	if (node) {
 		atomic_store_explicit(&h->first,
@@ -98,28 +107,82 @@ static struct rqfl_node *pop_one(struct rqfl_head *h, bool wait)
 		                      memory_order_relaxed);
 		atomic_fetch_sub_explicit(&h->n, 1, memory_order_relaxed);
 	}
+	*pushes = h->pushes;
 	res_spin_unlock(&h->lock);
 	return node;
 }
 
+/* The fast pass: caller's list with a waiting lock (AA check), the others
+ * with trylock, any list will do; lists that look empty are skipped
+ * without touching their lock. */
+static struct rqfl_node *pop_fast(struct rqfl *fl, uint32_t home)
+{
+	uint32_t total = fl->nr_lists + 1, pushes;
+	bool failed = false;
+
+	for (uint32_t i = 0; i < total; i++) {
+		struct rqfl_head *h = &fl->lists[(home + i) % total];
+		struct rqfl_node *node;
+
+		if (!atomic_load_explicit(&h->first, memory_order_relaxed))
+			continue;
+		node = pop_locked(h, i == 0, &failed, &pushes);
+		if (node)
+			return node;
+	}
+	return NULL;
+}
+
+/* A pass that locks every list (waiting). NULL: *sum is the sum of the
+ * lists' push counts, each read as its list was found empty. */
+static struct rqfl_node *pop_pass(struct rqfl *fl, uint32_t home, bool *failed, uint32_t *sum)
+{
+	uint32_t total = fl->nr_lists + 1, pushes = 0;
+
+	*sum = 0;
+	for (uint32_t i = 0; i < total; i++) {
+		struct rqfl_node *node =
+		    pop_locked(&fl->lists[(home + i) % total], true, failed, &pushes);
+
+		if (node)
+			return node;
+		*sum += pushes;
+	}
+	return NULL;
+}
+
+/*
+ * A pass over the lists is no snapshot: while it waits for one list's lock,
+ * other threads can pop the elements ahead of it and push them into lists it
+ * has already passed (a push whose trylocks fail spills into the next list).
+ * With most threads on the shared list, nearly every element sits in the one
+ * list its pushes spill into, and all of them could move behind a pop that
+ * waited there: it came back empty with 1000 elements free. So NULL needs two
+ * locked passes that found every list empty with equal push counts: each
+ * list then stayed empty from its look in the first pass to its look in the
+ * second (pops only remove), so all were empty at once between the passes.
+ * Each pass of lists that changed behind it is caused by pushes that
+ * completed meanwhile; RQFL_POP_PASSES bounds the time all the same.
+ */
 struct rqfl_node *rqfl_pop(struct rqfl *fl)
 {
-	uint32_t total = fl->nr_lists + 1;
 	uint32_t home = rqfl_home(fl);
-	/* Other threads' lists: trylock first, any list will do. Only a writer
-	 * that did not interrupt another map operation of its thread waits for
-	 * one: a nested context waiting on a list whose owner is itself nested
-	 * could close a cycle through the contexts both interrupted. */
-	uint32_t rounds = rqmap_tls_depth > 1 ? 1 : 2;
+	struct rqfl_node *node = pop_fast(fl, home);
+	uint32_t before = 0, after;
+	bool failed = false;
 
-	for (uint32_t round = 0; round < rounds; round++)
-		for (uint32_t i = 0; i < total; i++) {
-			bool wait = i == 0 || round == 1; /* own list: AA check */
-			struct rqfl_node *node = pop_one(&fl->lists[(home + i) % total], wait);
-
-			if (node)
-				return node;
-		}
+	/* Only a writer that did not interrupt another map operation of its
+	 * thread waits for other threads' lists: a nested context waiting on a
+	 * list whose owner is itself nested could close a cycle through the
+	 * contexts both interrupted. */
+	if (node || rqmap_tls_depth > 1)
+		return node;
+	for (uint32_t pass = 0; pass < RQFL_POP_PASSES; pass++) {
+		node = pop_pass(fl, home, &failed, &after);
+		if (node || failed || (pass > 0 && after == before))
+			return node;
+		before = after;
+	}
 	return NULL;
 }
 

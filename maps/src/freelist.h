@@ -27,6 +27,7 @@ struct rqfl_head {
 	rqspinlock_t lock;
 	_Atomic uint32_t n;                /* elements; relaxed, read unlocked as a hint */
 	_Atomic(struct rqfl_node *) first; /* written under lock; peeked unlocked */
+	uint32_t pushes; /* pushes so far (wraps); under lock: rqfl_pop()'s proof of empty */
 } __attribute__((aligned(64)));
 
 struct rqfl {
@@ -38,6 +39,9 @@ struct rqfl {
 #define RQFL_DEFAULT_LISTS 64
 /** Elements kept in the shared list for handlers that cannot use their own. */
 #define RQFL_RESERVE 64
+/** Locked passes rqfl_pop() makes at most while pushes keep changing the
+ * lists behind it. */
+#define RQFL_POP_PASSES 16
 
 int rqfl_init(struct rqfl *fl, uint32_t nr_lists);
 void rqfl_destroy(struct rqfl *fl);
@@ -48,8 +52,13 @@ void rqfl_push(struct rqfl *fl, struct rqfl_node *node, uint32_t home);
 /* Push the chain @first..@last (@n elements, linked through next). */
 void rqfl_push_chain(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node *last, uint32_t n,
                      uint32_t home);
-/* Pop an element, caller's list first; NULL when every list is empty (or
- * every non-empty list's lock failed). */
+/* Same, trying list @list first whatever the shared list's reserve. */
+void rqfl_push_chain_at(struct rqfl *fl, struct rqfl_node *first, struct rqfl_node *last,
+                        uint32_t n, uint32_t list);
+/* Pop an element, caller's list first. NULL only when a lock failed, when
+ * nested (one trylock pass, see rqfl_pop()), when two locked passes found
+ * every list empty with no push in between (the freelist was empty at one
+ * instant), or after RQFL_POP_PASSES passes that pushes kept outrunning. */
 struct rqfl_node *rqfl_pop(struct rqfl *fl);
 /* Spread @n elements of @size bytes starting at @base over the lists. */
 void rqfl_populate(struct rqfl *fl, void *base, size_t size, uint32_t n);
