@@ -483,9 +483,12 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
 		if (!find_waiting_holder(want, l))
 			return 0;
 		if (l->t == self) {
-			if (hop == 0 || !chain_still_valid(path, hop))
+			/* The closing link (ourselves, holding the lock the
+			 * last peer waits for, possibly through a frozen
+			 * context of ours) is verified and confirmed too. */
+			if (hop == 0 || !chain_still_valid(path, hop + 1))
 				return 0;
-			sig = frozen_signature(path, hop);
+			sig = frozen_signature(path, hop + 1);
 			if (sig && sig != seen) {
 				*suspect = sig; /* confirm at the next check */
 				return 0;
