@@ -225,7 +225,9 @@ inline check_aa() {
 	do
 	:: i < n && i < NHELD ->
 		if
-		:: HE(t, i) == L -> SETERR(EDEADLK)
+		:: HE(t, i) == L -> SETERR(EDEADLK);
+			/* table invariant (property 7), our own table */
+			assert(g_owner[L] != NONE && thr(g_owner[L]) == t)
 #if defined(C_AA_REL)
 		/* src/held.c at b9a9767 exactly: an entry tagged ACQUIRING or
 		 * RELEASING (a context we interrupted) counts while the lock is
@@ -278,12 +280,21 @@ inline check_aa() {
 	:: else -> skip \
 	fi
 
-/* find_holder(want) into s (NONE when nobody) */
-inline find_holder() {
+/* find_waiting_holder(want) into s (NONE when nobody), with s's read_wait
+ * in (gen, dep, wid, wat): the first thread that is stuck waiting (its
+ * innermost context waits: depth == waiting entry + 1, that entry still
+ * ACQUIRING) and holds want untagged below its waiting entry. Threads that
+ * are not waiting are never links; their tables are not read. */
+inline find_waiting_holder() {
 	s = 0; o = NONE;
 	do
 	:: s < NTHR && o == NONE ->
-		holds_below(s, want, NHELD);
+		READ_WAIT(s, gen, dep, wid, wat);
+		found = 0;
+		if
+		:: wat != 0 -> holds_below(s, want, wid)
+		:: else -> skip
+		fi;
 		if
 		:: found -> o = s
 		:: else -> s++
@@ -293,15 +304,18 @@ inline find_holder() {
 	s = o; o = 0
 }
 
+/* one hop of the path: the link found, the lock it holds, its wait */
+#define SET_HOP(p, h, g, d, wi, wt) \
+	p = s; h = want; g = gen; d = dep; wi = wid; wt = wat
 
-/* rq_check_cycle, walk part: the chain from L; found = 1 when it comes
- * back to us after at least one hop (the verify step follows). */
+/* rq_check_cycle, walk part: the chain from L; ok = 1 when it comes back
+ * to us after at least one hop (the verify step follows). */
 inline cycle_walk() {
 	want = L; hop = 0; ok = 0;
 	do
 	:: hop >= 3 -> break
 	:: else ->
-		find_holder();
+		find_waiting_holder();
 		if
 		:: s == NONE -> break
 		:: s == t -> ok = (hop > 0); break
@@ -309,19 +323,13 @@ inline cycle_walk() {
 		:: else -> skip
 		fi;
 		if
-		:: hop == 0 -> pt0 = s; ph0 = want; READ_WAIT(s, gen0, dep0, wi0, wt0);
-			holds_below(s, want, wi0); want = wt0; ok = found
-		:: hop == 1 -> pt1 = s; ph1 = want; READ_WAIT(s, gen1, dep1, wi1, wt1);
-			holds_below(s, want, wi1); want = wt1; ok = found
-		:: hop == 2 -> pt2 = s; ph2 = want; READ_WAIT(s, gen2, dep2, wi2, wt2);
-			holds_below(s, want, wi2); want = wt2; ok = found
+		:: hop == 0 -> SET_HOP(pt0, ph0, gen0, dep0, wi0, wt0)
+		:: hop == 1 -> SET_HOP(pt1, ph1, gen1, dep1, wi1, wt1)
+		:: hop == 2 -> SET_HOP(pt2, ph2, gen2, dep2, wi2, wt2)
 		fi;
-		if
-		:: want == 0 || !ok -> ok = 0; break
-		:: else -> ok = 0; hop++
-		fi
+		want = wat; hop++
 	od;
-	s = 0; want = 0
+	s = 0; want = 0; gen = 0; dep = 0; wid = 0; wat = 0; found = 0
 }
 
 /* chain_still_valid + report: re-read every hop after the walk. */
