@@ -36,6 +36,7 @@ CHECKS=(
 	"nest|-DCFG_NEST -DTIMEOUTS|-O1 -DSAFETY|-m400000|pass"
 	"abba|-DCFG_ABBA -DTIMEOUTS|-O1 -DSAFETY|-m400000|pass"
 	"handoff|-DCFG_HANDOFF -DTIMEOUTS|-O1 -DSAFETY|-m400000|pass"
+	"frozen|-DCFG_FROZEN -DTIMEOUTS -DTMO_BUDGET=0|-O1 -DSAFETY|-m400000|pass"
 	"broken-no-signal|-DCFG_QUEUE -DTIMEOUTS -DBROKEN_NO_SIGNAL|-O0 -DSAFETY|-m400000|fail"
 	"broken-no-tail-reset|-DCFG_QUEUE -DTIMEOUTS -DBROKEN_NO_TAIL_RESET|-O0 -DSAFETY|-m400000|fail"
 	"broken-entry-after-cas|-DCFG_NEST -DTIMEOUTS -DBROKEN_ENTRY_AFTER_CAS|-O0 -DSAFETY|-m400000|fail"
@@ -44,6 +45,8 @@ CHECKS=(
 	"c-aa-exact|-DCFG_NEST -DTIMEOUTS -DC_AA_EXACT|-O0 -DSAFETY|-m400000|fail"
 	"c-read-wait|-DCFG_ABBA -DTIMEOUTS -DC_READ_WAIT|-O0 -DSAFETY|-m400000|fail"
 	"c-aa-releasing|-DCFG_NEST -DTIMEOUTS -DC_AA_REL|-O0 -DSAFETY|-m400000|fail"
+	"broken-frozen-any-claimant|-DCFG_FROZEN -DTIMEOUTS -DTMO_BUDGET=0 -DBROKEN_FROZEN_ANY_CLAIMANT|-O0 -DSAFETY|-m400000|fail"
+	"c-frozen-self|-DCFG_ABBA -DTIMEOUTS -DC_FROZEN_SELF|-O0 -DSAFETY|-m400000|fail"
 )
 
 # run_check LINE: one verification in its own directory; writes result.txt
