@@ -36,6 +36,7 @@ CHECKS=(
 	"nest|-DCFG_NEST -DTIMEOUTS|-O1 -DSAFETY|-m400000|pass"
 	"abba|-DCFG_ABBA -DTIMEOUTS|-O1 -DSAFETY|-m400000|pass"
 	"handoff|-DCFG_HANDOFF -DTIMEOUTS|-O1 -DSAFETY|-m400000|pass"
+	"frozen|-DCFG_FROZEN -DTIMEOUTS -DTMO_BUDGET=0|-O1 -DSAFETY|-m400000|pass"
 	"broken-no-signal|-DCFG_QUEUE -DTIMEOUTS -DBROKEN_NO_SIGNAL|-O0 -DSAFETY|-m400000|fail"
 	"broken-no-tail-reset|-DCFG_QUEUE -DTIMEOUTS -DBROKEN_NO_TAIL_RESET|-O0 -DSAFETY|-m400000|fail"
 	"broken-entry-after-cas|-DCFG_NEST -DTIMEOUTS -DBROKEN_ENTRY_AFTER_CAS|-O0 -DSAFETY|-m400000|fail"
@@ -44,6 +45,8 @@ CHECKS=(
 	"c-aa-exact|-DCFG_NEST -DTIMEOUTS -DC_AA_EXACT|-O0 -DSAFETY|-m400000|fail"
 	"c-read-wait|-DCFG_ABBA -DTIMEOUTS -DC_READ_WAIT|-O0 -DSAFETY|-m400000|fail"
 	"c-aa-releasing|-DCFG_NEST -DTIMEOUTS -DC_AA_REL|-O0 -DSAFETY|-m400000|fail"
+	"broken-frozen-any-claimant|-DCFG_FROZEN -DTIMEOUTS -DTMO_BUDGET=0 -DBROKEN_FROZEN_ANY_CLAIMANT|-O0 -DSAFETY|-m400000|fail"
+	"c-frozen-self|-DCFG_ABBA -DTIMEOUTS -DC_FROZEN_SELF|-O0 -DSAFETY|-m400000|fail"
 )
 
 # run_check LINE: one verification in its own directory; writes result.txt
@@ -56,17 +59,21 @@ run_check() {
 	start=$(date +%s%N)
 	# shellcheck disable=SC2086
 	if ! spin -a $defs rqspinlock.pml >spin.log 2>&1; then
-		echo "$name|$expect|spin-error|-|-|-" >result.txt
+		echo "$name|$expect|spin-error|-|-|-|-" >result.txt
 		return 0
 	fi
 	# shellcheck disable=SC2086
 	if ! "$cc" -DCOLLAPSE $ccflags -o pan pan.c >cc.log 2>&1; then
-		echo "$name|$expect|cc-error|-|-|-" >result.txt
+		echo "$name|$expect|cc-error|-|-|-|-" >result.txt
 		return 0
 	fi
+	# pan's own CPU time (user + sys): steadier than wall time on a busy VM
+	local TIMEFORMAT='%U %S'
 	# shellcheck disable=SC2086
-	./pan $panflags -w24 >pan.log 2>&1
+	{ time ./pan $panflags -w24 >pan.log 2>&1; } 2>cpu.log
 	rc=$?
+	local cpu
+	cpu=$(awk '{ printf "%.1f", $1 + $2 }' cpu.log 2>/dev/null)
 	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.log | head -1)
 	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.log | head -1)
 	local ms=$((($(date +%s%N) - start) / 1000000))
@@ -79,7 +86,7 @@ run_check() {
 	if grep -q "Search not completed" pan.log && [ "${errors:-0}" = 0 ]; then
 		errors=incomplete
 	fi
-	echo "$name|$expect|${errors:-?}|${states:-?}|$secs|${what:--}|rc=$rc" >result.txt
+	echo "$name|$expect|${errors:-?}|${states:-?}|$secs|${cpu:--}|${what:--}|rc=$rc" >result.txt
 }
 export -f run_check
 export work model here cc
@@ -88,21 +95,22 @@ start=$(date +%s)
 printf '%s\n' "${CHECKS[@]}" | xargs -P "$jobs" -I{} bash -c 'run_check "$1"' _ {}
 
 fail=0
-printf '\n%-28s %-7s %-8s %12s %8s  %s\n' check expect errors states seconds counterexample
+printf '\n%-28s %-7s %-8s %12s %8s %8s  %s\n' check expect errors states seconds pan-cpu counterexample
 for line in "${CHECKS[@]}"; do
 	name=${line%%|*}
-	r=$(cat "$work/$name/result.txt" 2>/dev/null || echo "$name|?|missing|-|-|-")
-	IFS='|' read -r _ expect errors states secs what _ <<<"$r"
+	r=$(cat "$work/$name/result.txt" 2>/dev/null || echo "$name|?|missing|-|-|-|-")
+	IFS='|' read -r _ expect errors states secs cpu what _ <<<"$r"
 	verdict=ok
 	case "$expect:$errors" in
 		pass:0) ;;
 		fail:[1-9]*) ;;
 		*) verdict=UNEXPECTED; fail=1 ;;
 	esac
-	printf '%-28s %-7s %-8s %12s %8s  %s %s\n' "$name" "$expect" "$errors" "$states" "$secs" "$what" \
+	printf '%-28s %-7s %-8s %12s %8s %8s  %s %s\n' "$name" "$expect" "$errors" "$states" "$secs" "$cpu" "$what" \
 		"$([ $verdict = ok ] || echo "<-- $verdict, see $work/$name")"
 done
-echo "model/check.sh: $(( $(date +%s) - start ))s, work files in $work"
+total_cpu=$(cat "$work"/*/cpu.log 2>/dev/null | awk '{ s += $1 + $2 } END { printf "%.0f", s }')
+echo "model/check.sh: $(( $(date +%s) - start ))s wall, ${total_cpu}s pan CPU, work files in $work"
 if [ $fail -ne 0 ]; then
 	echo "model/check.sh: UNEXPECTED RESULT (a good model found a counterexample, or a broken one did not)"
 	exit 1

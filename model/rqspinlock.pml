@@ -19,6 +19,8 @@
  *                nested trylock fallback.         (with -DTIMEOUTS)
  *   CFG_ABBA     ABBA between T0 and T1, handler on B. (with -DTIMEOUTS)
  *   CFG_HANDOFF  a deadlocked queue head hands over.   (with -DTIMEOUTS)
+ *   CFG_FROZEN   a cycle through a frozen context, with a third thread
+ *                on its lock.                     (with -DTIMEOUTS)
  * Broken variants (-DBROKEN_*) and the C code as it is where the model
  * corrects it (-DC_*) must produce counterexamples: model/check.sh.
  */
@@ -86,6 +88,9 @@ byte g_in[NCTX];         /* lock the context is inside lock() for, 0 = none */
 byte g_done;             /* contexts that finished (or stalled) */
 bit g_relw;              /* thread 0 is between its RELEASING tag and its unlock store */
 bit t0done;              /* thread 0 finished: its handler can no longer run */
+byte g_sw;               /* bit c: context c took its lock in the slow path and
+                          * has not marked its entry yet (its entry is still
+                          * the entry of its current wait) */
 
 /* the lock word packed in a byte: tail * 4 + pending * 2 + locked */
 byte W[NLOCK];
@@ -121,6 +126,8 @@ bit g_stall;             /* an owner stalled forever */
 
 /* The context takes the lock: mutual exclusion is checked here. */
 #define ACQUIRE(L) assert(g_owner[L] == NONE); g_owner[L] = c; g_in[c] = 0
+/* ... in the slow path: until rq_held_mark_held it still looks waiting */
+#define SACQUIRE(L) ACQUIRE(L); g_sw = g_sw | (1 << c)
 /* The context decides to fail. For the ghost it stops waiting only at the
  * first step that shows it (rq_fail clearing its entry): until then no
  * detector can tell it from a waiter that has not decided yet. */
@@ -140,7 +147,8 @@ bit g_stall;             /* an owner stalled forever */
 	byte t, pc, op, L, failed, ret, n, val, nidx, me, nx, chk, ok, i, j; \
 	byte hop, want, s, found, gen0, gen1, gen2, dep0, dep1, dep2; \
 	byte wi0, wi1, wi2, wt0, wt1, wt2, pt0, pt1, pt2, ph0, ph1, ph2; \
-	byte x, o, vis, k, real, gen, dep, wid, wat
+	byte x, o, vis, k, real, gen, dep, wid, wat; \
+	byte fz, fz0, fz1, fz2, fzs, phs, fc, mt, mgen, mdep, mwid, mwat
 
 /* ------------------------------------------------------ ghost: real deadlock
  * real = 1 when context c, wanting lock L, is in a real deadlock now:
@@ -192,22 +200,59 @@ inline real_deadlock(c, L) {
 #define HOLDS_ENTRY(s, i, lk) (HE(s, i) == lk)
 #define OWNER_INVARIANT (g_owner[lk] != NONE && thr(g_owner[lk]) == s)
 
-/* holds_below(s, lock, limit) into found; untagged entries only.
+/* Is entry i of s (for lk) the entry of the wait s is in right now
+ * (entry_is_current_wait)? */
+#define CUR_WAIT(s, lk, i) (nwait[s] > 0 && hcnt[s] == (i) + 1 && \
+	widx[(s) * NWAIT + nwait[s] - 1] == (i) && \
+	wlock[(s) * NWAIT + nwait[s] - 1] == (lk) && HE(s, i) == ((lk) | ACQ))
+
+/* claim_below(s, lock, limit) into found: what s's entries below limit
+ * claim about the lock: 2 held (untagged), 1 maybe (tagged, and not the
+ * entry of the wait s is in right now), 0 none.
  * Also checks the invariant "untagged entry => that thread holds it". */
-inline holds_below(s, lk, limit) {
+inline claim_below(s, lk, limit) {
 	found = 0; i = 0;
 	do
-	:: i < hcnt[s] && i < limit && i < NHELD ->
+	:: found < 2 && i < hcnt[s] && i < limit && i < NHELD ->
 		if
 		:: HOLDS_ENTRY(s, i, lk) ->
-			found = 1;
+			found = 2;
 			assert(OWNER_INVARIANT)
+		:: HE(s, i) != lk && LOCKOF(HE(s, i)) == lk && !CUR_WAIT(s, lk, i) ->
+			found = 1
 		:: else -> skip
 		fi;
 		i++
 	:: else -> break
 	od;
 	i = 0
+}
+
+/* frozen_culprit(lk, cand) into fc, for the locked case: lk is locked and
+ * no thread other than cand claims it (has an entry for it other than the
+ * entry of the wait it is in right now). The pending case (lk free, its
+ * pending bit noted in cand's frozen wait record, wr.pend) is not
+ * modelled: fc = 0 there, fewer links, never a wrong one. */
+inline frozen_culprit(lk, cand) {
+	fc = LK(W[lk]);
+#ifndef BROKEN_FROZEN_ANY_CLAIMANT
+	x = 0;
+	do
+	:: fc && x < NTHR ->
+		if
+		:: x != cand ->
+			claim_below(x, lk, NHELD);
+			if
+			:: found != 0 -> fc = 0
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
+		x++
+	:: else -> break
+	od;
+	x = 0; found = 0
+#endif
 }
 
 #ifdef C_READ_WAIT
@@ -225,7 +270,9 @@ inline check_aa() {
 	do
 	:: i < n && i < NHELD ->
 		if
-		:: HE(t, i) == L -> SETERR(EDEADLK)
+		:: HE(t, i) == L -> SETERR(EDEADLK);
+			/* table invariant (property 7), our own table */
+			assert(g_owner[L] != NONE && thr(g_owner[L]) == t)
 #if defined(C_AA_REL)
 		/* src/held.c at b9a9767 exactly: an entry tagged ACQUIRING or
 		 * RELEASING (a context we interrupted) counts while the lock is
@@ -256,7 +303,7 @@ inline check_aa() {
 }
 
 #ifdef C_READ_WAIT
-/* src/held.c as is: depth and wait stack only */
+/* src/held.c before wait_entry_live (finding 3): depth and wait stack only */
 #define WAIT_ENTRY_OK(s, wi) true
 #else
 /* fix: the waiting context's own entry must still be there, tagged
@@ -278,65 +325,141 @@ inline check_aa() {
 	:: else -> skip \
 	fi
 
-/* find_holder(want) into s (NONE when nobody) */
-inline find_holder() {
-	s = 0; o = NONE;
+/* find_waiting_holder(want) into s (NONE when nobody), with s's read_wait
+ * in (gen, dep, wid, wat) and fz = 1 for a frozen link: the first thread
+ * that is stuck waiting (its innermost context waits: depth == waiting
+ * entry + 1, that entry still ACQUIRING) and holds want untagged below its
+ * waiting entry. Failing that, the only stuck thread with a tagged entry
+ * for want below its waiting entry, if frozen_culprit() accepts it.
+ * Threads that are not waiting are never links. */
+inline find_waiting_holder() {
+	s = 0; o = NONE; k = 0; mt = NONE;
 	do
 	:: s < NTHR && o == NONE ->
-		holds_below(s, want, NHELD);
+		READ_WAIT(s, gen, dep, wid, wat);
+		found = 0;
 		if
-		:: found -> o = s
+		:: wat != 0 -> claim_below(s, want, wid)
+		:: else -> skip
+		fi;
+		if
+		:: found == 2 -> o = s
+		:: found == 1 ->
+			k++;
+			if
+			:: k == 1 -> mt = s; mgen = gen; mdep = dep; mwid = wid; mwat = wat
+			:: else -> skip
+			fi;
+			s++
 		:: else -> s++
 		fi
 	:: else -> break
 	od;
-	s = o; o = 0
+	fz = 0;
+	if
+	:: o == NONE && k == 1 ->
+		frozen_culprit(want, mt);
+		if
+		:: fc -> o = mt; fz = 1; gen = mgen; dep = mdep; wid = mwid; wat = mwat
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	s = o; o = 0; k = 0; mt = 0; fc = 0; found = 0;
+	mgen = 0; mdep = 0; mwid = 0; mwat = 0
 }
 
+/* The closing link (we ourselves) may be frozen too: a context of our
+ * thread below us (we are its handler), tagged, the lock's only claimant.
+ * Fix (model): re-verify it and confirm the cycle as for any frozen link.
+ * src/held.c does neither (chain_still_valid and frozen_signature cover
+ * path[0..hop-1] only): -DC_FROZEN_SELF. */
+#ifdef C_FROZEN_SELF
+#define SELF_FROZEN skip
+#else
+#define SELF_FROZEN fzs = fz; phs = want
+#endif
+/* one hop of the path: the link found, the lock it holds, its wait */
+#define SET_HOP(p, h, g, d, wi, wt, f) \
+	p = s; h = want; g = gen; d = dep; wi = wid; wt = wat; f = fz
 
-/* rq_check_cycle, walk part: the chain from L; found = 1 when it comes
- * back to us after at least one hop (the verify step follows). */
+/* rq_check_cycle, walk part: the chain from L; ok = 1 when it comes back
+ * to us after at least one hop (the verify step follows). */
 inline cycle_walk() {
 	want = L; hop = 0; ok = 0;
 	do
 	:: hop >= 3 -> break
 	:: else ->
-		find_holder();
+		find_waiting_holder();
 		if
 		:: s == NONE -> break
-		:: s == t -> ok = (hop > 0); break
+		:: s == t -> ok = (hop > 0); SELF_FROZEN; break
 		:: (hop > 0 && pt0 == s) || (hop > 1 && pt1 == s) -> break
 		:: else -> skip
 		fi;
 		if
-		:: hop == 0 -> pt0 = s; ph0 = want; READ_WAIT(s, gen0, dep0, wi0, wt0);
-			holds_below(s, want, wi0); want = wt0; ok = found
-		:: hop == 1 -> pt1 = s; ph1 = want; READ_WAIT(s, gen1, dep1, wi1, wt1);
-			holds_below(s, want, wi1); want = wt1; ok = found
-		:: hop == 2 -> pt2 = s; ph2 = want; READ_WAIT(s, gen2, dep2, wi2, wt2);
-			holds_below(s, want, wi2); want = wt2; ok = found
+		:: hop == 0 -> SET_HOP(pt0, ph0, gen0, dep0, wi0, wt0, fz0)
+		:: hop == 1 -> SET_HOP(pt1, ph1, gen1, dep1, wi1, wt1, fz1)
+		:: hop == 2 -> SET_HOP(pt2, ph2, gen2, dep2, wi2, wt2, fz2)
 		fi;
-		if
-		:: want == 0 || !ok -> ok = 0; break
-		:: else -> ok = 0; hop++
-		fi
+		want = wat; hop++
 	od;
-	s = 0; want = 0
+	s = 0; want = 0; gen = 0; dep = 0; wid = 0; wat = 0; found = 0; fz = 0
 }
 
-/* chain_still_valid + report: re-read every hop after the walk. */
-#define VERIFY_HOP(p, g, d, wi, wt, h) \
-	if \
-	:: ok -> READ_WAIT(p, gen, dep, wid, wat); \
-		if \
-		:: gen != g || dep != d || wat != wt -> ok = 0 \
-		:: else -> holds_below(p, h, wi); ok = found \
-		fi \
-	:: else -> skip \
-	fi
+/* chain_still_valid + report: re-read every hop after the walk
+ * (link_still_holds: a frozen link must still pass frozen_culprit), one
+ * loop so that pan.c holds one copy of the test, not one per hop. */
+#define LOAD_HOP(p, g, d, wi, wt, h, f) \
+	mt = p; mgen = g; mdep = d; mwid = wi; mwat = wt; want = h; fz = f
+inline verify_chain() {
+	k = 0;
+	do
+	:: ok && (k < hop || (k == hop && fzs)) ->
+		if
+		:: k == hop ->
+			/* a frozen closing link: our own frozen entry cannot
+			 * change while we run; the other threads' claims can */
+			mt = t; want = phs; fz = 1
+		:: else ->
+			if
+			:: k == 0 -> LOAD_HOP(pt0, gen0, dep0, wi0, wt0, ph0, fz0)
+			:: k == 1 -> LOAD_HOP(pt1, gen1, dep1, wi1, wt1, ph1, fz1)
+			:: k == 2 -> LOAD_HOP(pt2, gen2, dep2, wi2, wt2, ph2, fz2)
+			fi;
+			READ_WAIT(mt, gen, dep, wid, wat);
+			if
+			:: gen != mgen || dep != mdep || wat != mwat -> ok = 0
+			:: else ->
+				claim_below(mt, want, mwid);
+				ok = (found == (fz -> 1 : 2))
+			fi
+		fi;
+		if
+		:: ok && fz -> frozen_culprit(want, mt); ok = fc
+		:: else -> skip
+		fi;
+		k++
+	:: else -> break
+	od;
+	k = 0; mt = 0; mgen = 0; mdep = 0; mwid = 0; mwat = 0; want = 0; fz = 0;
+	fc = 0; found = 0; gen = 0; dep = 0; wid = 0; wat = 0
+}
+
+/* The two-check confirmation of a cycle through a frozen link (the model
+ * has no clock, see docs/MODEL.md): the cycle is reported only if a second
+ * check a millisecond later finds it again. Assumed: a context that is not
+ * frozen under a waiting handler does not stay that long between its
+ * slow-path acquisition and its mark, the one state in which an owner does
+ * not count as a claimant (its entry is still its current wait's). So the
+ * confirmation fails exactly when such a context owns a frozen link's lock. */
+#define SLOW_OWNER_RUNNING(lk) (g_owner[lk] != NONE && ((g_sw >> g_owner[lk]) & 1) && \
+	!(g_owner[lk] == 0 && intr))
+#define UNCONFIRMED(f, lk) ((f) && SLOW_OWNER_RUNNING(lk))
 
 inline clear_path() {
 	hop = 0; pt0 = 0; pt1 = 0; pt2 = 0; ph0 = 0; ph1 = 0; ph2 = 0;
+	fz0 = 0; fz1 = 0; fz2 = 0; fz = 0; fzs = 0; phs = 0;
 	gen0 = 0; gen1 = 0; gen2 = 0; dep0 = 0; dep1 = 0; dep2 = 0;
 	wi0 = 0; wi1 = 0; wi2 = 0; wt0 = 0; wt1 = 0; wt2 = 0
 }
@@ -365,13 +488,20 @@ inline run_checks(MASK) {
 			/* ... and verify it after a full fence, then report */
 			d_step {
 #ifndef BROKEN_NO_VERIFY
-				VERIFY_HOP(pt0, gen0, dep0, wi0, wt0, ph0);
-				if :: hop > 1 -> VERIFY_HOP(pt1, gen1, dep1, wi1, wt1, ph1) :: else -> skip fi;
-				if :: hop > 2 -> VERIFY_HOP(pt2, gen2, dep2, wi2, wt2, ph2) :: else -> skip fi;
+				verify_chain();
 #endif
-				gen = 0; dep = 0; wid = 0; wat = 0;
+				if
+				:: ok && (UNCONFIRMED(fz0, ph0) || (hop > 1 && UNCONFIRMED(fz1, ph1)) ||
+				          (hop > 2 && UNCONFIRMED(fz2, ph2)) || UNCONFIRMED(fzs, phs)) -> ok = 0
+				:: else -> skip
+				fi;
 				if
 				:: ok ->
+#ifdef PROBE_FROZEN
+					/* reachability probe: a cycle through a frozen link
+					 * is reported (a "counterexample" shows one) */
+					assert(!(fz0 || fz1 || fz2 || fzs));
+#endif
 					/* no false deadlock: the cycle is real right now */
 					real_deadlock(c, L);
 					assert(real);
@@ -517,7 +647,7 @@ pw_clear:			W[L] = W[L] & ~PENDING_VAL;
 			fi
 		:: else -> skip
 		fi;
-pw_take:	d_step { W[L] = W[L] - PENDING_VAL + 1; ACQUIRE(L) };
+pw_take:	d_step { W[L] = W[L] - PENDING_VAL + 1; SACQUIRE(L) };
 		goto sp_ok;
 
 		/* queue_wait */
@@ -525,7 +655,7 @@ q_start:	atomic { nidx = ncount[t]; ncount[t]++ };
 		if
 		:: nidx > 0 ->
 			/* rq_trylock_fallback: nested context, never queues */
-fb_wait:		WAIT_LOOP(W[L] == 0, MASK_ALL, W[L] = 1; ACQUIRE(L));
+fb_wait:		WAIT_LOOP(W[L] == 0, MASK_ALL, W[L] = 1; SACQUIRE(L));
 			goto q_out
 		:: else -> skip
 		fi;
@@ -533,7 +663,7 @@ fb_wait:		WAIT_LOOP(W[L] == 0, MASK_ALL, W[L] = 1; ACQUIRE(L));
 q_init:		d_step { nlocked[me] = N_WAIT; nnext[me] = 0 };
 q_try:		d_step {
 			if
-			:: W[L] == 0 -> W[L] = 1; ACQUIRE(L); ok = 1
+			:: W[L] == 0 -> W[L] = 1; SACQUIRE(L); ok = 1
 			:: else -> ok = 0
 			fi
 		};
@@ -571,13 +701,13 @@ hw_hand:		LEAVE_QUEUE(N_HEAD);
 		/* rq_head_claim */
 hc_cas:		d_step {
 			if
-			:: TL(val) == me && W[L] == val -> W[L] = 1; ACQUIRE(L); ok = 1
+			:: TL(val) == me && W[L] == val -> W[L] = 1; SACQUIRE(L); ok = 1
 			:: else -> ok = 0
 			fi
 		};
 		if
 		:: !ok ->
-hc_set:			d_step { W[L] = W[L] | 1; ACQUIRE(L) };
+hc_set:			d_step { W[L] = W[L] | 1; SACQUIRE(L) };
 hc_next:		nnext[me] != 0;
 			nx = nnext[me];
 hc_sig:			nlocked[nx] = N_HEAD;
@@ -590,7 +720,7 @@ q_out:		atomic { ncount[t]--; me = 0; nidx = 0 };	/* rq_node_put */
 		:: else -> skip
 		fi;
 sp_ok:		/* success: mark held, then pop the wait */
-sp_held:	HE(t, n) = L;
+sp_held:	atomic { HE(t, n) = L; g_sw = g_sw & ~(1 << c) };
 wo_dep1:	d_step { nwait[t]--; wgen[t]++ };
 		goto lk_done;
 sp_fail:	/* rq_fail: table first, then the wait record */
@@ -794,8 +924,22 @@ init {
 		P(0, 0, 1); P(0, 1, 2); P(0, 2, 6); P(0, 3, 5);
 		P(1, 0, 2); P(1, 1, 1); P(1, 2, 5); P(1, 3, 6);
 		P(3, 0, 2); P(3, 1, 6);
+#elif defined(CFG_FROZEN)
+		/* frozen claimants: T0 takes A; its handler takes B, held by
+		 * T1, who then waits for A; T2 takes A too, so that A can have
+		 * an owner other than T0's frozen context. T1 and T2 keep their
+		 * locks (with -DFROZEN_UNLOCKS they unlock them: about 30
+		 * million states, outside the CI budget) */
+		P(0, 0, 1); P(0, 1, 5);
+		P(1, 0, 2); P(1, 1, 1);
+		P(2, 0, 1);
+#ifdef FROZEN_UNLOCKS
+		P(1, 2, 5); P(1, 3, 6);
+		P(2, 1, 5);
+#endif
+		P(3, 0, 2); P(3, 1, 6);
 #else
-#error "choose a configuration: -DCFG_NOFAULT, -DCFG_QUEUE, -DCFG_NEST, -DCFG_ABBA or -DCFG_HANDOFF"
+#error "choose a configuration: -DCFG_NOFAULT, -DCFG_QUEUE, -DCFG_NEST, -DCFG_ABBA, -DCFG_HANDOFF or -DCFG_FROZEN"
 #endif
 		run Thread0(); run Thread(1); run Thread(2); run Handler(); run Monitor()
 	}
