@@ -49,10 +49,13 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_wait *w)
 		if (!pending) {
 			if (!(val & RQ_LOCKED_PENDING_MASK) && rq_try_steal(word))
 				return 0;
-			pending = rq_head_try_pending(word, &val);
-			if (pending) {
+			if (!(val & RQ_PENDING_MASK)) {
+				/* noted before the CAS, see pending_wait() */
 				rq_wait_note_pending(w->self, true);
-				continue;
+				pending = rq_head_try_pending(word, &val);
+				if (pending)
+					continue;
+				rq_wait_note_pending(w->self, false);
 			}
 		}
 		err = rq_wait_poll(w);

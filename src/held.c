@@ -157,6 +157,20 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
 		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_seq_cst);
 	else
 		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_release);
+	/*
+	 * A signal handler that ran between filling the slot and raising
+	 * nwait pushed its own wait into the same slot (and popped it again):
+	 * write ours back. Handlers from here on push above us. (Found by the
+	 * Spin model helper reading the code.)
+	 */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (nw < RQ_NR_WAIT &&
+	    (atomic_load_explicit(&t->wr.lock[nw], memory_order_relaxed) != (uintptr_t)lock ||
+	     atomic_load_explicit(&t->wr.idx[nw], memory_order_relaxed) != idx)) {
+		atomic_store_explicit(&t->wr.lock[nw], (uintptr_t)lock, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.idx[nw], idx, memory_order_relaxed);
+		bump_gen(t);
+	}
 }
 
 /*

@@ -87,10 +87,12 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
 	rq_wait_start(w, lock, t, idx, RQ_LOCKED_PENDING_MASK, 2);
 	for (;;) {
 		val = rq_load_word_acquire(word);
-		if (!pending) {
+		if (!pending && !(val & RQ_PENDING_MASK)) {
+			/* Noted before the CAS, see pending_wait() */
+			rq_wait_note_pending(t, true);
 			pending = rq_head_try_pending(word, &val);
-			if (pending)
-				rq_wait_note_pending(t, true);
+			if (!pending)
+				rq_wait_note_pending(t, false);
 		}
 		if (pending && !(val & RQ_LOCKED_MASK))
 			break;
