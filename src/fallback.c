@@ -42,28 +42,20 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_wait *w)
 	for (;;) {
 		val = rq_load_word_acquire(word);
 		if (pending && !(val & RQ_LOCKED_MASK)) {
-			rq_clear_pending_set_locked(word);
-			rq_wait_note_pending(w->self, false);
+			rq_pending_to_locked_noted(w->self, word);
 			return 0;
 		}
 		if (!pending) {
 			if (!(val & RQ_LOCKED_PENDING_MASK) && rq_try_steal(word))
 				return 0;
-			if (!(val & RQ_PENDING_MASK)) {
-				/* noted before the CAS, see pending_wait() */
-				rq_wait_note_pending(w->self, true);
-				pending = rq_head_try_pending(word, &val);
-				if (pending)
-					continue;
-				rq_wait_note_pending(w->self, false);
-			}
+			pending = rq_take_pending_noted(w->self, word, &val, rq_head_try_pending);
+			if (pending)
+				continue;
 		}
 		err = rq_wait_poll(w);
 		if (err) {
-			if (pending) {
-				rq_clear_pending(word);
-				rq_wait_note_pending(w->self, false);
-			}
+			if (pending)
+				rq_drop_pending_noted(w->self, word);
 			return err;
 		}
 	}

@@ -211,11 +211,15 @@ static bool wait_entry_live(const struct rq_thread *t, uintptr_t lock, uint32_t 
 	return widx >= RQ_NR_HELD || held_entry(t, widx) == (lock | RQ_ENTRY_ACQUIRING);
 }
 
+/* The word of a lock known by its address (held entries, wait records). */
+static uint32_t lock_word(uintptr_t lock)
+{
+	return rq_word_load_relaxed(&((rqspinlock_t *)lock)->val);
+}
+
 static bool lock_taken(const void *lock)
 {
-	_Atomic uint32_t *word = &((rqspinlock_t *)(uintptr_t)lock)->val;
-
-	return rq_word_load_relaxed(word) & RQ_LOCKED_MASK;
+	return lock_word((uintptr_t)lock) & RQ_LOCKED_MASK;
 }
 
 int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
@@ -249,56 +253,6 @@ int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
 			return -EDEADLK;
 	}
 	return 0;
-}
-
-/*
- * Is entry @i of @t (for @lock) the entry of the wait @t is in right now
- * (its innermost context waits)? Such a context does not own the lock, or
- * owns it only for the few instructions until it marks its entry. A wait
- * interrupted by a handler is frozen where it was, possibly just after it
- * acquired the lock: it counts as a claim.
- */
-static bool entry_is_current_wait(const struct rq_thread *t, uintptr_t lock, uint32_t i)
-{
-	/* acquire: pairs with the release/seq_cst stores in rq_wait_push/pop */
-	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
-
-	return nw > 0 && nw <= RQ_NR_WAIT &&
-	       atomic_load_explicit(&t->held.cnt, memory_order_relaxed) == i + 1 &&
-	       atomic_load_explicit(&t->wr.idx[nw - 1], memory_order_relaxed) == i &&
-	       atomic_load_explicit(&t->wr.lock[nw - 1], memory_order_relaxed) == lock &&
-	       wait_entry_live(t, lock, i);
-}
-
-/* What a thread's table says about owning a lock. */
-enum rq_claim {
-	RQ_CLAIM_NONE,
-	/* Tagged, and not the wait the thread is in right now: a context
-	 * between its CAS (or slow-path acquisition) and its mark, or between
-	 * its RELEASING tag and its unlock store, owns the lock; one before its
-	 * CAS, still waiting, or past its store does not. */
-	RQ_CLAIM_MAYBE,
-	RQ_CLAIM_HELD, /* untagged */
-};
-
-/* What @t's entries below index @limit claim about @lock. */
-static enum rq_claim claim_below(const struct rq_thread *t, uintptr_t lock, uint32_t limit)
-{
-	/* acquire: pairs with the release stores of cnt (push and drop) */
-	uint32_t n = held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
-	enum rq_claim claim = RQ_CLAIM_NONE;
-
-	if (limit < n)
-		n = limit;
-	for (uint32_t i = 0; i < n; i++) {
-		uintptr_t e = held_entry(t, i);
-
-		if (e == lock)
-			return RQ_CLAIM_HELD;
-		if ((e & ~RQ_ENTRY_TAGS) == lock && !entry_is_current_wait(t, lock, i))
-			claim = RQ_CLAIM_MAYBE;
-	}
-	return claim;
 }
 
 /* What a thread is doing, as far as the waits-for chain cares. */
@@ -337,6 +291,52 @@ static void read_wait(struct rq_link *l)
 		l->waits = 0;
 }
 
+/*
+ * Is entry @i of @t (for @lock) the entry of the wait @t is in right now
+ * (its innermost context waits)? Such a context does not own the lock, or
+ * owns it only for the few instructions until it marks its entry. A wait
+ * interrupted by a handler is frozen where it was, possibly just after it
+ * acquired the lock: it counts as a claim.
+ */
+static bool entry_is_current_wait(struct rq_thread *t, uintptr_t lock, uint32_t i)
+{
+	struct rq_link l = {.t = t};
+
+	read_wait(&l);
+	return l.waits == lock && l.widx == i;
+}
+
+/* What a thread's table says about owning a lock. */
+enum rq_claim {
+	RQ_CLAIM_NONE,
+	/* Tagged, and not the wait the thread is in right now: a context
+	 * between its CAS (or slow-path acquisition) and its mark, or between
+	 * its RELEASING tag and its unlock store, owns the lock; one before its
+	 * CAS, still waiting, or past its store does not. */
+	RQ_CLAIM_MAYBE,
+	RQ_CLAIM_HELD, /* untagged */
+};
+
+/* What @t's entries below index @limit claim about @lock. */
+static enum rq_claim claim_below(struct rq_thread *t, uintptr_t lock, uint32_t limit)
+{
+	/* acquire: pairs with the release stores of cnt (push and drop) */
+	uint32_t n = held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
+	enum rq_claim claim = RQ_CLAIM_NONE;
+
+	if (limit < n)
+		n = limit;
+	for (uint32_t i = 0; i < n; i++) {
+		uintptr_t e = held_entry(t, i);
+
+		if (e == lock)
+			return RQ_CLAIM_HELD;
+		if ((e & ~RQ_ENTRY_TAGS) == lock && !entry_is_current_wait(t, lock, i))
+			claim = RQ_CLAIM_MAYBE;
+	}
+	return claim;
+}
+
 /* Does a wait of @t hold the pending bit of @lock? @frozen_only: not
  * counting its current (innermost) wait. */
 static bool holds_pending(const struct rq_thread *t, uintptr_t lock, bool frozen_only)
@@ -371,8 +371,7 @@ static bool holds_pending(const struct rq_thread *t, uintptr_t lock, bool frozen
  */
 static bool frozen_culprit(uintptr_t lock, const struct rq_thread *cand)
 {
-	_Atomic uint32_t *word = &((rqspinlock_t *)lock)->val;
-	uint32_t val = rq_word_load_relaxed(word), bound = rq_slot_bound();
+	uint32_t val = lock_word(lock), bound = rq_slot_bound();
 	bool locked = val & RQ_LOCKED_MASK;
 
 	if (rq_slotless_threads() || !(val & RQ_LOCKED_PENDING_MASK))
@@ -380,7 +379,7 @@ static bool frozen_culprit(uintptr_t lock, const struct rq_thread *cand)
 	if (!locked && !holds_pending(cand, lock, true))
 		return false;
 	for (uint32_t s = 0; s < bound; s++) {
-		const struct rq_thread *t = rq_thread_at(s);
+		struct rq_thread *t = rq_thread_at(s);
 
 		if (t == cand || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			continue;

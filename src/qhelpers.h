@@ -395,6 +395,41 @@ static inline void rq_head_claim(_Atomic uint32_t *word, struct rq_qnode *node, 
 }
 
 /*
+ * Resilient lock only: detectors must know which waiter holds a pending bit
+ * (wr.pend, frozen_culprit() in held.c). The note goes up before every
+ * attempt to take the bit: a signal handler arriving between a successful
+ * attempt and a later note would freeze a holder nobody knows about. It
+ * comes down when the attempt fails and once the bit is given up.
+ */
+typedef int (*rq_take_pending_fn)(_Atomic uint32_t *word, uint32_t *val);
+
+static inline int rq_take_pending_noted(struct rq_thread *t, _Atomic uint32_t *word, uint32_t *val,
+                                        rq_take_pending_fn take)
+{
+	if (*val & RQ_PENDING_MASK)
+		return 0; /* someone holds it: no attempt, nothing to note */
+	rq_wait_note_pending(t, true);
+	if (take(word, val))
+		return 1;
+	rq_wait_note_pending(t, false);
+	return 0;
+}
+
+/* Give the pending bit up without the lock. */
+static inline void rq_drop_pending_noted(struct rq_thread *t, _Atomic uint32_t *word)
+{
+	rq_clear_pending(word);
+	rq_wait_note_pending(t, false);
+}
+
+/* The owner left: turn our pending bit into the lock. */
+static inline void rq_pending_to_locked_noted(struct rq_thread *t, _Atomic uint32_t *word)
+{
+	rq_clear_pending_set_locked(word);
+	rq_wait_note_pending(t, false);
+}
+
+/*
  * Leave the queue without the lock, telling the successor @how to go on:
  * RQ_NODE_TIMEOUT (tear down in FIFO order) or RQ_NODE_HEAD (hand the queue
  * over). With no successor, reset the tail instead, so nobody ever waits

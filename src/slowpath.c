@@ -46,13 +46,8 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, u
 	if (val & ~RQ_LOCKED_MASK)
 		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
 	rq_wait_publish(w, t, lock, idx);
-	/* Noted before: rq_try_set_pending() may set the bit and then undo it,
-	 * and a handler interrupting us in between must not hide who holds it. */
-	rq_wait_note_pending(t, true);
-	if (!rq_try_set_pending(word, &val)) {
-		rq_wait_note_pending(t, false);
+	if (!rq_take_pending_noted(t, word, &val, rq_try_set_pending))
 		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
-	}
 	if (val & RQ_LOCKED_MASK) {
 		int err = 0;
 
@@ -60,14 +55,12 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, u
 		while (rq_load_word_acquire(word) & RQ_LOCKED_MASK) {
 			err = rq_wait_poll(w);
 			if (err) {
-				rq_clear_pending(word);
-				rq_wait_note_pending(t, false);
+				rq_drop_pending_noted(t, word);
 				return err;
 			}
 		}
 	}
-	rq_clear_pending_set_locked(word);
-	rq_wait_note_pending(t, false);
+	rq_pending_to_locked_noted(t, word);
 	rq_stat_inc(t, RQ_STAT_PENDING);
 	return 0;
 }
@@ -87,22 +80,15 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
 	rq_wait_start(w, lock, t, idx, RQ_LOCKED_PENDING_MASK, 2);
 	for (;;) {
 		val = rq_load_word_acquire(word);
-		if (!pending && !(val & RQ_PENDING_MASK)) {
-			/* Noted before the CAS, see pending_wait() */
-			rq_wait_note_pending(t, true);
-			pending = rq_head_try_pending(word, &val);
-			if (!pending)
-				rq_wait_note_pending(t, false);
-		}
+		if (!pending)
+			pending = rq_take_pending_noted(t, word, &val, rq_head_try_pending);
 		if (pending && !(val & RQ_LOCKED_MASK))
 			break;
 		err = rq_wait_poll(w);
 		if (!err)
 			continue;
-		if (pending) {
-			rq_clear_pending(word);
-			rq_wait_note_pending(t, false);
-		}
+		if (pending)
+			rq_drop_pending_noted(t, word);
 		if (err == -ETIMEDOUT) {
 			rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
 		} else {

@@ -281,6 +281,17 @@ static int update_in_place(struct rqmap_hash *m, const struct keyref *k, const v
 	return ret;
 }
 
+/* The common start of a keyed operation whose arguments were checked: the
+ * flags' verdict @flags_ret, this thread's registration, the key's digest. */
+static int keyed_op_start(struct rqmap_hash *m, const void *key, int flags_ret, struct keyref *k)
+{
+	int ret = flags_ret ? flags_ret : rqmap_thread_ensure();
+
+	if (!ret)
+		key_prepare(m, key, k);
+	return ret;
+}
+
 static int rqmap_hash_update_impl(struct rqmap_hash *m, const void *key, const void *value,
                                   uint64_t flags)
 {
@@ -291,12 +302,9 @@ static int rqmap_hash_update_impl(struct rqmap_hash *m, const void *key, const v
 
 	if (!m || !key || !value)
 		return -EINVAL;
-	ret = check_update_flags(m, flags);
-	if (!ret)
-		ret = rqmap_thread_ensure();
+	ret = keyed_op_start(m, key, check_update_flags(m, flags), &k);
 	if (ret)
 		return ret;
-	key_prepare(m, key, &k);
 	if (flags & RQMAP_F_LOCK) {
 		ret = update_in_place(m, &k, value, flags);
 		if (ret != -EAGAIN)
@@ -367,12 +375,9 @@ int rqmap_hash_lookup(struct rqmap_hash *m, const void *key, void *value, uint64
 
 	if (!m || !key || !value)
 		return -EINVAL;
-	ret = check_read_flags(m, flags);
-	if (!ret)
-		ret = rqmap_thread_ensure();
+	ret = keyed_op_start(m, key, check_read_flags(m, flags), &k);
 	if (ret)
 		return ret;
-	key_prepare(m, key, &k);
 	if (RQMAP_UNLIKELY(m->lock_kind == RQMAP_LOCK_GLOBAL)) {
 		/* the baseline design: every operation under the map's lock */
 		pthread_spin_lock(&m->global);
@@ -392,11 +397,10 @@ static int delete_common_impl(struct rqmap_hash *m, const void *key, void *value
 {
 	struct htab_elem *e;
 	struct keyref k;
-	int ret = rqmap_thread_ensure();
+	int ret = keyed_op_start(m, key, 0, &k);
 
 	if (ret)
 		return ret;
-	key_prepare(m, key, &k);
 	ret = bucket_lock(m, k.b);
 	if (ret)
 		return ret;

@@ -122,6 +122,15 @@ static int key_prepare(const struct rqmap_lpm *t, const void *key, struct lpm_ke
 	return 0;
 }
 
+/* The common start of a keyed operation: the key's checks and digest, then
+ * this thread's registration. */
+static int keyed_op_start(const struct rqmap_lpm *t, const void *key, struct lpm_keyref *k)
+{
+	int ret = key_prepare(t, key, k);
+
+	return ret ? ret : rqmap_thread_ensure();
+}
+
 static rqmap_word_t *node_value(const struct rqmap_lpm *t, struct lpm_node *n)
 {
 	return n->data + t->data_words;
@@ -251,9 +260,7 @@ static int rqmap_lpm_update_impl(struct rqmap_lpm *t, const void *key, const voi
 
 	if (!t || !key || !value || (flags & ~UPDATE_FLAGS_MASK) || flags == 3)
 		return -EINVAL;
-	ret = key_prepare(t, key, &k);
-	if (!ret)
-		ret = rqmap_thread_ensure();
+	ret = keyed_op_start(t, key, &k);
 	if (ret)
 		return ret;
 	/* Take both nodes an insert may need before locking. */
@@ -320,9 +327,7 @@ static int rqmap_lpm_delete_impl(struct rqmap_lpm *t, const void *key)
 
 	if (!t || !key)
 		return -EINVAL;
-	ret = key_prepare(t, key, &k);
-	if (!ret)
-		ret = rqmap_thread_ensure();
+	ret = keyed_op_start(t, key, &k);
 	if (!ret)
 		ret = res_spin_lock(&t->lock);
 	if (ret)
@@ -364,9 +369,7 @@ int rqmap_lpm_lookup(struct rqmap_lpm *t, const void *key, void *value)
 
 	if (!t || !key || !value)
 		return -EINVAL;
-	ret = key_prepare(t, key, &k);
-	if (!ret)
-		ret = rqmap_thread_ensure();
+	ret = keyed_op_start(t, key, &k);
 	if (ret)
 		return ret;
 	rqmap_read_lock();
