@@ -23,9 +23,10 @@
 #define RQSPINLOCK_H
 
 #include <signal.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "rqspinlock/word.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,15 +43,16 @@ extern "C" {
  * storage, memset) is a valid unlocked lock. Treat the member as private.
  */
 typedef struct rqspinlock {
-	_Atomic uint32_t val; /**< private: the lock word */
+	RQSPINLOCK_WORD val; /**< private: the lock word */
 } rqspinlock_t;
 
-_Static_assert(sizeof(rqspinlock_t) == 4, "rqspinlock_t must be 4 bytes");
+RQSPINLOCK_STATIC_ASSERT(sizeof(rqspinlock_t) == 4 && RQSPINLOCK_ALIGNOF(rqspinlock_t) == 4,
+                         "rqspinlock_t must be one aligned 32-bit word");
 
-/** Static initializer: `rqspinlock_t l = RQSPINLOCK_INIT;` */
+/** Static initializer: `rqspinlock_t l = RQSPINLOCK_INIT;` (C and C++). */
 #define RQSPINLOCK_INIT                                                                            \
 	{                                                                                          \
-		0                                                                                  \
+		0U                                                                                 \
 	}
 
 /** Default timeout for one critical section: 250 ms. */

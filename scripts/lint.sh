@@ -3,9 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=$(git ls-files '*.c' '*.h' | grep -v '^model/' || true)
+cxx_files=$(git ls-files '*.cpp' | grep -v '^model/' || true)
 rc=0
 echo "clang-format --dry-run"
-clang-format --dry-run -Werror $files || rc=1
+clang-format --dry-run -Werror $files $cxx_files || rc=1
 echo "cppcheck"
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D_GNU_SOURCE \

@@ -12,8 +12,9 @@
 #ifndef RQSPINLOCK_QSPINLOCK_H
 #define RQSPINLOCK_QSPINLOCK_H
 
-#include <stdatomic.h>
 #include <stdint.h>
+
+#include "word.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,13 +22,16 @@ extern "C" {
 
 /** Baseline queued spin lock; all-zero bytes = unlocked. */
 typedef struct ql_spinlock {
-	_Atomic uint32_t val; /**< private: the lock word */
+	RQSPINLOCK_WORD val; /**< private: the lock word */
 } ql_spinlock_t;
+
+RQSPINLOCK_STATIC_ASSERT(sizeof(ql_spinlock_t) == 4 && RQSPINLOCK_ALIGNOF(ql_spinlock_t) == 4,
+                         "ql_spinlock_t must be one aligned 32-bit word");
 
 /** Static initializer. */
 #define QL_SPINLOCK_INIT                                                                           \
 	{                                                                                          \
-		0                                                                                  \
+		0U                                                                                 \
 	}
 
 /** @brief Acquire; waits forever. */
