@@ -391,6 +391,25 @@ static bool frozen_culprit(uintptr_t lock, const struct rq_thread *cand)
 }
 
 /*
+ * Does a thread other than @t list @lock as held? Then one of the two
+ * entries is stale (a non-owner released the lock for its owner, whose
+ * entry stays; rqspinlock.h), and nothing can be concluded from either.
+ */
+static bool held_by_another(uintptr_t lock, const struct rq_thread *t)
+{
+	uint32_t bound = rq_slot_bound();
+
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *o = rq_thread_at(s);
+
+		if (o != t && atomic_load_explicit(&o->wr.in_use, memory_order_relaxed) &&
+		    claim_below(o, lock, RQ_NR_HELD) == RQ_CLAIM_HELD)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The next link of the chain: a thread that holds @lock below its own
  * waiting entry and is stuck waiting. Threads that are not waiting cannot be
  * part of a deadlock, so only their one-line wait records are read; the
@@ -415,7 +434,7 @@ static bool find_waiting_holder(uintptr_t lock, struct rq_link *out)
 		if (!l.waits)
 			continue;
 		claim = claim_below(t, lock, l.widx);
-		if (claim == RQ_CLAIM_HELD) {
+		if (claim == RQ_CLAIM_HELD && !held_by_another(lock, t)) {
 			*out = l;
 			return true;
 		}

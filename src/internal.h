@@ -51,10 +51,18 @@ enum rq_stat {
 	RQ_STAT_NR
 };
 
-/* One MCS queue node. */
+/*
+ * One MCS queue node (qhelpers.h has the protocol). Every use of a node is a
+ * new generation, so that a signal meant for an earlier use, written late by
+ * a predecessor that was slow or frozen, cannot reach a later one.
+ */
 struct rq_qnode {
-	_Atomic(struct rq_qnode *) next;
-	_Atomic uint32_t locked; /* RQ_NODE_WAIT / HEAD / TIMEOUT */
+	/* Link to the successor: its state value (generation, RQ_NODE_WAIT)
+	 * << 32 | its tail code; or a verdict mark left for a successor that
+	 * links after we left; 0: none yet. */
+	_Atomic uint64_t next;
+	_Atomic uint32_t locked; /* generation << 2 | RQ_NODE_WAIT/HEAD/TIMEOUT/GONE */
+	_Atomic uintptr_t lock;  /* the lock it is queued on; 0 when free */
 };
 
 /*
@@ -89,6 +97,7 @@ struct rq_thread {
 	struct rq_held held; /* written on every lock and unlock */
 	struct rq_qnode nodes[RQ_NR_NODES];
 	_Atomic uint32_t node_count; /* queue nodes in use (nesting) */
+	uint32_t qnode;              /* resilient lock: the node it queues with */
 	_Atomic int32_t tid;
 	uint32_t slot; /* index in the registry, or RQ_NO_SLOT */
 	struct rq_waitrec wr;
@@ -185,6 +194,7 @@ struct rq_wait {
 	uint32_t graces;       /* extensions left after being off CPU */
 	uint64_t suspect;      /* cycle awaiting confirmation (rq_check_cycle) */
 	bool published;        /* our wait record is pushed (rq_wait_publish) */
+	bool queued;           /* a non-head queue waiter: yields, never naps */
 	struct rq_cycle cycle; /* filled when detection fires */
 };
 /*

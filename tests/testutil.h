@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -506,7 +507,7 @@ static inline void tu_stop_watchdog(void)
 static inline void tu_check_mode(void)
 {
 	const char *m = getenv("RQSPINLOCK_MODE");
-	int tas = m && strcmp(m, "tas") == 0;
+	int tas = m && strcasecmp(m, "tas") == 0;
 
 	CHECK_EQ(res_spin_get_mode(), tas ? RQSPINLOCK_MODE_TAS : RQSPINLOCK_MODE_QUEUED);
 }
