@@ -87,7 +87,9 @@ struct rq_waitrec {
 	 * gen changes on every push and pop. */
 	_Atomic uint32_t nwait;
 	_Atomic uint32_t gen;
-	_Atomic uint32_t pend;            /* bit i: wait i holds its lock's pending bit */
+	/* bit RQ_NOTE_PENDING + i: wait i holds its lock's pending bit;
+	 * bit RQ_NOTE_HEAD + i: wait i heads its lock's queue */
+	_Atomic uint32_t pend;
 	_Atomic uint32_t idx[RQ_NR_WAIT]; /* held-table index of that wait */
 	_Atomic uintptr_t lock[RQ_NR_WAIT];
 } __attribute__((aligned(64)));
@@ -175,7 +177,13 @@ int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n);
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
                    uint64_t *suspect);
 void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx);
-void rq_wait_note_pending(struct rq_thread *t, bool held);
+#define RQ_NOTE_PENDING 0u
+#define RQ_NOTE_HEAD    8u
+void rq_wait_note(struct rq_thread *t, uint32_t what, bool on);
+static inline void rq_wait_note_pending(struct rq_thread *t, bool held)
+{
+	rq_wait_note(t, RQ_NOTE_PENDING, held);
+}
 void rq_wait_pop(struct rq_thread *t);
 void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out);
 

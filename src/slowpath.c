@@ -96,6 +96,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
 	uint32_t val;
 
 	rq_wait_start(w, lock, t, idx, RQ_LOCKED_PENDING_MASK, 2);
+	rq_wait_note(t, RQ_NOTE_HEAD, true);
 	for (;;) {
 		val = rq_load_word_acquire(word);
 		if (!pending)
@@ -107,6 +108,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
 			continue;
 		if (pending)
 			rq_drop_pending_noted(t, word);
+		rq_wait_note(t, RQ_NOTE_HEAD, false);
 		if (err != -ETIMEDOUT)
 			rq_stat_inc(t, RQ_STAT_HANDOFF);
 		rq_leave_queue(word, node, tail, rq_verdict(err));
@@ -114,6 +116,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
 	}
 	if (!rq_head_claim(word, tail, val))
 		rq_pass_on(node, RQ_NODE_HEAD);
+	rq_wait_note(t, RQ_NOTE_HEAD, false);
 	rq_wait_note_pending(t, false);
 	return 0;
 }
