@@ -444,7 +444,10 @@ static bool find_waiting_holder(uintptr_t lock, struct rq_link *out)
 		if (!l.waits)
 			continue;
 		claim = claim_below(t, lock, l.widx);
-		if (claim == RQ_CLAIM_HELD && !held_by_another(lock, t)) {
+		/* An untagged entry of a lock that is not taken, or of one
+		 * another thread lists too, is stale (see held_by_another()). */
+		if (claim == RQ_CLAIM_HELD && lock_taken((const void *)lock) &&
+		    !held_by_another(lock, t)) {
 			*out = l;
 			return true;
 		}
