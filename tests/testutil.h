@@ -52,6 +52,18 @@
  */
 #define TU_STALL_NS (2 * TU_NS_PER_S)
 
+/* 1 in ThreadSanitizer builds (signal delivery and thread exit differ). */
+#if defined(__SANITIZE_THREAD__)
+#define TU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TU_TSAN 1
+#endif
+#endif
+#ifndef TU_TSAN
+#define TU_TSAN 0
+#endif
+
 /* Lock word fields (see rqspinlock.h). */
 #define TU_LOCKED(v)  ((v)&0xffu)
 #define TU_PENDING(v) (((v) >> 8) & 0xffu)
