@@ -353,11 +353,12 @@ static inline int rq_pass_on(struct rq_qnode *node, uint32_t how)
 {
 	uint64_t link = rq_peek_next(node);
 
-	/* acq_rel: release pairs with rq_link_behind()'s acquire of the
-	 * mark; acquire as in rq_peek_next() when a successor got there first */
-	if (!link)
-		link = atomic_exchange_explicit(&node->next, how, memory_order_acq_rel);
-	if (!link)
+	/* A CAS, not an exchange: a successor that linked meanwhile must find
+	 * its link, not a mark, left in next (the node is reused only without
+	 * a mark). Release on success pairs with rq_link_behind()'s acquire of
+	 * the mark; acquire on failure as in rq_peek_next(). */
+	if (!link && atomic_compare_exchange_strong_explicit(
+	                 &node->next, &link, how, memory_order_acq_rel, memory_order_acquire))
 		return 0;
 	if (!rq_link_is_mark(link))
 		rq_signal_node(link, how);
