@@ -64,16 +64,6 @@ static void check_result(int r)
 		tu_fail(__FILE__, __LINE__, "unexpected result %d", r);
 }
 
-static void install(int sig, void (*fn)(int))
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = fn;
-	sigemptyset(&sa.sa_mask);
-	CHECK_EQ(sigaction(sig, &sa, NULL), 0);
-}
-
 /* Own bound of a waiter: as a non-head waiter, then as the head. */
 static uint64_t own_bound(uint64_t timeout)
 {
@@ -135,7 +125,7 @@ static void test_storm_head(void)
 
 	res_spin_set_timeout_ns(timeout * 50); /* no timeout while setting up */
 	res_spin_lock_init(&storm_m);
-	install(SIGUSR1, storm_handler);
+	tu_install_handler(SIGUSR1, storm_handler);
 	tu_holder_start(&owner, &l, 0);
 	arrive(&pend, &l, 1);
 	arrive(&head, &l, 0);
@@ -255,7 +245,7 @@ static void test_nested_head(void)
 		res_spin_lock_init(&nest_locks[k]);
 		atomic_store(&nest_result[k], 0);
 		if (k)
-			install(SIGRTMIN + k - 1, nest_handler);
+			tu_install_handler(SIGRTMIN + k - 1, nest_handler);
 		tu_holder_start(&owners[k], &nest_locks[k], 0);
 	}
 	/* The last lock has a pending waiter: the innermost handler queues. */
@@ -389,7 +379,7 @@ static void longjmp_test(int jumper_is_head)
 	uint32_t tail;
 
 	res_spin_set_timeout_ns(timeout * 50);
-	install(SIGUSR2, jump_handler);
+	tu_install_handler(SIGUSR2, jump_handler);
 	jump_lock = &l;
 	atomic_store(&jump_done, 0);
 	tu_holder_start(&owner, &l, 0);
@@ -469,7 +459,7 @@ static void test_fork_in_handler(void)
 		return;
 	}
 	res_spin_set_timeout_ns(timeout);
-	install(SIGUSR2, fork_handler);
+	tu_install_handler(SIGUSR2, fork_handler);
 	fork_parent = getpid();
 	atomic_store(&fork_child_pid, 0);
 	tu_holder_start(&owner, &l, 0);
@@ -481,20 +471,8 @@ static void test_fork_in_handler(void)
 	CHECK_EQ(pthread_kill(forker, SIGUSR2), 0);
 	TU_WAIT_UNTIL(atomic_load(&fork_child_pid) != 0, TU_SETUP_MS);
 	tu_holder_join(&owner); /* the parent goes on; the child keeps a copy */
-	{
-		pid_t child = (pid_t)atomic_load(&fork_child_pid);
-		uint64_t end = tu_now_ns() + tu_slack_ns(10 * TU_NS_PER_S);
-		pid_t r;
-
-		while ((r = waitpid(child, &status, WNOHANG)) == 0) {
-			if (tu_now_ns() > end) {
-				kill(child, SIGKILL);
-				waitpid(child, &status, 0);
-				tu_fail(__FILE__, __LINE__, "child still waiting");
-			}
-			tu_sleep_ms(5);
-		}
-	}
+	status = tu_wait_child((pid_t)atomic_load(&fork_child_pid),
+	                       (unsigned)(tu_slack_ns(10 * TU_NS_PER_S) / TU_NS_PER_S));
 	CHECK(WIFEXITED(status));
 	CHECK_EQ(WEXITSTATUS(status), 0);
 	tu_thread_join(forker);

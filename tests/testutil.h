@@ -27,6 +27,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <rqspinlock.h>
 
@@ -290,6 +291,37 @@ static inline void tu_holder_join(struct tu_holder *h)
 {
 	atomic_store_explicit(&h->release, 1, memory_order_relaxed);
 	tu_thread_join(h->t);
+}
+
+/* Installs @p fn as the handler of @p sig (no flags, empty mask). */
+static inline void tu_install_handler(int sig, void (*fn)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) != 0)
+		tu_fail(__FILE__, __LINE__, "sigaction(%d) failed", sig);
+}
+
+/* Waits for @p pid at most @p secs seconds; SIGKILL and fail on overrun. */
+static inline int tu_wait_child(pid_t pid, unsigned secs)
+{
+	uint64_t end = tu_now_ns() + secs * TU_NS_PER_S;
+	int status = 0;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0) {
+		if (tu_now_ns() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			tu_fail(__FILE__, __LINE__, "forked child still running after %u s", secs);
+		}
+		tu_sleep_ms(5);
+	}
+	CHECK_EQ(r, pid);
+	return status;
 }
 
 /* xorshift64*: per-thread pseudo-random numbers, state must be nonzero. */
