@@ -562,9 +562,9 @@ inline run_checks(MASK) {
 	fi; \
 	ok = 0
 
-/* rq_pass_on: never waits for a successor to link. One exchange of next
- * (the C code's load before it only saves the exchange when a successor
- * already linked): a successor's id, then signal it; else a mark is left. */
+/* rq_pass_on: never waits for a successor to link. One atomic step on next
+ * (the C code's load, then its CAS 0 -> mark): a successor's id, then
+ * signal it; else a mark is left. */
 #define PASS_ON(how) \
 	d_step { \
 		nx = nnext[me]; \
