@@ -18,6 +18,40 @@
  * unlock functions are async-signal-safe; a signal handler may take a lock,
  * including one its interrupted thread holds or waits for (it then gets
  * -EDEADLK or -ETIMEDOUT instead of hanging).
+ *
+ * Bounded whatever others do: every waiter has a deadline of its own, also
+ * one queued behind others, and leaves the queue by itself when it passes;
+ * nobody waits for another thread to take a step (a successor to link, a
+ * predecessor to hand over) beyond its own deadline. A thread that is
+ * frozen, cancelled, jumped out of a call or forked away costs the others at
+ * most their own bounds, and the lock works again afterwards, except where
+ * noted under "Abandoned calls" below.
+ *
+ * Abandoned calls (the rules; the other threads never hang under any of them):
+ *  - Cancellation: no function of the library is or calls a cancellation
+ *    point. A deferred pthread_cancel() of a waiting thread takes effect at
+ *    its next cancellation point after the call returned, possibly with the
+ *    lock held (release it in a cleanup handler). Asynchronous cancellation
+ *    (PTHREAD_CANCEL_ASYNCHRONOUS) inside a call is not supported (none of
+ *    these functions is async-cancel-safe): it abandons the call as
+ *    siglongjmp() does.
+ *  - siglongjmp() (or longjmp()) out of a signal handler that interrupted a
+ *    call of this library abandons that call. Not supported for the jumping
+ *    thread: its record keeps the call (its later calls for that lock return
+ *    -EDEADLK) and it should stop using that lock. For the others: waiters
+ *    queued behind it leave on their own deadlines (-ETIMEDOUT) and the lock
+ *    works again, unless the abandoned call held the lock's pending bit or
+ *    the lock itself; then every call for it returns -ETIMEDOUT until
+ *    res_spin_lock_init() resets it.
+ *  - fork() in a signal handler that interrupted a call: in the child the
+ *    call goes on when the handler returns and returns within its own bound
+ *    (-ETIMEDOUT if it waited for a thread that the child does not have).
+ *  - Process-shared memory: a lock in memory shared by several processes is
+ *    not supported (the queue names per-process thread slots). Calls still
+ *    return within their bounds, typically -ETIMEDOUT under contention.
+ *  - Thread exit: locks taken in thread-specific-data destructors that run
+ *    after the library's own one work through the TAS slow path, without a
+ *    registry slot, and are invisible to other threads' deadlock detection.
  */
 #ifndef RQSPINLOCK_H
 #define RQSPINLOCK_H
@@ -79,7 +113,11 @@ void res_spin_lock_init(rqspinlock_t *lock);
  *   (ABBA and longer cycles);
  *  -ETIMEDOUT when the owner did not release the lock in time (one timeout
  *   for the pending waiter, two for the queue head; queued waiters behind a
- *   timed-out head also get -ETIMEDOUT);
+ *   timed-out waiter also get -ETIMEDOUT), or when a waiter queued behind
+ *   others was not handed the queue within three timeouts (its predecessor
+ *   is frozen or gone). A call waits at most five timeouts (three queued,
+ *   two as the head), plus an eighth of a wait's duration as grace when the
+ *   caller itself was off CPU, plus the time it spent off CPU;
  *  -EINVAL when @p lock is NULL.
  * On any error the caller does not hold the lock and must not unlock it.
  */
@@ -97,7 +135,11 @@ RQSPINLOCK_MUST_CHECK int res_spin_trylock(rqspinlock_t *lock);
  *
  * Locks may be released in any order; the held-lock table removes the right
  * entry. Unlocking a lock the caller does not hold releases it anyway (like a
- * plain spin lock) and is counted in rqspinlock_stats::unlock_not_held.
+ * plain spin lock) and is counted in rqspinlock_stats::unlock_not_held. The
+ * owner's table still lists the lock: the owner's own later calls for it
+ * return -EDEADLK. Deadlock detection ignores a "held" entry for a lock that
+ * is not taken, or that another thread lists too, so other threads get no
+ * false -EDEADLK from it.
  */
 void res_spin_unlock(rqspinlock_t *lock);
 
@@ -130,6 +172,9 @@ uint64_t res_spin_get_timeout_ns(void);
  * Slots are small integers, unique among live threads and recycled when a
  * thread exits; consumers use them to index per-thread data (the maps'
  * per-thread freelists do). Async-signal-safe.
+ * The environment variable `RQSPINLOCK_SLOTS=N` (decimal, 1 to
+ * RQSPINLOCK_MAX_THREADS) lowers the capacity, for tests; any other value is
+ * reported on stderr and ignored.
  * @return the slot in [0, RQSPINLOCK_MAX_THREADS), or -ENOSPC when every slot
  *  is taken (locks still work for such threads, through the TAS slow path).
  */
@@ -149,7 +194,8 @@ enum rqspinlock_mode {
  * @brief Select the slow path for the whole process.
  *
  * Also settable at start-up with the environment variable
- * `RQSPINLOCK_MODE=tas` (or `queued`). Switching while other threads are
+ * `RQSPINLOCK_MODE=tas` (or `queued`; either in any case). Any other value
+ * is reported on stderr and ignored (queued). Switching while other threads are
  * waiting is safe: both slow paths only ever take the lock with the same
  * 0 -> locked transition, so mutual exclusion holds; waiters already queued
  * finish in the mode they started in.

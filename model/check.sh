@@ -47,6 +47,8 @@ CHECKS=(
 	"c-aa-releasing|-DCFG_NEST -DTIMEOUTS -DC_AA_REL|-O0 -DSAFETY|-m400000|fail"
 	"broken-frozen-any-claimant|-DCFG_FROZEN -DTIMEOUTS -DTMO_BUDGET=0 -DBROKEN_FROZEN_ANY_CLAIMANT|-O0 -DSAFETY|-m400000|fail"
 	"c-frozen-self|-DCFG_ABBA -DTIMEOUTS -DC_FROZEN_SELF|-O0 -DSAFETY|-m400000|fail"
+	"vanish|-DCFG_VANISH -DTIMEOUTS -DTMO_BUDGET=0|-O1 -DSAFETY|-m400000|pass"
+	"broken-no-own-deadline|-DCFG_VANISH -DTIMEOUTS -DTMO_BUDGET=0 -DBROKEN_NO_OWN_DEADLINE|-O0 -DSAFETY|-m400000|fail"
 )
 
 # run_check LINE: one verification in its own directory; writes result.txt

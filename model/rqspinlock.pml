@@ -21,6 +21,10 @@
  *   CFG_HANDOFF  a deadlocked queue head hands over.   (with -DTIMEOUTS)
  *   CFG_FROZEN   a cycle through a frozen context, with a third thread
  *                on its lock.                     (with -DTIMEOUTS)
+ *   CFG_VANISH   three threads on A (T1 twice); T0 may vanish while
+ *                queued (head or not): frozen for good, jumped out,
+ *                forked away. Waiters behind it leave on their own
+ *                deadlines.                       (with -DTIMEOUTS)
  * Broken variants (-DBROKEN_*) and the C code as it is where the model
  * corrects it (-DC_*) must produce counterexamples: model/check.sh.
  */
@@ -48,10 +52,14 @@
 #define REL 8            /* RQ_ENTRY_RELEASING */
 #define LOCKOF(e) ((e) & 3)
 
-/* MCS node states (rq_qnode::locked) */
+/* MCS node states (rq_qnode::locked, its low bits) */
 #define N_WAIT 0
 #define N_HEAD 1
 #define N_TIMEOUT 2
+#define N_GONE 3         /* its waiter left by itself (rq_node_abandon) */
+/* rq_qnode::next: 0, a successor's node id (1..NTHR), or MARK + verdict
+ * (N_HEAD / N_TIMEOUT) left by a node that left first (rq_pass_on) */
+#define MARK 8
 
 #define thr(c) ((c) == HCTX -> 0 : (c))
 
@@ -64,6 +72,8 @@ byte wt[NLOCK];          /* tail: 0 or (slot + 1); only node index 0 queues */
 /* MCS nodes: node id t+1 is thread t's node index 0 */
 byte nnext[NTHR + 1];
 byte nlocked[NTHR + 1];
+byte ngen[NTHR + 1];     /* generation: bumped by every rq_node_init */
+byte nlgen[NTHR + 1];    /* generation the successor linked with */
 byte ncount[NTHR];       /* rq_thread::node_count */
 
 /* held-lock tables */
@@ -81,6 +91,8 @@ bit intr;                /* thread 0 is interrupted by its handler */
 /* programs: op L (1,2) = lock L, op 4+L = unlock L, 0 = end */
 byte prog[NCTX * MAXOPS];
 bit may_stall[NCTX];
+bit may_vanish[NCTX];    /* CFG_VANISH: may stop for good while queued */
+bit g_vanished[NTHR];    /* ghost: that thread stopped inside a queue wait */
 
 /* ----------------------------------------------------------- ghost state */
 byte g_owner[NLOCK];     /* context that holds the lock, NONE if free */
@@ -522,10 +534,11 @@ inline run_checks(MASK) {
 /* One bounded wait (rq_wait_start + rq_wait_poll loop). COND ends the wait
  * (ACT runs in the same step); the first poll runs the checks at once; later
  * polls may find the clock expired, or run the periodic checks (NCHK times). */
-#define WAIT_LOOP(COND, MASK, ACT) \
+#define WAIT_LOOP(COND, MASK, ACT, V) \
 	chk = 0; \
 	do \
 	:: atomic { COND -> ACT }; break \
+	:: (V) && may_vanish[c] -> goto vanished \
 	:: !(COND) && chk == 0 -> chk = 1; run_checks(MASK); \
 		if :: ret != OK -> break :: else -> skip fi \
 	:: atomic { !(COND) && chk > 0 && CLOCK_EXPIRED -> EXPIRE; SETERR(ETIMEOUT) }; break \
@@ -544,20 +557,45 @@ inline run_checks(MASK) {
 		fi \
 	}; \
 	if \
-	:: !ok -> nnext[me] != 0; nx = nnext[me]; SIGNAL(how); nx = 0 \
+	:: !ok -> PASS_ON(how) \
 	:: else -> skip \
 	fi; \
 	ok = 0
+
+/* rq_pass_on: never waits for a successor to link. One atomic step on next
+ * (the C code's load, then its CAS 0 -> mark): a successor's id, then
+ * signal it; else a mark is left. */
+#define PASS_ON(how) \
+	d_step { \
+		nx = nnext[me]; \
+		if \
+		:: nx == 0 -> nnext[me] = MARK + (how) \
+		:: else -> skip \
+		fi \
+	}; \
+	if \
+	:: nx != 0 -> assert(nx < MARK); SIGNAL(how) \
+	:: else -> skip \
+	fi; \
+	nx = 0
 
 #ifdef BROKEN_NO_TAIL_RESET
 #define TAIL_RESET skip                 /* broken: the tail stays ours */
 #else
 #define TAIL_RESET W[L] = W[L] & 3      /* rq_try_clear_tail */
 #endif
+/* rq_signal_node: a CAS for the generation the successor linked with */
+#define SIGNAL_CAS(how) \
+	d_step { \
+		if \
+		:: nlocked[nx] == N_WAIT && ngen[nx] == nlgen[me] -> nlocked[nx] = how \
+		:: else -> skip \
+		fi \
+	}
 #ifdef BROKEN_NO_SIGNAL
-#define SIGNAL(how) if :: how == N_HEAD -> nlocked[nx] = how :: else -> skip fi
+#define SIGNAL(how) if :: how == N_HEAD -> SIGNAL_CAS(how) :: else -> skip fi
 #else
-#define SIGNAL(how) nlocked[nx] = how   /* rq_signal_node */
+#define SIGNAL(how) SIGNAL_CAS(how)
 #endif
 
 /* ------------------------------------------------ res_spin_lock(L) -> ret */
@@ -638,7 +676,7 @@ pw_undo:			W[L] = W[L] & ~PENDING_VAL
 		fi;
 		if
 		:: LK(val) ->
-pw_wait:		WAIT_LOOP(LK(W[L]) == 0, MASK_L, skip);
+pw_wait:		WAIT_LOOP(LK(W[L]) == 0, MASK_L, skip, 0);
 			if
 			:: ret != OK ->
 pw_clear:			W[L] = W[L] & ~PENDING_VAL;
@@ -653,14 +691,16 @@ pw_take:	d_step { W[L] = W[L] - PENDING_VAL + 1; SACQUIRE(L) };
 		/* queue_wait */
 q_start:	atomic { nidx = ncount[t]; ncount[t]++ };
 		if
-		:: nidx > 0 ->
-			/* rq_trylock_fallback: nested context, never queues */
-fb_wait:		WAIT_LOOP(W[L] == 0, MASK_ALL, W[L] = 1; SACQUIRE(L));
+		:: nidx > 0 || nnext[t + 1] >= MARK ->
+			/* rq_trylock_fallback: nested context, or (pick_node)
+			 * our node keeps a mark for a late successor; the C
+			 * code first tries its thread's three other nodes */
+fb_wait:		WAIT_LOOP(W[L] == 0, MASK_ALL, W[L] = 1; SACQUIRE(L), 0);
 			goto q_out
 		:: else -> skip
 		fi;
 		me = t + 1;
-q_init:		d_step { nlocked[me] = N_WAIT; nnext[me] = 0 };
+q_init:		d_step { nlocked[me] = N_WAIT; nnext[me] = 0; ngen[me]++ };
 q_try:		d_step {
 			if
 			:: W[L] == 0 -> W[L] = 1; SACQUIRE(L); ok = 1
@@ -675,20 +715,55 @@ q_try:		d_step {
 q_xchg:		d_step { val = W[L]; W[L] = (W[L] & 3) | (me << 2) };
 		if
 		:: TL(val) != 0 ->
-q_link:			nnext[TL(val)] = me;
-			/* rq_wait_node: no timeout of our own */
+			/* rq_link_behind: exchange, a mark means the
+			 * predecessor already left */
+q_link:			d_step {
+				nx = nnext[TL(val)]; nnext[TL(val)] = me; nlgen[TL(val)] = ngen[me];
+				assert(nx == 0 || nx > MARK)
+			};
+			if
+			:: nx == MARK + N_TIMEOUT -> nx = 0; d_step { SETERR(ETIMEOUT) }; goto q_tdown
+			:: nx == MARK + N_HEAD -> nx = 0; goto hw_wait
+			:: else -> skip
+			fi;
+#ifndef BROKEN_NO_OWN_DEADLINE
+			/* queued_wait: a deadline of our own, checks, and we
+			 * may vanish here */
+q_node:			WAIT_LOOP(nlocked[me] != N_WAIT, MASK_ALL, skip, 1);
+			if
+			:: ret != OK ->
+				/* rq_node_abandon: WAIT -> GONE, or act on the
+				 * signal that came first */
+q_aband:			d_step {
+					if
+					:: nlocked[me] == N_WAIT -> nlocked[me] = N_GONE; ok = 1
+					:: else -> ret = OK; ok = 0
+					fi
+				};
+				if
+				:: ok ->
+q_leave:				LEAVE_QUEUE((ret == ETIMEOUT -> N_TIMEOUT : N_HEAD));
+					goto q_out
+				:: else -> skip
+				fi
+			:: else -> skip
+			fi;
+#else
+			/* broken: a non-head waiter trusts its predecessor */
 q_node:			nlocked[me] != N_WAIT;
+#endif
 			if
 			:: nlocked[me] == N_TIMEOUT ->
 				d_step { SETERR(ETIMEOUT) };
-q_tdown:			LEAVE_QUEUE(N_TIMEOUT);
+q_tdown:			skip;
+				LEAVE_QUEUE(N_TIMEOUT);
 				goto q_out
 			:: else -> skip
 			fi
 		:: else -> skip
 		fi;
 		/* head_wait */
-hw_wait:	WAIT_LOOP((W[L] & 3) == 0, MASK_LP, val = W[L]);
+hw_wait:	WAIT_LOOP((W[L] & 3) == 0, MASK_LP, val = W[L], 1);
 		if
 		:: ret == ETIMEOUT ->
 hw_tdown:		LEAVE_QUEUE(N_TIMEOUT);
@@ -708,10 +783,7 @@ hc_cas:		d_step {
 		if
 		:: !ok ->
 hc_set:			d_step { W[L] = W[L] | 1; SACQUIRE(L) };
-hc_next:		nnext[me] != 0;
-			nx = nnext[me];
-hc_sig:			nlocked[nx] = N_HEAD;
-			nx = 0
+hc_next:		PASS_ON(N_HEAD)
 		:: else -> ok = 0
 		fi;
 q_out:		atomic { ncount[t]--; me = 0; nidx = 0 };	/* rq_node_put */
@@ -818,6 +890,13 @@ inline ctx_body() {
 	:: else -> break
 	od;
 stalled:
+	skip;
+	goto body_end;
+vanished:
+	/* stops for good inside a queue wait: its node, wait record and
+	 * table entry stay as they are */
+	g_vanished[t] = 1;
+body_end:
 	skip
 }
 
@@ -861,15 +940,17 @@ end_wait:
 		l = 1;
 		do
 		:: l < NLOCK ->
-			/* free, or held (plainly) by a stalled owner */
-			assert(W[l] == (g_owner[l] != NONE -> 1 : 0));
+			/* free, or held (plainly) by a stalled owner; a tail
+			 * may only name the node of a vanished thread */
+			assert((W[l] & 3) == (g_owner[l] != NONE -> 1 : 0));
+			assert(TL(W[l]) == 0 || g_vanished[TL(W[l]) - 1]);
 			l++
 		:: else -> break
 		od;
 		s2 = 0;
 		do
 		:: s2 < NTHR ->
-			assert(nwait[s2] == 0 && ncount[s2] == 0);
+			assert(g_vanished[s2] || (nwait[s2] == 0 && ncount[s2] == 0));
 			s2++
 		:: else -> break
 		od
@@ -938,8 +1019,15 @@ init {
 		P(2, 1, 5);
 #endif
 		P(3, 0, 2); P(3, 1, 6);
+#elif defined(CFG_VANISH)
+		/* as CFG_QUEUE, but T0 may vanish while queued, as head or
+		 * behind others, and nobody stalls */
+		P(0, 0, 1); P(0, 1, 5);
+		P(1, 0, 1); P(1, 1, 5); P(1, 2, 1); P(1, 3, 5);
+		P(2, 0, 1); P(2, 1, 5);
+		may_vanish[0] = 1;
 #else
-#error "choose a configuration: -DCFG_NOFAULT, -DCFG_QUEUE, -DCFG_NEST, -DCFG_ABBA, -DCFG_HANDOFF or -DCFG_FROZEN"
+#error "choose a configuration: -DCFG_NOFAULT, -DCFG_QUEUE, -DCFG_NEST, -DCFG_ABBA, -DCFG_HANDOFF, -DCFG_FROZEN or -DCFG_VANISH"
 #endif
 		run Thread0(); run Thread(1); run Thread(2); run Handler(); run Monitor()
 	}

@@ -18,8 +18,10 @@
  * mix safely with queued waiters on the same lock.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 #include "qhelpers.h"
@@ -95,10 +97,19 @@ RQ_EXPORT enum rqspinlock_mode res_spin_get_mode(void)
 	return (enum rqspinlock_mode)atomic_load_explicit(&rq_mode, memory_order_relaxed);
 }
 
+/* RQSPINLOCK_MODE: "tas" or "queued", in any case; anything else is
+ * reported on stderr and the default (queued) stays. */
 __attribute__((constructor)) static void rq_mode_from_env(void)
 {
 	const char *m = getenv("RQSPINLOCK_MODE");
 
-	if (m && strcmp(m, "tas") == 0)
+	if (!m || strcasecmp(m, "queued") == 0)
+		return;
+	if (strcasecmp(m, "tas") == 0)
 		res_spin_set_mode(RQSPINLOCK_MODE_TAS);
+	else
+		fprintf(stderr,
+		        "rqspinlock: ignoring RQSPINLOCK_MODE=\"%s\": not \"tas\" or "
+		        "\"queued\"; using queued\n",
+		        m);
 }

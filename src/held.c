@@ -138,10 +138,11 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
 	if (nw < RQ_NR_WAIT) {
 		atomic_store_explicit(&t->wr.lock[nw], (uintptr_t)lock, memory_order_relaxed);
 		atomic_store_explicit(&t->wr.idx[nw], idx, memory_order_relaxed);
-		atomic_store_explicit(&t->wr.pend,
-		                      atomic_load_explicit(&t->wr.pend, memory_order_relaxed) &
-		                          ~(1u << nw),
-		                      memory_order_relaxed);
+		atomic_store_explicit(
+		    &t->wr.pend,
+		    atomic_load_explicit(&t->wr.pend, memory_order_relaxed) &
+		        ~(1u << (nw + RQ_NOTE_PENDING) | 1u << (nw + RQ_NOTE_HEAD)),
+		    memory_order_relaxed);
 	}
 	bump_gen(t);
 	/*
@@ -174,19 +175,21 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
 }
 
 /*
- * The current wait took (@held) or gave up its lock's pending bit. Only this
- * thread writes the mask; a signal handler interrupting the load/store pair
- * leaves its own bit as it found it (clear) before returning. Relaxed: it is
- * read by detectors only as evidence they confirm over two checks.
+ * The current wait took (@on) or gave up its lock's pending bit
+ * (RQ_NOTE_PENDING), or became or stopped being its queue's head
+ * (RQ_NOTE_HEAD). Only this thread writes the mask; a signal handler
+ * interrupting the load/store pair leaves its own bits as it found them
+ * (clear) before returning. Relaxed: it is read by detectors only as
+ * evidence they confirm over two checks.
  */
-void rq_wait_note_pending(struct rq_thread *t, bool held)
+void rq_wait_note(struct rq_thread *t, uint32_t what, bool on)
 {
 	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
 	uint32_t bits = atomic_load_explicit(&t->wr.pend, memory_order_relaxed);
 
 	if (nw == 0 || nw > RQ_NR_WAIT)
 		return;
-	bits = held ? bits | 1u << (nw - 1) : bits & ~(1u << (nw - 1));
+	bits = on ? bits | 1u << (nw - 1 + what) : bits & ~(1u << (nw - 1 + what));
 	atomic_store_explicit(&t->wr.pend, bits, memory_order_relaxed);
 }
 
@@ -337,13 +340,14 @@ static enum rq_claim claim_below(struct rq_thread *t, uintptr_t lock, uint32_t l
 	return claim;
 }
 
-/* Does a wait of @t hold the pending bit of @lock? @frozen_only: not
- * counting its current (innermost) wait. */
-static bool holds_pending(const struct rq_thread *t, uintptr_t lock, bool frozen_only)
+/* Does a wait of @t hold the pending bit of @lock (@what RQ_NOTE_PENDING),
+ * or head its queue (RQ_NOTE_HEAD)? @frozen_only: not counting its current
+ * (innermost) wait. */
+static bool holds_note(const struct rq_thread *t, uint32_t what, uintptr_t lock, bool frozen_only)
 {
 	/* acquire: pairs with the release/seq_cst stores in rq_wait_push/pop */
 	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
-	uint32_t bits = atomic_load_explicit(&t->wr.pend, memory_order_relaxed);
+	uint32_t bits = atomic_load_explicit(&t->wr.pend, memory_order_relaxed) >> what;
 
 	if (frozen_only && nw > 0)
 		nw--;
@@ -367,16 +371,21 @@ static bool holds_pending(const struct rq_thread *t, uintptr_t lock, bool frozen
  *  - @lock is free but its pending bit is set: nobody may take it while the
  *    pending holder is frozen. Its wait record says it holds the bit, and no
  *    other thread's does (a running holder would take the lock at once).
+ *  - @lock is free, no pending bit, but a queue: its waiters get nothing
+ *    while the queue head is frozen before taking the pending bit. Its wait
+ *    record says it heads the queue, and no other thread's says it heads
+ *    one or holds the pending bit (a running one would take the lock).
  * Slot-less threads are invisible: with any alive, nobody is blamed.
  */
 static bool frozen_culprit(uintptr_t lock, const struct rq_thread *cand)
 {
 	uint32_t val = lock_word(lock), bound = rq_slot_bound();
 	bool locked = val & RQ_LOCKED_MASK;
+	bool head = !(val & RQ_LOCKED_PENDING_MASK);
 
-	if (rq_slotless_threads() || !(val & RQ_LOCKED_PENDING_MASK))
+	if (rq_slotless_threads() || (head && !(val & RQ_TAIL_MASK)))
 		return false;
-	if (!locked && !holds_pending(cand, lock, true))
+	if (!locked && !holds_note(cand, head ? RQ_NOTE_HEAD : RQ_NOTE_PENDING, lock, true))
 		return false;
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_thread *t = rq_thread_at(s);
@@ -384,10 +393,30 @@ static bool frozen_culprit(uintptr_t lock, const struct rq_thread *cand)
 		if (t == cand || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			continue;
 		if (locked ? claim_below(t, lock, RQ_NR_HELD) != RQ_CLAIM_NONE
-		           : holds_pending(t, lock, false))
+		           : holds_note(t, RQ_NOTE_PENDING, lock, false) ||
+		                 (head && holds_note(t, RQ_NOTE_HEAD, lock, false)))
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Does a thread other than @t list @lock as held? Then one of the two
+ * entries is stale (a non-owner released the lock for its owner, whose
+ * entry stays; rqspinlock.h), and nothing can be concluded from either.
+ */
+static bool held_by_another(uintptr_t lock, const struct rq_thread *t)
+{
+	uint32_t bound = rq_slot_bound();
+
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *o = rq_thread_at(s);
+
+		if (o != t && atomic_load_explicit(&o->wr.in_use, memory_order_relaxed) &&
+		    claim_below(o, lock, RQ_NR_HELD) == RQ_CLAIM_HELD)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -415,7 +444,10 @@ static bool find_waiting_holder(uintptr_t lock, struct rq_link *out)
 		if (!l.waits)
 			continue;
 		claim = claim_below(t, lock, l.widx);
-		if (claim == RQ_CLAIM_HELD) {
+		/* An untagged entry of a lock that is not taken, or of one
+		 * another thread lists too, is stale (see held_by_another()). */
+		if (claim == RQ_CLAIM_HELD && lock_taken((const void *)lock) &&
+		    !held_by_another(lock, t)) {
 			*out = l;
 			return true;
 		}

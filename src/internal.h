@@ -51,10 +51,18 @@ enum rq_stat {
 	RQ_STAT_NR
 };
 
-/* One MCS queue node. */
+/*
+ * One MCS queue node (qhelpers.h has the protocol). Every use of a node is a
+ * new generation, so that a signal meant for an earlier use, written late by
+ * a predecessor that was slow or frozen, cannot reach a later one.
+ */
 struct rq_qnode {
-	_Atomic(struct rq_qnode *) next;
-	_Atomic uint32_t locked; /* RQ_NODE_WAIT / HEAD / TIMEOUT */
+	/* Link to the successor: its state value (generation, RQ_NODE_WAIT)
+	 * << 32 | its tail code; or a verdict mark left for a successor that
+	 * links after we left; 0: none yet. */
+	_Atomic uint64_t next;
+	_Atomic uint32_t locked; /* generation << 2 | RQ_NODE_WAIT/HEAD/TIMEOUT/GONE */
+	_Atomic uintptr_t lock;  /* the lock it is queued on; 0 when free */
 };
 
 /*
@@ -79,7 +87,9 @@ struct rq_waitrec {
 	 * gen changes on every push and pop. */
 	_Atomic uint32_t nwait;
 	_Atomic uint32_t gen;
-	_Atomic uint32_t pend;            /* bit i: wait i holds its lock's pending bit */
+	/* bit RQ_NOTE_PENDING + i: wait i holds its lock's pending bit;
+	 * bit RQ_NOTE_HEAD + i: wait i heads its lock's queue */
+	_Atomic uint32_t pend;
 	_Atomic uint32_t idx[RQ_NR_WAIT]; /* held-table index of that wait */
 	_Atomic uintptr_t lock[RQ_NR_WAIT];
 } __attribute__((aligned(64)));
@@ -89,6 +99,7 @@ struct rq_thread {
 	struct rq_held held; /* written on every lock and unlock */
 	struct rq_qnode nodes[RQ_NR_NODES];
 	_Atomic uint32_t node_count; /* queue nodes in use (nesting) */
+	uint32_t qnode;              /* resilient lock: the node it queues with */
 	_Atomic int32_t tid;
 	uint32_t slot; /* index in the registry, or RQ_NO_SLOT */
 	struct rq_waitrec wr;
@@ -166,7 +177,13 @@ int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n);
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
                    uint64_t *suspect);
 void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx);
-void rq_wait_note_pending(struct rq_thread *t, bool held);
+#define RQ_NOTE_PENDING 0u
+#define RQ_NOTE_HEAD    8u
+void rq_wait_note(struct rq_thread *t, uint32_t what, bool on);
+static inline void rq_wait_note_pending(struct rq_thread *t, bool held)
+{
+	rq_wait_note(t, RQ_NOTE_PENDING, held);
+}
 void rq_wait_pop(struct rq_thread *t);
 void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out);
 
@@ -185,6 +202,7 @@ struct rq_wait {
 	uint32_t graces;       /* extensions left after being off CPU */
 	uint64_t suspect;      /* cycle awaiting confirmation (rq_check_cycle) */
 	bool published;        /* our wait record is pushed (rq_wait_publish) */
+	bool queued;           /* a non-head queue waiter: yields, never naps */
 	struct rq_cycle cycle; /* filled when detection fires */
 };
 /*

@@ -42,12 +42,15 @@
 /* How long to wait for an in-progress pending->locked hand-over. */
 #define RQ_PENDING_LOOPS 512
 
-/* Values of rq_qnode::locked. */
+/* States of a queue node (the low bits of rq_qnode::locked). */
 enum {
 	RQ_NODE_WAIT = 0,    /* queued, not yet head */
 	RQ_NODE_HEAD = 1,    /* predecessor left: this node heads the queue */
-	RQ_NODE_TIMEOUT = 2, /* head timed out: leave, and tell the successor */
+	RQ_NODE_TIMEOUT = 2, /* a waiter ahead timed out: leave, and tell the successor */
+	RQ_NODE_GONE = 3,    /* its waiter left by itself; signals no longer land */
 };
+#define RQ_NODE_STATE_MASK 3u
+#define RQ_NODE_GEN_ONE    4u /* one generation in rq_qnode::locked */
 
 static inline void rq_cpu_relax(void)
 {
@@ -210,37 +213,99 @@ static inline void rq_node_put(struct rq_thread *t)
 	                      memory_order_relaxed);
 }
 
-static inline void rq_node_init(struct rq_qnode *node)
+/*
+ * A node's next field holds, once a successor linked, the successor's state
+ * value (generation | RQ_NODE_WAIT) << 32 | its tail code. Tail codes have
+ * their low 16 bits clear, so a value with a nonzero low half below 1 << 16
+ * is a mark instead: the verdict (RQ_NODE_HEAD or RQ_NODE_TIMEOUT) that a
+ * node which left without waiting for its successor to link leaves for it.
+ */
+static inline int rq_link_is_mark(uint64_t link)
 {
-	atomic_store_explicit(&node->locked, RQ_NODE_WAIT, memory_order_relaxed);
-	atomic_store_explicit(&node->next, NULL, memory_order_relaxed);
+	return (uint32_t)link != 0 && (uint32_t)link < (1u << RQ_TAIL_IDX_OFFSET);
 }
 
-/* Link @node behind @prev (whose tail we just replaced). */
-static inline void rq_link_behind(struct rq_qnode *prev, struct rq_qnode *node)
+/*
+ * Start a new use (generation) of @node, queued on @lock. Relaxed: the node
+ * is published by our tail exchange (rq_xchg_tail(), release). A signal for
+ * an earlier generation that lands after this store fails its compare
+ * (rq_signal_node()); one that lands before is overwritten here.
+ */
+static inline void rq_node_init(struct rq_qnode *node, uintptr_t lock)
 {
-	/* release: our node's initialisation is visible to prev's thread before
-	 * it writes node->locked; pairs with rq_wait_next()'s acquire */
-	atomic_store_explicit(&prev->next, node, memory_order_release);
+	uint32_t st = atomic_load_explicit(&node->locked, memory_order_relaxed);
+
+	atomic_store_explicit(&node->lock, lock, memory_order_relaxed);
+	atomic_store_explicit(&node->next, 0, memory_order_relaxed);
+	atomic_store_explicit(&node->locked, (st & ~RQ_NODE_STATE_MASK) + RQ_NODE_GEN_ONE,
+	                      memory_order_relaxed);
 }
 
-static inline struct rq_qnode *rq_peek_next(struct rq_qnode *node)
+/* This use of @node is over; nobody links behind it any more. */
+static inline void rq_node_release(struct rq_qnode *node)
 {
-	/* acquire: pairs with rq_link_behind() */
+	/* relaxed: read only by rq_node_plausible() of successors that read
+	 * our tail, and they all linked already (see rq_pass_on()) */
+	atomic_store_explicit(&node->lock, 0, memory_order_relaxed);
+}
+
+/*
+ * Link @node (tail code @tail) behind @prev, whose tail we just replaced.
+ * Returns what was there: 0 normally, a mark when @prev already left.
+ * acq_rel: release makes our node's initialisation visible to prev's thread
+ * before it signals us (pairs with the acquire in rq_pass_on()); acquire
+ * pairs with the release of a mark (rq_pass_on()), which we act on as on a
+ * signal.
+ */
+static inline uint64_t rq_link_behind(struct rq_qnode *prev, struct rq_qnode *node, uint32_t tail)
+{
+	uint64_t link =
+	    (uint64_t)atomic_load_explicit(&node->locked, memory_order_relaxed) << 32 | tail;
+
+	return atomic_exchange_explicit(&prev->next, link, memory_order_acq_rel);
+}
+
+static inline uint64_t rq_peek_next(struct rq_qnode *node)
+{
+	/* acquire: pairs with rq_link_behind(): the successor's node
+	 * initialisation is visible before we signal it */
 	return atomic_load_explicit(&node->next, memory_order_acquire);
 }
 
-/* Tell the successor what to do: become head, or leave on timeout. */
-static inline void rq_signal_node(struct rq_qnode *next, uint32_t how)
+/*
+ * Tell the successor named by @link what to do: become head, or leave on
+ * timeout. Only the generation it linked with is signalled: a successor that
+ * left by itself (RQ_NODE_GONE), or whose node was reused since, is skipped.
+ */
+static inline void rq_signal_node(uint64_t link, uint32_t how)
 {
-	/* release: pairs with the acquire load in the successor's node spin */
-	atomic_store_explicit(&next->locked, how, memory_order_release);
+	struct rq_qnode *next = rq_decode_tail((uint32_t)link);
+	uint32_t expect = (uint32_t)(link >> 32);
+
+	/* release: pairs with the acquire load in the successor's wait
+	 * (rq_node_state()) or its failed abandon (rq_node_abandon()) */
+	atomic_compare_exchange_strong_explicit(&next->locked, &expect, expect | how,
+	                                        memory_order_release, memory_order_relaxed);
 }
 
 static inline uint32_t rq_node_state(struct rq_qnode *node)
 {
 	/* acquire: pairs with rq_signal_node() */
 	return atomic_load_explicit(&node->locked, memory_order_acquire);
+}
+
+/*
+ * A waiter leaves the queue by itself: WAIT -> GONE for its generation
+ * @mine. Returns RQ_NODE_GONE when it did, else the state a predecessor
+ * signalled first (to be acted on as usual).
+ */
+static inline uint32_t rq_node_abandon(struct rq_qnode *node, uint32_t mine)
+{
+	/* acquire (on failure): pairs with rq_signal_node()'s release */
+	if (atomic_compare_exchange_strong_explicit(&node->locked, &mine, mine | RQ_NODE_GONE,
+	                                            memory_order_acquire, memory_order_acquire))
+		return RQ_NODE_GONE;
+	return mine & RQ_NODE_STATE_MASK;
 }
 
 /* The owner and the pending waiter are gone when these bits are clear. */
@@ -265,15 +330,39 @@ static inline void rq_spin_or_yield(uint32_t *spins)
 		rq_cpu_relax();
 }
 
-/* Wait until a successor has linked behind @node. */
-static inline struct rq_qnode *rq_wait_next(struct rq_qnode *node)
+/* QL only: wait, unbounded, until a successor has linked behind @node. */
+static inline uint64_t rq_wait_next(struct rq_qnode *node)
 {
-	struct rq_qnode *next;
+	uint64_t next;
 	uint32_t spins = 0;
 
 	while (!(next = rq_peek_next(node)))
 		rq_spin_or_yield(&spins);
 	return next;
+}
+
+/*
+ * Resilient lock: leave @node, telling the successor @how to go on, without
+ * waiting for one to link (it may never run again). If none has linked yet,
+ * a mark with the verdict is left in next, and the successor acts on it as
+ * on a signal when it links (rq_enqueue()). Until that happens the node must
+ * not be reused: its thread skips marked nodes (pick_node() in slowpath.c).
+ * Returns 1 when the node is done with, 0 when a mark waits for a successor.
+ */
+static inline int rq_pass_on(struct rq_qnode *node, uint32_t how)
+{
+	uint64_t link = rq_peek_next(node);
+
+	/* A CAS, not an exchange: a successor that linked meanwhile must find
+	 * its link, not a mark, left in next (the node is reused only without
+	 * a mark). Release on success pairs with rq_link_behind()'s acquire of
+	 * the mark; acquire on failure as in rq_peek_next(). */
+	if (!link && atomic_compare_exchange_strong_explicit(
+	                 &node->next, &link, how, memory_order_acq_rel, memory_order_acquire))
+		return 0;
+	if (!rq_link_is_mark(link))
+		rq_signal_node(link, how);
+	return 1;
 }
 
 /* Wait, a bounded number of spins, for an in-progress pending->locked
@@ -306,56 +395,50 @@ static inline int rq_try_set_pending(_Atomic uint32_t *word, uint32_t *val)
 }
 
 /*
- * Could the node named by @tail really be queued on our lock? A tail written
- * by this library always names a node in use (below its thread's node count)
- * of a live thread that, in the resilient lock, waits for this very lock
- * (@lock; 0 skips that check, for QL which keeps no wait records). Anything
- * else came from a garbage or corrupted lock word: linking behind it would
- * wait for a signal nobody sends, or corrupt another lock's queue.
+ * Could the node named by @tail really be queued on our @lock? A tail
+ * written by this library names a node of a live thread whose lock field
+ * names this very lock: set before the tail was published (our acq_rel
+ * rq_xchg_tail() read that tail, so the field is visible), cleared only once
+ * no successor can still link. Anything else came from a garbage or
+ * corrupted lock word (or another process): linking behind it would wait
+ * for a signal nobody sends, or corrupt another lock's queue.
  */
 static inline int rq_node_plausible(uint32_t tail, const struct rq_qnode *node, uintptr_t lock)
 {
 	uint32_t slot = (tail >> RQ_TAIL_SLOT_OFFSET) - 1;
 	uint32_t idx = (tail >> RQ_TAIL_IDX_OFFSET) & ((1u << RQ_TAIL_IDX_BITS) - 1);
 	struct rq_thread *owner;
-	uint32_t nw;
 
 	if (slot >= rq_slot_bound())
 		return 0;
 	owner = rq_thread_at(slot);
-	if (&owner->nodes[idx] == node ||
-	    !atomic_load_explicit(&owner->wr.in_use, memory_order_relaxed) ||
-	    idx >= atomic_load_explicit(&owner->node_count, memory_order_relaxed))
-		return 0;
-	if (!lock)
-		return 1;
-	/* Its wait record was pushed before it published its tail, and our
-	 * acq_rel rq_xchg_tail() read that tail: the record is visible. */
-	nw = atomic_load_explicit(&owner->wr.nwait, memory_order_relaxed);
-	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++)
-		if (atomic_load_explicit(&owner->wr.lock[i], memory_order_relaxed) == lock)
-			return 1;
-	return 0;
+	return &owner->nodes[idx] != node &&
+	       atomic_load_explicit(&owner->wr.in_use, memory_order_relaxed) &&
+	       atomic_load_explicit(&owner->nodes[idx].lock, memory_order_relaxed) == lock;
 }
 
 /*
- * Publish our tail and link behind the previous one, if any. Returns 1 when
- * we must wait for the predecessor's signal, 0 when we head the queue.
- * @lock: see rq_node_plausible().
+ * Publish our tail and link behind the previous one, if any. Returns
+ * RQ_NODE_WAIT when we must wait for the predecessor's signal, RQ_NODE_HEAD
+ * when we head the queue, RQ_NODE_TIMEOUT when the predecessor already left
+ * on a timeout (its mark, rq_pass_on()).
  */
-static inline int rq_enqueue(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
-                             uintptr_t lock)
+static inline uint32_t rq_enqueue(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
+                                  uintptr_t lock)
 {
 	uint32_t old = rq_xchg_tail(word, tail) & RQ_TAIL_MASK;
-	struct rq_qnode *prev;
+	uint64_t was;
 
 	if (!old)
-		return 0;
+		return RQ_NODE_HEAD;
 	if (unlikely(!rq_node_plausible(old, node, lock)))
-		return 0; /* garbage tail: head a fresh queue */
-	prev = rq_decode_tail(old);
-	rq_link_behind(prev, node);
-	return 1;
+		return RQ_NODE_HEAD; /* garbage tail: head a fresh queue */
+	was = rq_link_behind(rq_decode_tail(old), node, tail);
+	if (likely(!was))
+		return RQ_NODE_WAIT;
+	/* The predecessor left (a mark), or another node linked there first
+	 * (a corrupted word made two tails name it): nobody will signal us. */
+	return rq_link_is_mark(was) ? (uint32_t)was : RQ_NODE_HEAD;
 }
 
 /*
@@ -378,20 +461,19 @@ static inline int rq_head_try_pending(_Atomic uint32_t *word, uint32_t *val)
 
 /*
  * The head holds the pending bit and saw the owner leave (@val): take the
- * lock. Alone in the queue: n,1,0 -> 0,0,1. Otherwise *,1,0 -> *,0,1 and
- * make the successor the new head.
+ * lock. Alone in the queue: n,1,0 -> 0,0,1, and returns 1. Otherwise
+ * *,1,0 -> *,0,1, returns 0, and the caller makes the successor the new head.
  */
-static inline void rq_head_claim(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
-                                 uint32_t val)
+static inline int rq_head_claim(_Atomic uint32_t *word, uint32_t tail, uint32_t val)
 {
 	/* relaxed: our acquire load of @val already ordered us after the
 	 * previous owner, and only the pending-bit holder may set locked */
 	if ((val & RQ_TAIL_MASK) == tail &&
 	    atomic_compare_exchange_strong_explicit(word, &val, RQ_LOCKED_VAL, memory_order_relaxed,
 	                                            memory_order_relaxed))
-		return;
+		return 1;
 	rq_clear_pending_set_locked(word);
-	rq_signal_node(rq_wait_next(node), RQ_NODE_HEAD);
+	return 0;
 }
 
 /*
@@ -430,27 +512,26 @@ static inline void rq_pending_to_locked_noted(struct rq_thread *t, _Atomic uint3
 }
 
 /*
- * Leave the queue without the lock, telling the successor @how to go on:
- * RQ_NODE_TIMEOUT (tear down in FIFO order) or RQ_NODE_HEAD (hand the queue
- * over). With no successor, reset the tail instead, so nobody ever waits
- * for one that will not come.
+ * Resilient lock: leave the queue without the lock, telling the successor
+ * @how to go on: RQ_NODE_TIMEOUT (tear down in FIFO order) or RQ_NODE_HEAD
+ * (hand the queue over). With no successor, reset the tail instead. Never
+ * waits. Returns as rq_pass_on().
  */
-static inline void rq_leave_queue(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
-                                  uint32_t how)
+static inline int rq_leave_queue(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail,
+                                 uint32_t how)
 {
 	if (rq_try_clear_tail(word, tail))
-		return;
-	rq_signal_node(rq_wait_next(node), how);
+		return 1;
+	return rq_pass_on(node, how);
 }
 
-/* Non-head waiter: spin on our node until told to head or to leave. */
-static inline uint32_t rq_wait_node(struct rq_qnode *node)
+/* QL only: spin on our node, unbounded, until told to head the queue. */
+static inline void rq_wait_node(struct rq_qnode *node)
 {
-	uint32_t state, spins = 0;
+	uint32_t spins = 0;
 
-	while ((state = rq_node_state(node)) == RQ_NODE_WAIT)
+	while (!(rq_node_state(node) & RQ_NODE_STATE_MASK))
 		rq_spin_or_yield(&spins);
-	return state;
 }
 
 #endif /* RQ_QHELPERS_H */

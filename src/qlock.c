@@ -40,7 +40,8 @@ static void ql_head(_Atomic uint32_t *word, struct rq_qnode *node, uint32_t tail
 	}
 	if (val & RQ_LOCKED_MASK)
 		ql_wait_unlocked(word, &val);
-	rq_head_claim(word, node, tail, val);
+	if (!rq_head_claim(word, tail, val))
+		rq_signal_node(rq_wait_next(node), RQ_NODE_HEAD);
 }
 
 static void ql_queue(struct rq_thread *t, _Atomic uint32_t *word)
@@ -49,18 +50,23 @@ static void ql_queue(struct rq_thread *t, _Atomic uint32_t *word)
 	struct rq_qnode *node;
 	uint32_t tail;
 
-	if (unlikely(nidx >= RQ_NR_NODES)) {
+	/* Out of nodes, or the node is the resilient lock's (in use or
+	 * waiting for a late successor, rq_pass_on()): no queue. */
+	if (unlikely(nidx >= RQ_NR_NODES ||
+	             atomic_load_explicit(&t->nodes[nidx].lock, memory_order_relaxed))) {
 		ql_spin_on_word(word);
 		goto out;
 	}
 	node = &t->nodes[nidx];
-	rq_node_init(node);
+	rq_node_init(node, (uintptr_t)word);
 	if (rq_try_steal(word))
-		goto out;
+		goto release;
 	tail = rq_encode_tail(t->slot, nidx);
-	if (rq_enqueue(word, node, tail, 0))
+	if (rq_enqueue(word, node, tail, (uintptr_t)word) == RQ_NODE_WAIT)
 		rq_wait_node(node);
 	ql_head(word, node, tail);
+release:
+	rq_node_release(node);
 out:
 	rq_node_put(t);
 }

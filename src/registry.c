@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,6 +69,10 @@ void rq_yield(void)
  * can hand the CPU straight back to the yielder when the scheduler deems the
  * preempted owner to have had its share, whereas a short sleep takes the
  * waiter off the run queue.
+ *
+ * The raw system call, not nanosleep(): that one is a cancellation point,
+ * and a waiter cancelled there would vanish from the queue or leave its
+ * pending bit set. Nothing the library calls while waiting is one.
  */
 void rq_nap(void)
 {
@@ -76,7 +81,7 @@ void rq_nap(void)
 
 	if (t)
 		rq_stat_inc(t, RQ_STAT_YIELD);
-	nanosleep(&ts, NULL);
+	syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
 static void clear_thread(struct rq_thread *t)
@@ -130,12 +135,21 @@ static void release_slot(struct rq_thread *t)
 	atomic_store_explicit(&t->wr.in_use, 0, memory_order_release);
 }
 
+/*
+ * Locks taken after the exit destructor ran (in other thread-specific-data
+ * destructors, possibly in glibc's last round, after which nothing would
+ * give a new slot back) use this record: no slot, the TAS slow path, and
+ * invisible to other threads' detection, like a slot-less thread's, but
+ * not counted in rq_slotless, which nothing could decrement again.
+ */
+static _Thread_local struct rq_thread rq_exiting = {.slot = RQ_NO_SLOT};
+
 static void thread_exit(void *arg)
 {
 	struct rq_thread *t = arg;
 
 	if (rq_self == t)
-		rq_self = NULL;
+		rq_self = &rq_exiting;
 	if (t->slot == RQ_NO_SLOT) {
 		rq_stats_retire(t);
 		atomic_fetch_sub_explicit(&rq_slotless, 1, memory_order_relaxed);
@@ -189,18 +203,25 @@ static void after_fork_child(void)
 		                      memory_order_relaxed);
 }
 
+/* RQSPINLOCK_SLOTS: a decimal number in [1, RQSPINLOCK_MAX_THREADS];
+ * anything else is reported on stderr and ignored. */
 static uint32_t env_capacity(void)
 {
 	const char *s = getenv("RQSPINLOCK_SLOTS");
+	char *end;
 	long v;
 
-	if (!s || !*s)
+	if (!s)
 		return RQSPINLOCK_MAX_THREADS;
-	v = strtol(s, NULL, 10);
-	if (v < 1)
-		v = 1;
-	if (v > RQSPINLOCK_MAX_THREADS)
-		v = RQSPINLOCK_MAX_THREADS;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < 1 || v > RQSPINLOCK_MAX_THREADS) {
+		fprintf(stderr,
+		        "rqspinlock: ignoring RQSPINLOCK_SLOTS=\"%s\": not a number in [1, %d]; "
+		        "using %d\n",
+		        s, RQSPINLOCK_MAX_THREADS, RQSPINLOCK_MAX_THREADS);
+		return RQSPINLOCK_MAX_THREADS;
+	}
 	return (uint32_t)v;
 }
 

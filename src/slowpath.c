@@ -24,7 +24,13 @@
  *    timeout it tears the queue down in FIFO order (successors get
  *    -ETIMEDOUT); on a deadlock it hands the queue to its successor. With no
  *    successor it resets the tail;
- *  - non-head waiters never time out by themselves: the head signals them;
+ *  - non-head waiters: normally the head signals them, but each also has a
+ *    deadline of its own (RQ_QUEUED_TIMEOUTS), runs the deadlock checks, and
+ *    leaves by itself when its predecessor never signals (frozen by signal
+ *    handlers, jumped out, forked away): it marks its node GONE, so that a
+ *    late signal cannot land, and leaves like a head that failed;
+ *  - nobody ever waits for a successor to link: a leaving node that has none
+ *    yet leaves it a mark with the verdict (rq_pass_on());
  *  - a nested context (signal handler) whose thread already has a queue node
  *    in use never queues: it could end up behind its own interrupted
  *    context. It takes the bounded trylock fallback instead.
@@ -34,8 +40,20 @@
 #include "internal.h"
 #include "qhelpers.h"
 
+/* What a waiter that leaves the queue on @err tells its successor: a
+ * timeout tears the queue down, a deadlock hands it on. */
+static uint32_t rq_verdict(int err)
+{
+	return err == -ETIMEDOUT ? RQ_NODE_TIMEOUT : RQ_NODE_HEAD;
+}
+
 /* 1: we must queue; 0: we own the lock; <0: error. */
 enum { RQ_GO_QUEUE = 1 };
+
+/* A non-head waiter's own deadline, in timeouts from when it queued: longer
+ * than the head's two, so that normally the head fails first and tears the
+ * queue down in order. */
+#define RQ_QUEUED_TIMEOUTS 3
 
 static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val,
                         struct rq_wait *w)
@@ -78,6 +96,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
 	uint32_t val;
 
 	rq_wait_start(w, lock, t, idx, RQ_LOCKED_PENDING_MASK, 2);
+	rq_wait_note(t, RQ_NOTE_HEAD, true);
 	for (;;) {
 		val = rq_load_word_acquire(word);
 		if (!pending)
@@ -89,54 +108,106 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
 			continue;
 		if (pending)
 			rq_drop_pending_noted(t, word);
-		if (err == -ETIMEDOUT) {
-			rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
-		} else {
+		rq_wait_note(t, RQ_NOTE_HEAD, false);
+		if (err != -ETIMEDOUT)
 			rq_stat_inc(t, RQ_STAT_HANDOFF);
-			rq_leave_queue(word, node, tail, RQ_NODE_HEAD);
-		}
+		rq_leave_queue(word, node, tail, rq_verdict(err));
 		return err;
 	}
-	rq_head_claim(word, node, tail, val);
+	if (!rq_head_claim(word, tail, val))
+		rq_pass_on(node, RQ_NODE_HEAD);
+	rq_wait_note(t, RQ_NOTE_HEAD, false);
 	rq_wait_note_pending(t, false);
 	return 0;
+}
+
+/*
+ * Behind others in the queue: wait for the predecessor's signal, on our own
+ * deadline. Returns the state to act on: RQ_NODE_HEAD or RQ_NODE_TIMEOUT as
+ * signalled, or RQ_NODE_GONE when we left by ourselves (*err says why).
+ */
+static uint32_t queued_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx,
+                            struct rq_qnode *node, struct rq_wait *w, int *err)
+{
+	uint32_t mine = atomic_load_explicit(&node->locked, memory_order_relaxed), st;
+
+	rq_wait_start(w, lock, t, idx, ~0u, RQ_QUEUED_TIMEOUTS);
+	w->queued = true;
+	w->spin = 1; /* the checks ran just before we queued */
+	while ((st = rq_node_state(node)) == mine) {
+		*err = rq_wait_poll(w);
+		if (*err)
+			return rq_node_abandon(node, mine);
+	}
+	return st & RQ_NODE_STATE_MASK;
+}
+
+/*
+ * The node this thread queues with: the one it used last, unless a mark in
+ * it still waits for a successor that may link late (rq_pass_on()). Relaxed:
+ * a mark is our own store, or was replaced by the successor's exchange.
+ * Only the context with node_count 0 queues, and handlers run to completion
+ * above it, so t->qnode needs no atomics.
+ */
+static struct rq_qnode *pick_node(struct rq_thread *t)
+{
+	for (uint32_t i = 0; i < RQ_NR_NODES; i++) {
+		uint32_t k = (t->qnode + i) % RQ_NR_NODES;
+
+		if (!rq_link_is_mark(
+		        atomic_load_explicit(&t->nodes[k].next, memory_order_relaxed))) {
+			t->qnode = k;
+			return &t->nodes[k];
+		}
+	}
+	return NULL;
 }
 
 static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, struct rq_wait *w)
 {
 	_Atomic uint32_t *word = &lock->val;
 	uint32_t nidx = rq_node_get(t);
-	struct rq_qnode *node;
-	uint32_t tail;
+	struct rq_qnode *node = NULL;
+	uint32_t tail, st;
 	int err = 0;
 
 	rq_wait_publish(w, t, lock, idx);
-	if (unlikely(nidx > 0)) {
-		/* Nested context, or out of nodes: never queue. */
+	/* A nested context never queues; nor does a thread whose nodes all
+	 * wait for late successors. */
+	if (unlikely(nidx > 0 || !(node = pick_node(t)))) {
 		err = rq_trylock_fallback(t, lock, idx, w);
 		goto out;
 	}
 	rq_stat_inc(t, RQ_STAT_SLOWPATH);
-	node = &t->nodes[nidx];
-	rq_node_init(node);
+	rq_node_init(node, (uintptr_t)lock);
 	/* The node may have been cold; the lock may be free by now. */
 	if (rq_try_steal(word))
-		goto out;
+		goto release;
 	/* Before queueing: look for a deadlock (AA and cycles) once. */
 	rq_wait_start(w, lock, t, idx, ~0u, 1);
 	err = rq_wait_poll(w);
 	if (err)
-		goto out;
-	tail = rq_encode_tail(t->slot, nidx);
-	if (rq_enqueue(word, node, tail, (uintptr_t)lock) &&
-	    rq_wait_node(node) == RQ_NODE_TIMEOUT) {
-		/* The head timed out: pass the teardown on and leave. */
-		rq_leave_queue(word, node, tail, RQ_NODE_TIMEOUT);
-		w->cycle.event = RQSPINLOCK_EV_TIMEOUT;
-		err = -ETIMEDOUT;
-		goto out;
+		goto release;
+	tail = rq_encode_tail(t->slot, t->qnode);
+	st = rq_enqueue(word, node, tail, (uintptr_t)lock);
+	if (st == RQ_NODE_WAIT)
+		st = queued_wait(t, lock, idx, node, w, &err);
+	if (st == RQ_NODE_HEAD) {
+		err = head_wait(t, lock, idx, node, tail, w);
+	} else {
+		/* A waiter ahead timed out (pass the teardown on), or we left
+		 * by ourselves (GONE, err set): leave as a failed head would. */
+		if (st == RQ_NODE_TIMEOUT) {
+			w->cycle.event = RQSPINLOCK_EV_TIMEOUT;
+			err = -ETIMEDOUT;
+		}
+		rq_leave_queue(word, node, tail, rq_verdict(err));
 	}
-	err = head_wait(t, lock, idx, node, tail, w);
+release:
+	/* A mark left for a late successor keeps the node (and its lock
+	 * field, which that successor checks) until it links. */
+	if (!rq_link_is_mark(atomic_load_explicit(&node->next, memory_order_relaxed)))
+		rq_node_release(node);
 out:
 	rq_node_put(t);
 	return err;

@@ -81,6 +81,7 @@ void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self
 	w->spin = 0;
 	w->graces = RQ_GRACES;
 	w->suspect = 0;
+	w->queued = false;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
 }
@@ -133,7 +134,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_wait *w)
 		if (err)
 			return err;
 	}
-	if (now - w->start > RQ_SLEEP_AFTER_NS)
+	if (now - w->start > RQ_SLEEP_AFTER_NS && !w->queued)
 		rq_nap();
 	else if (now - w->start > RQ_YIELD_AFTER_NS)
 		rq_yield();

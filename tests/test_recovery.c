@@ -142,25 +142,6 @@ static int fork_child(rqspinlock_t *held_by_other, rqspinlock_t *held_by_me,
 	return tu_word(held_by_other) == 0 && tu_word(free_lock) == 0 ? 0 : 15;
 }
 
-/* Waits for @p pid at most @p secs seconds; SIGKILL and fail on overrun. */
-static int wait_bounded(pid_t pid, unsigned secs)
-{
-	uint64_t end = tu_now_ns() + secs * TU_NS_PER_S;
-	int status = 0;
-	pid_t r;
-
-	while ((r = waitpid(pid, &status, WNOHANG)) == 0) {
-		if (tu_now_ns() > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			tu_fail(__FILE__, __LINE__, "forked child still running after %u s", secs);
-		}
-		tu_sleep_ms(5);
-	}
-	CHECK_EQ(r, pid);
-	return status;
-}
-
 static void test_fork(void)
 {
 	rqspinlock_t a = RQSPINLOCK_INIT, mine = RQSPINLOCK_INIT, free_lock = RQSPINLOCK_INIT;
@@ -174,7 +155,7 @@ static void test_fork(void)
 	CHECK(pid >= 0);
 	if (pid == 0)
 		_exit(fork_child(&a, &mine, &free_lock));
-	status = wait_bounded(pid, 20);
+	status = tu_wait_child(pid, 20);
 	CHECK(WIFEXITED(status));
 	CHECK_EQ(WEXITSTATUS(status), 0);
 

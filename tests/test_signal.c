@@ -7,16 +7,6 @@
  */
 #include "testutil.h"
 
-static void install_handler(int sig, void (*fn)(int))
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = fn;
-	sigemptyset(&sa.sa_mask);
-	CHECK_EQ(sigaction(sig, &sa, NULL), 0);
-}
-
 static int blocked(int sig)
 {
 	sigset_t cur;
@@ -51,7 +41,7 @@ static void test_irqsave(void)
 	sigset_t flags, usr2;
 	struct tu_holder h;
 
-	install_handler(SIGUSR1, count_usr1);
+	tu_install_handler(SIGUSR1, count_usr1);
 	sigemptyset(&usr2);
 	sigaddset(&usr2, SIGUSR2);
 	CHECK_EQ(pthread_sigmask(SIG_BLOCK, &usr2, NULL), 0);
@@ -140,7 +130,7 @@ static void test_signal_aa(void)
 
 	/* A timeout would be far slower than the bound below. */
 	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
-	install_handler(SIGUSR1, probe_handler);
+	tu_install_handler(SIGUSR1, probe_handler);
 	tu_stats(&before);
 	CHECK_EQ(res_spin_lock(&l), 0);
 	for (int i = 0; i < 2; i++) {
@@ -189,7 +179,7 @@ static void test_signal_queued_waiter(void)
 	/* Long enough that nobody times out while the queue is built, and that
 	 * a timeout cannot pass for a detection. */
 	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
-	install_handler(SIGUSR1, probe_handler);
+	tu_install_handler(SIGUSR1, probe_handler);
 	tu_stats(&before);
 	CHECK_EQ(res_spin_lock(&l), 0);
 	CHECK_EQ(res_spin_lock(&m), 0);

@@ -24,8 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <rqspinlock.h>
 
@@ -50,6 +52,18 @@
  * was seen to get no CPU for 1.6 s. More under sanitizers (tu_slack_ns()).
  */
 #define TU_STALL_NS (2 * TU_NS_PER_S)
+
+/* 1 in ThreadSanitizer builds (signal delivery and thread exit differ). */
+#if defined(__SANITIZE_THREAD__)
+#define TU_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TU_TSAN 1
+#endif
+#endif
+#ifndef TU_TSAN
+#define TU_TSAN 0
+#endif
 
 /* Lock word fields (see rqspinlock.h). */
 #define TU_LOCKED(v)  ((v)&0xffu)
@@ -279,6 +293,37 @@ static inline void tu_holder_join(struct tu_holder *h)
 	tu_thread_join(h->t);
 }
 
+/* Installs @p fn as the handler of @p sig (no flags, empty mask). */
+static inline void tu_install_handler(int sig, void (*fn)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) != 0)
+		tu_fail(__FILE__, __LINE__, "sigaction(%d) failed", sig);
+}
+
+/* Waits for @p pid at most @p secs seconds; SIGKILL and fail on overrun. */
+static inline int tu_wait_child(pid_t pid, unsigned secs)
+{
+	uint64_t end = tu_now_ns() + secs * TU_NS_PER_S;
+	int status = 0;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0) {
+		if (tu_now_ns() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			tu_fail(__FILE__, __LINE__, "forked child still running after %u s", secs);
+		}
+		tu_sleep_ms(5);
+	}
+	CHECK_EQ(r, pid);
+	return status;
+}
+
 /* xorshift64*: per-thread pseudo-random numbers, state must be nonzero. */
 static inline uint64_t tu_rand(uint64_t *state)
 {
@@ -506,7 +551,7 @@ static inline void tu_stop_watchdog(void)
 static inline void tu_check_mode(void)
 {
 	const char *m = getenv("RQSPINLOCK_MODE");
-	int tas = m && strcmp(m, "tas") == 0;
+	int tas = m && strcasecmp(m, "tas") == 0;
 
 	CHECK_EQ(res_spin_get_mode(), tas ? RQSPINLOCK_MODE_TAS : RQSPINLOCK_MODE_QUEUED);
 }

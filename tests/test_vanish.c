@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waiters that vanish or are frozen, and lock words changed under waiting
+ * threads: every other waiter still returns within its own bound, and the
+ * lock works again afterwards (rqspinlock.h, "Abandoned calls";
+ * docs/DESIGN.md, "Abandoned queue nodes").
+ *
+ *  - a queue head frozen under a storm of its own signal handlers;
+ *  - the lock word re-initialised, zeroed or overwritten while threads wait;
+ *  - a queue head whose thread already has four nested waits (base context
+ *    plus three handlers), with a successor behind it;
+ *  - pthread_cancel() of the pending waiter and of the queue head;
+ *  - siglongjmp() out of a handler that interrupted the head or a queued
+ *    waiter, and fork() from a handler that interrupted a queued waiter;
+ *  - a lock in MAP_SHARED memory used by two processes (documented as
+ *    unsupported: bounded, never a hang).
+ */
+#include "testutil.h"
+
+#include <setjmp.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+/* Queued mode: wait until the word shows @p cond; TAS mode has no queue to
+ * watch, so give the thread time to start waiting instead. */
+#define ARRIVE(cond)                                                                               \
+	do {                                                                                       \
+		if (tu_is_tas())                                                                   \
+			tu_sleep_ms(20);                                                           \
+		else                                                                               \
+			TU_WAIT_UNTIL(cond, TU_SETUP_MS);                                          \
+	} while (0)
+
+/* Start a waiter on @p l and wait until it is queued as the new tail (or,
+ * with @p pending, as the pending waiter). */
+static void arrive(struct tu_waiter *w, rqspinlock_t *l, int pending)
+{
+	uint32_t tail = TU_TAIL(tu_word(l));
+
+	tu_waiter_start(w, l);
+	if (pending) /* TAS mode's first waiter takes the pending bit too */
+		TU_WAIT_UNTIL(TU_PENDING(tu_word(l)) != 0 || tu_waiter_done(w), TU_SETUP_MS);
+	else
+		ARRIVE(TU_TAIL(tu_word(l)) != tail || tu_waiter_done(w));
+}
+
+/* Wait at most @p bound for @p done to be set; fail with @p what otherwise. */
+static void wait_done(atomic_int *done, uint64_t bound, const char *what)
+{
+	uint64_t end = tu_now_ns() + bound;
+
+	while (!atomic_load_explicit(done, memory_order_relaxed)) {
+		if (tu_now_ns() > end)
+			tu_fail(__FILE__, __LINE__, "%s: no return after %.0f ms", what,
+			        (double)bound / 1e6);
+		tu_sleep_ms(1);
+	}
+}
+
+/* A res_spin_lock() result that keeps the promise: acquired or an error. */
+static void check_result(int r)
+{
+	if (r != 0 && r != -ETIMEDOUT && r != -EDEADLK)
+		tu_fail(__FILE__, __LINE__, "unexpected result %d", r);
+}
+
+/* Own bound of a waiter: as a non-head waiter, then as the head. */
+static uint64_t own_bound(uint64_t timeout)
+{
+	return 6 * timeout + tu_slack_ns(TU_STALL_NS);
+}
+
+/* ---- 1. a queue head frozen under its own signal handlers ---- */
+
+static rqspinlock_t storm_m;
+static atomic_int storm_stop;
+
+static void storm_handler(int sig)
+{
+	(void)sig;
+	if (res_spin_lock(&storm_m) == 0) /* held by the waiter behind us */
+		res_spin_unlock(&storm_m);
+}
+
+static void *storm_fn(void *arg)
+{
+	pthread_t target = *(pthread_t *)arg;
+
+	while (!atomic_load_explicit(&storm_stop, memory_order_relaxed)) {
+		pthread_kill(target, SIGUSR1);
+		tu_sleep_ms(1);
+	}
+	return NULL;
+}
+
+struct m_then_l {
+	rqspinlock_t *l;
+	pthread_t t;
+	atomic_int result, has_m, done;
+};
+
+static void *m_then_l_fn(void *arg)
+{
+	struct m_then_l *x = arg;
+
+	CHECK_EQ(res_spin_lock(&storm_m), 0);
+	atomic_store_explicit(&x->has_m, 1, memory_order_relaxed);
+	atomic_store(&x->result, res_spin_lock(x->l));
+	if (atomic_load(&x->result) == 0)
+		res_spin_unlock(x->l);
+	res_spin_unlock(&storm_m);
+	atomic_store_explicit(&x->done, 1, memory_order_relaxed);
+	return NULL;
+}
+
+static void test_storm_head(void)
+{
+	const uint64_t timeout = 20 * TU_NS_PER_MS;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct tu_holder owner;
+	struct tu_waiter pend, head;
+	struct m_then_l behind = {.l = &l};
+	pthread_t storm;
+	uint32_t tail;
+
+	res_spin_set_timeout_ns(timeout * 50); /* no timeout while setting up */
+	res_spin_lock_init(&storm_m);
+	tu_install_handler(SIGUSR1, storm_handler);
+	tu_holder_start(&owner, &l, 0);
+	arrive(&pend, &l, 1);
+	arrive(&head, &l, 0);
+	tail = TU_TAIL(tu_word(&l));
+	res_spin_set_timeout_ns(timeout);
+	atomic_init(&behind.has_m, 0);
+	atomic_init(&behind.done, 0);
+	tu_thread_start(&behind.t, m_then_l_fn, &behind);
+	ARRIVE(TU_TAIL(tu_word(&l)) != tail || atomic_load(&behind.done));
+	/* Freeze the head: its handlers wait for M (20 ms each), and the next
+	 * signal is already pending when one returns. */
+	atomic_store(&storm_stop, 0);
+	tu_thread_start(&storm, storm_fn, &head.t);
+	tu_sleep_ms(30);
+	tu_holder_join(&owner); /* the pending waiter takes L and leaves */
+	wait_done(&behind.done, own_bound(timeout), "waiter behind a frozen head");
+	printf("# behind the frozen head: %d\n", atomic_load(&behind.result));
+	check_result(atomic_load(&behind.result));
+	atomic_store(&storm_stop, 1);
+	tu_thread_join(storm);
+	tu_thread_join(behind.t);
+	CHECK_EQ(tu_waiter_join(&pend), 0);
+	check_result(tu_waiter_join(&head));
+	res_spin_set_timeout_ns(0);
+	tu_check_lock_usable(&l, 4, tu_scaled(5000));
+	tu_check_lock_usable(&storm_m, 2, tu_scaled(1000));
+}
+
+/* ---- 2. the lock word changed while threads wait ---- */
+
+#define CHANGE_WAITERS 4
+
+static void change_under_waiters(uint32_t value, int init)
+{
+	const uint64_t timeout = 50 * TU_NS_PER_MS;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct tu_waiter w[CHANGE_WAITERS];
+	struct tu_holder owner;
+
+	tu_set_context("word 0x%08x under waiters", value);
+	res_spin_set_timeout_ns(timeout);
+	tu_holder_start(&owner, &l, 0);
+	for (int i = 0; i < CHANGE_WAITERS; i++)
+		arrive(&w[i], &l, i == 0);
+	if (init)
+		res_spin_lock_init(&l);
+	else
+		atomic_store_explicit(&l.val, value, memory_order_relaxed);
+	tu_holder_join(&owner);
+	for (int i = 0; i < CHANGE_WAITERS; i++) {
+		wait_done(&w[i].done, own_bound(timeout), "waiter on a changed word");
+		check_result(tu_waiter_join(&w[i]));
+	}
+	res_spin_lock_init(&l);
+	CHECK_EQ(res_spin_lock(&l), 0);
+	res_spin_unlock(&l);
+}
+
+static void test_word_changed(void)
+{
+	static const uint32_t values[] = {0, 0xffffffffu, 0xfffc0000u, 0x00fc0000u, 0x00fc0101u};
+	uint64_t rng = 0x2545f4914f6cdd1dULL;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+
+	change_under_waiters(0, 1);
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		change_under_waiters(values[i], 0);
+	for (long i = 0; i < tu_scaled(4); i++)
+		change_under_waiters((uint32_t)tu_rand(&rng), 0);
+	res_spin_set_timeout_ns(0);
+	tu_check_lock_usable(&l, 4, tu_scaled(5000));
+}
+
+/* ---- 3. a queue head at nesting depth five ---- */
+
+#define NEST 5 /* the base context plus four handlers */
+static rqspinlock_t nest_locks[NEST];
+static atomic_int nest_result[NEST];
+
+static void nest_handler(int sig)
+{
+	int k = sig - SIGRTMIN + 1;
+	int r = res_spin_lock(&nest_locks[k]);
+
+	if (r == 0)
+		res_spin_unlock(&nest_locks[k]);
+	atomic_store(&nest_result[k], r == 0 ? 1 : r);
+}
+
+static void *nest_base_fn(void *arg)
+{
+	int r = res_spin_lock(&nest_locks[0]);
+
+	(void)arg;
+	if (r == 0)
+		res_spin_unlock(&nest_locks[0]);
+	atomic_store(&nest_result[0], r == 0 ? 1 : r);
+	return NULL;
+}
+
+static void test_nested_head(void)
+{
+	struct tu_holder owners[NEST];
+	struct tu_waiter pend, succ;
+	rqspinlock_t *last = &nest_locks[NEST - 1];
+	pthread_t base;
+	uint32_t tail;
+
+	if (TU_TSAN) {
+		/* TSan delivers a signal that arrives during a handler only
+		 * after that handler returned: no nesting to test. */
+		printf("# nested signal handlers: not under TSan\n");
+		return;
+	}
+	res_spin_set_timeout_ns(5 * TU_NS_PER_S); /* nothing times out */
+	for (int k = 0; k < NEST; k++) {
+		res_spin_lock_init(&nest_locks[k]);
+		atomic_store(&nest_result[k], 0);
+		if (k)
+			tu_install_handler(SIGRTMIN + k - 1, nest_handler);
+		tu_holder_start(&owners[k], &nest_locks[k], 0);
+	}
+	/* The last lock has a pending waiter: the innermost handler queues. */
+	arrive(&pend, last, 1);
+	tu_thread_start(&base, nest_base_fn, NULL);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&nest_locks[0])) != 0, TU_SETUP_MS);
+	for (int k = 1; k < NEST - 1; k++) {
+		CHECK_EQ(pthread_kill(base, SIGRTMIN + k - 1), 0);
+		TU_WAIT_UNTIL(TU_PENDING(tu_word(&nest_locks[k])) != 0, TU_SETUP_MS);
+	}
+	tail = TU_TAIL(tu_word(last));
+	CHECK_EQ(pthread_kill(base, SIGRTMIN + NEST - 2), 0);
+	ARRIVE(TU_TAIL(tu_word(last)) != tail);
+	arrive(&succ, last, 0); /* behind the depth-five head */
+	tu_holder_join(&owners[NEST - 1]);
+	wait_done(&succ.done, tu_slack_ns(3 * TU_NS_PER_S), "successor of a nested head");
+	CHECK_EQ(tu_waiter_join(&succ), 0);
+	CHECK_EQ(tu_waiter_join(&pend), 0);
+	for (int k = NEST - 2; k >= 0; k--)
+		tu_holder_join(&owners[k]);
+	tu_thread_join(base);
+	for (int k = 0; k < NEST; k++)
+		CHECK_EQ(atomic_load(&nest_result[k]), 1);
+	res_spin_set_timeout_ns(0);
+	tu_check_lock_usable(last, 4, tu_scaled(5000));
+}
+
+/* ---- 4. pthread_cancel() of waiting threads ---- */
+
+struct cancellable {
+	rqspinlock_t *l;
+	pthread_t t;
+	atomic_int result, returned;
+};
+
+static void *cancellable_fn(void *arg)
+{
+	struct cancellable *c = arg;
+	int r = res_spin_lock(c->l);
+
+	atomic_store(&c->result, r);
+	atomic_store(&c->returned, 1);
+	if (r == 0)
+		res_spin_unlock(c->l);
+	pthread_testcancel();
+	return NULL;
+}
+
+static void cancellable_start(struct cancellable *c, rqspinlock_t *l, int pending)
+{
+	uint32_t tail = TU_TAIL(tu_word(l));
+
+	c->l = l;
+	atomic_init(&c->result, 1);
+	atomic_init(&c->returned, 0);
+	tu_thread_start(&c->t, cancellable_fn, c);
+	if (pending)
+		TU_WAIT_UNTIL(TU_PENDING(tu_word(l)) != 0, TU_SETUP_MS);
+	else
+		ARRIVE(TU_TAIL(tu_word(l)) != tail);
+}
+
+static void test_cancel_waiters(void)
+{
+	const uint64_t timeout = 2 * TU_NS_PER_S; /* nobody times out */
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct cancellable pend, head;
+	struct tu_waiter behind;
+	struct tu_holder owner;
+	void *ret;
+
+	res_spin_set_timeout_ns(timeout);
+	tu_holder_start(&owner, &l, 0);
+	cancellable_start(&pend, &l, 1);
+	cancellable_start(&head, &l, 0);
+	arrive(&behind, &l, 0);
+	tu_sleep_ms(20); /* all of them well into their waits */
+	CHECK_EQ(pthread_cancel(pend.t), 0);
+	CHECK_EQ(pthread_cancel(head.t), 0);
+	tu_sleep_ms(20);
+	tu_holder_join(&owner);
+	wait_done(&behind.done, tu_slack_ns(3 * TU_NS_PER_S), "waiter behind cancelled ones");
+	CHECK_EQ(tu_waiter_join(&behind), 0);
+	/* Cancellation acted only after the calls returned, with the lock. */
+	CHECK_EQ(pthread_join(pend.t, &ret), 0);
+	CHECK(ret == PTHREAD_CANCELED);
+	CHECK_EQ(pthread_join(head.t, &ret), 0);
+	CHECK(ret == PTHREAD_CANCELED);
+	CHECK_EQ(atomic_load(&pend.returned), 1);
+	CHECK_EQ(atomic_load(&pend.result), 0);
+	CHECK_EQ(atomic_load(&head.returned), 1);
+	CHECK_EQ(atomic_load(&head.result), 0);
+	res_spin_set_timeout_ns(0);
+	tu_check_lock_usable(&l, 4, tu_scaled(5000));
+}
+
+/* ---- 5. siglongjmp() out of a handler that interrupted a waiter ---- */
+
+static sigjmp_buf jump_env;
+static rqspinlock_t *jump_lock;
+static atomic_int jump_done;
+
+static void jump_handler(int sig)
+{
+	(void)sig;
+	siglongjmp(jump_env, 1);
+}
+
+static void *jumper_fn(void *arg)
+{
+	(void)arg;
+	if (sigsetjmp(jump_env, 1) == 0) {
+		int r = res_spin_lock(jump_lock);
+
+		if (r == 0)
+			res_spin_unlock(jump_lock);
+	}
+	/* The rule: a thread that jumped out of a call never calls the
+	 * library for that lock again; it exits. */
+	atomic_store(&jump_done, 1);
+	return NULL;
+}
+
+static void longjmp_test(int jumper_is_head)
+{
+	const uint64_t timeout = 20 * TU_NS_PER_MS;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct tu_waiter pend, head, behind;
+	struct tu_holder owner;
+	pthread_t jumper;
+	uint32_t tail;
+
+	res_spin_set_timeout_ns(timeout * 50);
+	tu_install_handler(SIGUSR2, jump_handler);
+	jump_lock = &l;
+	atomic_store(&jump_done, 0);
+	tu_holder_start(&owner, &l, 0);
+	arrive(&pend, &l, 1);
+	if (!jumper_is_head)
+		arrive(&head, &l, 0);
+	tail = TU_TAIL(tu_word(&l));
+	tu_thread_start(&jumper, jumper_fn, NULL);
+	ARRIVE(TU_TAIL(tu_word(&l)) != tail);
+	res_spin_set_timeout_ns(timeout);
+	arrive(&behind, &l, 0);
+	CHECK_EQ(pthread_kill(jumper, SIGUSR2), 0);
+	TU_WAIT_UNTIL(atomic_load(&jump_done), TU_SETUP_MS);
+	tu_thread_join(jumper);
+	tu_holder_join(&owner);
+	wait_done(&behind.done, own_bound(timeout), "waiter behind a jumped-out waiter");
+	check_result(tu_waiter_join(&behind));
+	CHECK_EQ(tu_waiter_join(&pend), 0);
+	if (!jumper_is_head)
+		CHECK_EQ(tu_waiter_join(&head), 0);
+	res_spin_set_timeout_ns(0);
+	tu_check_lock_usable(&l, 4, tu_scaled(5000));
+}
+
+static void test_longjmp_head(void)
+{
+	longjmp_test(1);
+}
+
+static void test_longjmp_queued(void)
+{
+	longjmp_test(0);
+}
+
+/* ---- 6. fork() from a handler that interrupted a queued waiter ---- */
+
+static pid_t fork_parent;
+static atomic_int fork_child_pid;
+
+static void fork_handler(int sig)
+{
+	pid_t pid;
+
+	(void)sig;
+	pid = fork();
+	if (pid == 0) {
+		alarm(20); /* a hang kills the child: the parent sees SIGALRM */
+		return;    /* the child goes on waiting, alone */
+	}
+	atomic_store(&fork_child_pid, (int)pid);
+}
+
+static void *forker_fn(void *arg)
+{
+	rqspinlock_t *l = arg;
+	int r = res_spin_lock(l);
+
+	if (getpid() != fork_parent) /* the child: its wait must have ended */
+		_exit(r == 0 || r == -ETIMEDOUT || r == -EDEADLK ? 0 : 20);
+	if (r == 0)
+		res_spin_unlock(l);
+	return NULL;
+}
+
+static void test_fork_in_handler(void)
+{
+	const uint64_t timeout = 200 * TU_NS_PER_MS;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct tu_waiter pend, head;
+	struct tu_holder owner;
+	pthread_t forker;
+	uint32_t tail;
+	int status;
+
+	if (TU_TSAN) {
+		printf("# fork() in a signal handler of a threaded process: not under TSan\n");
+		return;
+	}
+	res_spin_set_timeout_ns(timeout);
+	tu_install_handler(SIGUSR2, fork_handler);
+	fork_parent = getpid();
+	atomic_store(&fork_child_pid, 0);
+	tu_holder_start(&owner, &l, 0);
+	arrive(&pend, &l, 1);
+	arrive(&head, &l, 0);
+	tail = TU_TAIL(tu_word(&l));
+	tu_thread_start(&forker, forker_fn, &l);
+	ARRIVE(TU_TAIL(tu_word(&l)) != tail);
+	CHECK_EQ(pthread_kill(forker, SIGUSR2), 0);
+	TU_WAIT_UNTIL(atomic_load(&fork_child_pid) != 0, TU_SETUP_MS);
+	tu_holder_join(&owner); /* the parent goes on; the child keeps a copy */
+	status = tu_wait_child((pid_t)atomic_load(&fork_child_pid),
+	                       (unsigned)(tu_slack_ns(10 * TU_NS_PER_S) / TU_NS_PER_S));
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	tu_thread_join(forker);
+	CHECK_EQ(tu_waiter_join(&pend), 0);
+	check_result(tu_waiter_join(&head));
+	res_spin_set_timeout_ns(0);
+	tu_check_lock_usable(&l, 4, tu_scaled(5000));
+}
+
+/* ---- 7. a lock in MAP_SHARED memory, used by two processes ---- */
+
+struct shared_area {
+	rqspinlock_t lock;
+	atomic_long errors;
+};
+
+struct shared_worker {
+	struct shared_area *area;
+	long iters;
+	uint64_t bound, worst;
+};
+
+static void *shared_worker_fn(void *arg)
+{
+	struct shared_worker *w = arg;
+
+	for (long i = 0; i < w->iters; i++) {
+		uint64_t t0 = tu_now_ns(), dt;
+		int r = res_spin_lock(&w->area->lock);
+
+		dt = tu_now_ns() - t0;
+		if (dt > w->worst)
+			w->worst = dt;
+		if (r == 0) {
+			tu_busy_ns(2000);
+			res_spin_unlock(&w->area->lock);
+		} else {
+			atomic_fetch_add(&w->area->errors, 1);
+		}
+	}
+	return NULL;
+}
+
+static void test_process_shared(void)
+{
+	const uint64_t timeout = 10 * TU_NS_PER_MS;
+	struct shared_area *area =
+	    mmap(NULL, sizeof(*area), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct shared_worker w[2];
+	pthread_t t[2];
+	pid_t pid;
+	int status;
+
+	CHECK(area != MAP_FAILED);
+	res_spin_lock_init(&area->lock);
+	atomic_init(&area->errors, 0);
+	res_spin_set_timeout_ns(timeout);
+	for (int i = 0; i < 2; i++)
+		w[i] = (struct shared_worker){area, tu_scaled(4000), own_bound(timeout), 0};
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) { /* one thread: no new threads after a threaded fork */
+		alarm(30);
+		shared_worker_fn(&w[0]);
+		_exit(w[0].worst <= w[0].bound ? 0 : 21);
+	}
+	for (int i = 0; i < 2; i++)
+		tu_thread_start(&t[i], shared_worker_fn, &w[i]);
+	for (int i = 0; i < 2; i++)
+		tu_thread_join(t[i]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	printf("# %ld errors; worst waits %.1f, %.1f ms\n", atomic_load(&area->errors),
+	       (double)w[0].worst / 1e6, (double)w[1].worst / 1e6);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_LE(w[i].worst, w[i].bound);
+	res_spin_set_timeout_ns(0);
+	munmap(area, sizeof(*area));
+}
+
+static const struct tu_test tests[] = {
+    {"core_storm_head", test_storm_head, 40},
+    {"core_word_changed", test_word_changed, 50},
+    {"core_nested_head", test_nested_head, 40},
+    {"core_cancel_waiters", test_cancel_waiters, 40},
+    {"core_longjmp_head", test_longjmp_head, 40},
+    {"core_longjmp_queued", test_longjmp_queued, 40},
+    {"core_fork_in_handler", test_fork_in_handler, 40},
+    {"core_process_shared", test_process_shared, 50},
+};
+
+TU_MAIN(tests)
