@@ -39,7 +39,9 @@ extern "C" {
  * Layout (little endian): bits 0-7 locked byte, bits 8-15 pending byte,
  * bits 16-17 queue-node nesting index, bits 18-31 (registry slot + 1) of the
  * queue tail. All-zero bytes mean unlocked, so zeroed memory (calloc, static
- * storage, memset) is a valid unlocked lock. Treat the member as private.
+ * storage, memset) is a valid unlocked lock. Bit 15 (the pending byte's top
+ * bit) marks a process-shared lock (res_spin_lock_init_shared()). Treat the
+ * member as private.
  */
 typedef struct rqspinlock {
 	_Atomic uint32_t val; /**< private: the lock word */
@@ -66,6 +68,20 @@ _Static_assert(sizeof(rqspinlock_t) == 4, "rqspinlock_t must be 4 bytes");
 
 /** @brief Initialize (or reset) @p lock to unlocked. */
 void res_spin_lock_init(rqspinlock_t *lock);
+
+/**
+ * @brief Initialize (or reset) @p lock to unlocked, for use by several
+ * processes (the lock lives in shared memory).
+ *
+ * The mark is in the lock word, so a process that only maps the memory (and
+ * never calls an init function) still treats the lock as shared. Such a lock
+ * never queues: its waiters spin with test-and-set, bounded by the timeout,
+ * so every function above keeps its results; deadlock detection covers the
+ * threads of the calling process only (a cycle through another process ends
+ * in -ETIMEDOUT, as does an owner process that died holding the lock).
+ * Costs: every acquisition takes the slow path's entry; no FIFO order.
+ */
+void res_spin_lock_init_shared(rqspinlock_t *lock);
 
 /**
  * @brief Acquire @p lock, waiting a bounded time.

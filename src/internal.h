@@ -214,6 +214,13 @@ int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_i
                         struct rq_wait *w);
 extern _Atomic int rq_mode;
 
+/* ---- shared.c: process-shared (marked) locks ---- */
+/* In the pending byte, which is otherwise only 0 or 1. */
+#define RQ_SHARED_MARK (1u << 15)
+bool rq_shared_trylock(_Atomic uint32_t *word);
+int rq_shared_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
+                       struct rq_wait *w);
+
 /* ---- report.c ---- */
 /* Undo a failed acquisition, count it, report it; returns @err. */
 int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,

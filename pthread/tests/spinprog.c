@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An ordinary pthread program: it includes no rqspinlock header and links
+ * only against libc/libpthread. run_case.sh runs it with and without
+ * LD_PRELOAD=librqspinlock-pthread.so (and linked against the drop-in).
+ *
+ * usage: spinprog CASE
+ *   basic   counter under a lock from 8 threads, trylock EBUSY, init/destroy 0
+ *   aa      lock a lock twice                              (drop-in: EDEADLK)
+ *   abba    16 threads, 8 ABBA pairs, all meeting at once  (drop-in: EDEADLK,
+ *           the loser backs off and retries; everyone finishes)
+ *   exit    a thread exits holding the lock; main locks it (ETIMEDOUT)
+ *   signal  a signal handler locks the lock its thread holds (EDEADLK)
+ *   fork    process-shared lock in a shared file mapping: parent and a child
+ *           count under it; a second process maps the file without calling
+ *           init and counts too; a child killed holding it    (ETIMEDOUT)
+ * Exit status 0 when every result is the drop-in's documented one. With
+ * glibc the deadlocking cases never return: the driver's watchdog kills them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NR_THREADS 16
+#define NR_PAIRS   (NR_THREADS / 2)
+
+static int expect(const char *what, int got, int want)
+{
+	printf("%s: %s (want %s)\n", what, got ? strerror(got) : "0", want ? strerror(want) : "0");
+	return got == want ? 0 : 1;
+}
+
+/* ---- basic ---- */
+static pthread_spinlock_t basic_lock;
+static long basic_count;
+
+static void *basic_worker(void *arg)
+{
+	for (int i = 0; i < 20000; i++) {
+		if (pthread_spin_lock(&basic_lock))
+			abort();
+		basic_count++;
+		pthread_spin_unlock(&basic_lock);
+	}
+	return arg;
+}
+
+static int case_basic(void)
+{
+	pthread_t th[8];
+	int bad = expect("init", pthread_spin_init(&basic_lock, PTHREAD_PROCESS_PRIVATE), 0);
+
+	for (int i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, basic_worker, NULL);
+	for (int i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+	printf("count %ld (want %d)\n", basic_count, 8 * 20000);
+	bad |= basic_count != 8 * 20000;
+	bad |= expect("trylock free", pthread_spin_trylock(&basic_lock), 0);
+	bad |= expect("trylock held", pthread_spin_trylock(&basic_lock), EBUSY);
+	bad |= expect("unlock", pthread_spin_unlock(&basic_lock), 0);
+	bad |= expect("destroy", pthread_spin_destroy(&basic_lock), 0);
+	return bad;
+}
+
+/* ---- aa ---- */
+static int case_aa(void)
+{
+	pthread_spinlock_t l;
+	int bad;
+
+	pthread_spin_init(&l, PTHREAD_PROCESS_PRIVATE);
+	bad = expect("lock", pthread_spin_lock(&l), 0);
+	bad |= expect("lock again", pthread_spin_lock(&l), EDEADLK);
+	bad |= expect("unlock", pthread_spin_unlock(&l), 0);
+	bad |= expect("lock after", pthread_spin_lock(&l), 0);
+	pthread_spin_unlock(&l);
+	return bad;
+}
+
+/* ---- abba ---- */
+static pthread_spinlock_t pair_lock[NR_PAIRS][2];
+static pthread_barrier_t abba_barrier;
+static int abba_deadlocks[NR_THREADS], abba_other[NR_THREADS];
+
+static void *abba_worker(void *arg)
+{
+	int id = (int)(long)arg, pair = id / 2, first = id % 2;
+	pthread_spinlock_t *a = &pair_lock[pair][first], *b = &pair_lock[pair][!first];
+	int round = 0;
+
+	for (;;) {
+		int err;
+
+		if (pthread_spin_lock(a))
+			abort();
+		if (round++ == 0)
+			pthread_barrier_wait(&abba_barrier); /* both hold their first lock */
+		err = pthread_spin_lock(b);
+		if (!err) {
+			pthread_spin_unlock(b);
+			pthread_spin_unlock(a);
+			return NULL;
+		}
+		if (err == EDEADLK)
+			abba_deadlocks[id]++;
+		else
+			abba_other[id]++;
+		pthread_spin_unlock(a);
+		usleep(1000 * (unsigned)(id % 2 + 1)); /* back off, then retry */
+	}
+}
+
+static int case_abba(void)
+{
+	pthread_t th[NR_THREADS];
+	int deadlocks = 0, other = 0;
+
+	for (int p = 0; p < NR_PAIRS; p++)
+		for (int i = 0; i < 2; i++)
+			pthread_spin_init(&pair_lock[p][i], PTHREAD_PROCESS_PRIVATE);
+	pthread_barrier_init(&abba_barrier, NULL, NR_THREADS);
+	for (long i = 0; i < NR_THREADS; i++)
+		pthread_create(&th[i], NULL, abba_worker, (void *)i);
+	for (int i = 0; i < NR_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		deadlocks += abba_deadlocks[i];
+		other += abba_other[i];
+	}
+	printf("abba: all %d threads done, EDEADLK %d times, other errors %d\n", NR_THREADS,
+	       deadlocks, other);
+	return deadlocks >= NR_PAIRS && other == 0 ? 0 : 1;
+}
+
+/* ---- exit ---- */
+static pthread_spinlock_t exit_lock;
+
+static void *exit_holding(void *arg)
+{
+	pthread_spin_lock(&exit_lock);
+	return arg; /* exits holding it */
+}
+
+static int case_exit(void)
+{
+	pthread_t th;
+
+	pthread_spin_init(&exit_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_create(&th, NULL, exit_holding, NULL);
+	pthread_join(th, NULL);
+	return expect("lock held by an exited thread", pthread_spin_lock(&exit_lock), ETIMEDOUT);
+}
+
+/* ---- signal ---- */
+static pthread_spinlock_t sig_lock;
+static volatile sig_atomic_t sig_result = -1;
+
+static void handler(int sig)
+{
+	int err = pthread_spin_lock(&sig_lock);
+
+	(void)sig;
+	if (!err)
+		pthread_spin_unlock(&sig_lock);
+	sig_result = err;
+}
+
+static int case_signal(void)
+{
+	struct sigaction sa;
+	int bad;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_spin_init(&sig_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_lock(&sig_lock);
+	raise(SIGUSR1);
+	bad = expect("lock from a handler, lock held", sig_result, EDEADLK);
+	pthread_spin_unlock(&sig_lock);
+	raise(SIGUSR1);
+	bad |= expect("lock from a handler, lock free", sig_result, 0);
+	return bad;
+}
+
+/* ---- fork ---- */
+struct shared_area {
+	pthread_spinlock_t lock;
+	long count;
+};
+
+#define FORK_ITERS 20000
+
+static void count_under_lock(struct shared_area *s)
+{
+	for (int i = 0; i < FORK_ITERS; i++) {
+		if (pthread_spin_lock(&s->lock))
+			_exit(3);
+		s->count++;
+		pthread_spin_unlock(&s->lock);
+	}
+}
+
+static struct shared_area *map_area(const char *path)
+{
+	int fd = open(path, O_RDWR);
+	void *p;
+
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, sizeof(struct shared_area), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int wait_ok(pid_t pid)
+{
+	int st;
+
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* A separate program image maps the file and uses the lock, no init. */
+static int case_fork_mapper(const char *path)
+{
+	struct shared_area *s = map_area(path);
+
+	if (!s)
+		return 2;
+	count_under_lock(s);
+	return 0;
+}
+
+static int case_fork(const char *self)
+{
+	char path[] = "/tmp/spinprog-XXXXXX";
+	int fd = mkstemp(path), bad = 0, ready[2];
+	struct shared_area *s;
+	pid_t counter, mapper, holder;
+	char c;
+
+	if (fd < 0 || ftruncate(fd, sizeof(*s)) || pipe(ready))
+		return 2;
+	close(fd);
+	s = map_area(path);
+	if (!s)
+		return 2;
+	bad |= expect("init shared", pthread_spin_init(&s->lock, PTHREAD_PROCESS_SHARED), 0);
+	counter = fork();
+	if (counter == 0) {
+		count_under_lock(s);
+		_exit(0);
+	}
+	mapper = fork();
+	if (mapper == 0) {
+		execl(self, self, "fork-mapper", path, (char *)NULL);
+		_exit(4);
+	}
+	count_under_lock(s);
+	bad |= !wait_ok(counter) || !wait_ok(mapper);
+	printf("count %ld (want %d)\n", s->count, 3 * FORK_ITERS);
+	bad |= s->count != 3 * FORK_ITERS;
+
+	holder = fork();
+	if (holder == 0) {
+		pthread_spin_lock(&s->lock);
+		(void)!write(ready[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	if (read(ready[0], &c, 1) != 1)
+		return 2;
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	bad |= expect("lock held by a killed process", pthread_spin_lock(&s->lock), ETIMEDOUT);
+	bad |= expect("trylock held by a killed process", pthread_spin_trylock(&s->lock), EBUSY);
+	unlink(path);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	const char *c = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(c, "basic"))
+		return case_basic();
+	if (!strcmp(c, "aa"))
+		return case_aa();
+	if (!strcmp(c, "abba"))
+		return case_abba();
+	if (!strcmp(c, "exit"))
+		return case_exit();
+	if (!strcmp(c, "signal"))
+		return case_signal();
+	if (!strcmp(c, "fork"))
+		return case_fork(argv[0]);
+	if (!strcmp(c, "fork-mapper") && argc > 2)
+		return case_fork_mapper(argv[2]);
+	fprintf(stderr, "usage: %s basic|aa|abba|exit|signal|fork\n", argv[0]);
+	return 2;
+}
