@@ -4,22 +4,24 @@
  * rqspinlock, for LD_PRELOAD on an unmodified binary or for linking.
  *
  * pthread_spinlock_t is a 4-byte int, exactly the lock word. The library
- * carries a private copy of librqspinlock (linked statically, its symbols
- * hidden), so one file is all a preload needs and a program that also uses
- * librqspinlock itself keeps its own, separate lock registry.
+ * carries a private copy of librqspinlock (its sources compiled in, only the
+ * five pthread functions exported: pthread/exports.map), so one file is all a
+ * preload needs, and a program that also uses librqspinlock keeps its own,
+ * separate registry.
  *
  * Results: 0; EDEADLK (AA, ABBA, longer cycles: POSIX's "the calling thread
  * already holds the lock", widened to cycles); ETIMEDOUT (the owner did not
  * release in time: a stalled thread, or one that exited or a process that
  * died holding the lock; POSIX has no code for this, see the man page);
- * EBUSY from trylock; EINVAL for a NULL lock. Init and destroy return 0, as
- * glibc's do.
+ * EBUSY from trylock. Init and destroy return 0, as glibc's do; a NULL lock
+ * is undefined, as in glibc (whose header declares it nonnull).
  *
  * Only calls that go through the PLT reach these functions; glibc's own
  * internal spin locks keep glibc's implementation, on their own words, so the
  * two never share a lock. Nothing here needs glibc's originals (no dlsym).
- * No constructor is needed either: the core registers threads lazily, and the
- * failure policy is read on the first failure.
+ * Calls that come before the constructors ran (from another library's
+ * constructor) work: the core starts itself on first use, and the failure
+ * policy is read on the first failure.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -208,7 +208,9 @@ uint64_t rq_now_ns(void);
 uint64_t rq_timeout_ns(void);
 
 /* ---- slow paths ---- */
-int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, uint32_t val);
+/* Out of line: the fast paths that call it need no stack frame (LTO too). */
+__attribute__((noinline)) int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock,
+                                               uint32_t held_idx, uint32_t val);
 int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, struct rq_wait *w);
 int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
                         struct rq_wait *w);
