@@ -5,6 +5,10 @@
 #                 running after RQ_WATCHDOG_S (3) seconds and get killed.
 #   MODE preload: LD_PRELOAD=LIBRARY PROGRAM; must exit 0 (documented results).
 #   MODE linked:  PROGRAM is linked against the drop-in; must exit 0.
+#   MODE abort:   preload with RQSPINLOCK_PTHREAD_ON_FAIL=abort: the program
+#                 must die of SIGABRT after printing the report.
+#   MODE install: PROGRAM is the build directory: install it into a scratch
+#                 prefix; the library and the man page must be found there.
 set -uo pipefail
 mode=$1 case=$2 prog=$3 lib=${4:-}
 watchdog=${RQ_WATCHDOG_S:-3}
@@ -29,6 +33,28 @@ preload)
 	;;
 linked)
 	exec "$prog" "$case"
+	;;
+abort)
+	err=$(RQSPINLOCK_PTHREAD_ON_FAIL=abort LD_PRELOAD="$lib" "$prog" "$case" 2>&1 >/dev/null)
+	rc=$?
+	echo "$err"
+	# 134: the shell's status for a child killed by SIGABRT
+	if [ "$rc" -eq 134 ] && grep -q "^rqspinlock: .* on lock 0x" <<<"$err" &&
+		grep -q "^  this thread: tid" <<<"$err" && grep -q "^  stack:" <<<"$err"; then
+		exit 0
+	fi
+	echo "run_case: want SIGABRT (134) and a report, got status $rc" >&2
+	exit 1
+	;;
+install)
+	prefix=$(mktemp -d)
+	trap 'rm -rf "$prefix"' EXIT
+	cmake --install "$prog" --prefix "$prefix" >/dev/null || exit 1
+	[ -n "$(find "$prefix" -name "librqspinlock-pthread.so*")" ] || exit 1
+	page=$(MANPATH="$prefix/share/man" man -w 7 rqspinlock-pthread) || exit 1
+	echo "man finds: ${page#"$prefix"/}"
+	MANPATH="$prefix/share/man" man 7 rqspinlock-pthread 2>&1 | grep -q "PROCESS-SHARED LOCKS"
+	exit
 	;;
 esac
 echo "run_case: unknown mode $mode" >&2
