@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 
 int early_results[4];
 
@@ -22,6 +23,8 @@ __attribute__((constructor)) static void early_locker(void)
 	pthread_setspecific(key, &marker);
 	pthread_spin_init(&l, PTHREAD_PROCESS_PRIVATE);
 	early_results[0] = pthread_spin_lock(&l);
+	printf("waiting: lock again, in a constructor\n");
+	fflush(stdout);
 	early_results[1] = pthread_spin_lock(&l); /* AA */
 	early_results[2] = pthread_spin_unlock(&l);
 	early_results[3] = pthread_getspecific(key) == &marker ? 0 : EINVAL;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_case.sh MODE CASE PROGRAM [LIBRARY]
+# run_case.sh MODE CASE PROGRAM [PRELOAD]   (PRELOAD: LD_PRELOAD's list)
 #   MODE plain:   PROGRAM as is, on glibc. "basic" must pass; every other case
 #                 deadlocks, which the watchdog proves: it must still be
 #                 running after RQ_WATCHDOG_S (3) seconds and get killed.
@@ -19,13 +19,15 @@ plain)
 		exec "$prog" "$case"
 	fi
 	# timeout signals the whole process group, forked children included.
-	timeout -s KILL "$watchdog" "$prog" "$case"
+	out=$(timeout -s KILL "$watchdog" "$prog" "$case")
 	rc=$?
-	if [ "$rc" -eq 137 ]; then
+	echo "$out"
+	# Killed, and waiting at the call that deadlocks (its last line).
+	if [ "$rc" -eq 137 ] && [[ "$(tail -n 1 <<<"$out")" == waiting:* ]]; then
 		echo "run_case: '$case' on glibc still waiting after ${watchdog}s: killed by the watchdog (a hang, as expected)"
 		exit 0
 	fi
-	echo "run_case: '$case' on glibc exited with $rc instead of hanging" >&2
+	echo "run_case: '$case' on glibc: status $rc, last line not 'waiting:' (want a hang there)" >&2
 	exit 1
 	;;
 preload)
@@ -35,7 +37,8 @@ linked)
 	exec "$prog" "$case"
 	;;
 abort)
-	err=$(RQSPINLOCK_PTHREAD_ON_FAIL=abort LD_PRELOAD="$lib" "$prog" "$case" 2>&1 >/dev/null)
+	err=$(RQSPINLOCK_PTHREAD_ON_FAIL=abort LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" \
+		"$prog" "$case" 2>&1 >/dev/null)
 	rc=$?
 	echo "$err"
 	# 134: the shell's status for a child killed by SIGABRT

@@ -31,6 +31,13 @@
 #define NR_THREADS 16
 #define NR_PAIRS   (NR_THREADS / 2)
 
+/* The last line before a call that deadlocks on glibc: the driver checks
+ * that the watchdog found the program waiting exactly there. */
+static void announce(const char *what)
+{
+	printf("waiting: %s\n", what);
+}
+
 static int expect(const char *what, int got, int want)
 {
 	printf("%s: %s (want %s)\n", what, got ? strerror(got) : "0", want ? strerror(want) : "0");
@@ -78,6 +85,7 @@ static int case_aa(void)
 
 	pthread_spin_init(&l, PTHREAD_PROCESS_PRIVATE);
 	bad = expect("lock", pthread_spin_lock(&l), 0);
+	announce("lock again");
 	bad |= expect("lock again", pthread_spin_lock(&l), EDEADLK);
 	bad |= expect("unlock", pthread_spin_unlock(&l), 0);
 	bad |= expect("lock after", pthread_spin_lock(&l), 0);
@@ -101,8 +109,9 @@ static void *abba_worker(void *arg)
 
 		if (pthread_spin_lock(a))
 			abort();
-		if (round++ == 0)
-			pthread_barrier_wait(&abba_barrier); /* both hold their first lock */
+		if (round++ == 0 &&
+		    pthread_barrier_wait(&abba_barrier) == PTHREAD_BARRIER_SERIAL_THREAD)
+			announce("ABBA, every thread holding its first lock");
 		err = pthread_spin_lock(b);
 		if (!err) {
 			pthread_spin_unlock(b);
@@ -155,6 +164,7 @@ static int case_exit(void)
 	pthread_spin_init(&exit_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_create(&th, NULL, exit_holding, NULL);
 	pthread_join(th, NULL);
+	announce("lock held by an exited thread");
 	return expect("lock held by an exited thread", pthread_spin_lock(&exit_lock), ETIMEDOUT);
 }
 
@@ -182,6 +192,7 @@ static int case_signal(void)
 	sigaction(SIGUSR1, &sa, NULL);
 	pthread_spin_init(&sig_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_lock(&sig_lock);
+	announce("lock from a handler, lock held");
 	raise(SIGUSR1);
 	bad = expect("lock from a handler, lock held", sig_result, EDEADLK);
 	pthread_spin_unlock(&sig_lock);
@@ -304,6 +315,7 @@ static int case_fork(const char *self)
 		return 2;
 	kill(holder, SIGKILL);
 	waitpid(holder, NULL, 0);
+	announce("lock held by a killed process");
 	bad |= expect("lock held by a killed process", pthread_spin_lock(&s->lock), ETIMEDOUT);
 	bad |= expect("trylock held by a killed process", pthread_spin_trylock(&s->lock), EBUSY);
 	unlink(path);
