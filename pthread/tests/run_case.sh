@@ -9,6 +9,9 @@
 #                 must die of SIGABRT after printing the report.
 #   MODE install: PROGRAM is the build directory: install it into a scratch
 #                 prefix; the library and the man page must be found there.
+#   MODE stress-ng: a third-party program that uses pthread spin locks, run
+#                 preloaded (failures abort); CASE is its stressor.
+# Exit status 77 (CTest: skipped) when a needed tool is not installed.
 set -uo pipefail
 mode=$1 case=$2 prog=$3 lib=${4:-}
 watchdog=${RQ_WATCHDOG_S:-3}
@@ -49,7 +52,17 @@ abort)
 	echo "run_case: want SIGABRT (134) and a report, got status $rc" >&2
 	exit 1
 	;;
+stress-ng)
+	command -v stress-ng >/dev/null || { echo "stress-ng not installed"; exit 77; }
+	out=$(RQSPINLOCK_PTHREAD_ON_FAIL=abort LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" \
+		stress-ng --"$case" 4 -t 2 --metrics-brief 2>&1)
+	rc=$?
+	echo "$out"
+	[ "$rc" -eq 0 ] && grep -q "successful run completed" <<<"$out"
+	exit
+	;;
 install)
+	command -v man >/dev/null || { echo "man not installed"; exit 77; }
 	prefix=$(mktemp -d)
 	trap 'rm -rf "$prefix"' EXIT
 	cmake --install "$prog" --prefix "$prefix" >/dev/null || exit 1
