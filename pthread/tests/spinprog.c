@@ -68,8 +68,8 @@ static int case_basic(void)
 		pthread_create(&th[i], NULL, basic_worker, NULL);
 	for (int i = 0; i < 8; i++)
 		pthread_join(th[i], NULL);
-	printf("count %ld (want %d)\n", basic_count, 8 * 20000);
-	bad |= basic_count != 8 * 20000;
+	printf("count %ld (want %ld)\n", basic_count, 8L * 20000);
+	bad |= basic_count != 8L * 20000;
 	bad |= expect("trylock free", pthread_spin_trylock(&basic_lock), 0);
 	bad |= expect("trylock held", pthread_spin_trylock(&basic_lock), EBUSY);
 	bad |= expect("unlock", pthread_spin_unlock(&basic_lock), 0);
@@ -109,8 +109,8 @@ static void *abba_worker(void *arg)
 
 		if (pthread_spin_lock(a))
 			abort();
-		if (round++ == 0 &&
-		    pthread_barrier_wait(&abba_barrier) == PTHREAD_BARRIER_SERIAL_THREAD)
+		/* nonzero for one thread: PTHREAD_BARRIER_SERIAL_THREAD */
+		if (round++ == 0 && pthread_barrier_wait(&abba_barrier) != 0)
 			announce("ABBA, every thread holding its first lock");
 		err = pthread_spin_lock(b);
 		if (!err) {
@@ -301,8 +301,8 @@ static int case_fork(const char *self)
 	}
 	count_under_lock(s);
 	bad |= !wait_ok(counter) || !wait_ok(mapper);
-	printf("count %ld (want %d)\n", s->count, 3 * FORK_THREADS * FORK_ITERS);
-	bad |= s->count != 3 * FORK_THREADS * FORK_ITERS;
+	printf("count %ld (want %ld)\n", s->count, 3L * FORK_THREADS * FORK_ITERS);
+	bad |= s->count != 3L * FORK_THREADS * FORK_ITERS;
 
 	holder = fork();
 	if (holder == 0) {
