@@ -66,7 +66,11 @@ static enum on_fail read_policy(void)
 
 static void install_policy(void)
 {
+	const char *ms = getenv("RQSPINLOCK_PTHREAD_TIMEOUT_MS");
 	enum on_fail p = read_policy();
+
+	if (ms && *ms)
+		res_spin_set_timeout_ns(strtoull(ms, NULL, 10) * 1000000ull);
 
 	if (p == ON_FAIL_ABORT)
 		res_spin_set_report_hook(report_and_abort, NULL);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_case.sh MODE CASE PROGRAM [PRELOAD]   (PRELOAD: LD_PRELOAD's list)
-#   MODE plain:   PROGRAM as is, on glibc. "basic" must pass; every other case
-#                 deadlocks, which the watchdog proves: it must still be
-#                 running after RQ_WATCHDOG_S (3) seconds and get killed.
+#   MODE plain:   PROGRAM as is, on glibc. "basic" and "longhold" must pass;
+#                 every other case deadlocks, which the watchdog proves: it
+#                 must still be running after RQ_WATCHDOG_S (3) seconds, at
+#                 the call it announced ("waiting: ..."), and get killed.
 #   MODE preload: LD_PRELOAD=LIBRARY PROGRAM; must exit 0 (documented results).
 #   MODE linked:  PROGRAM is linked against the drop-in; must exit 0.
 #   MODE abort:   preload with RQSPINLOCK_PTHREAD_ON_FAIL=abort: the program
@@ -18,9 +19,7 @@ watchdog=${RQ_WATCHDOG_S:-3}
 
 case "$mode" in
 plain)
-	if [ "$case" = basic ]; then
-		exec "$prog" "$case"
-	fi
+	case "$case" in basic | longhold) exec "$prog" "$case" ;; esac
 	# timeout signals the whole process group, forked children included.
 	out=$(timeout -s KILL "$watchdog" "$prog" "$case")
 	rc=$?

@@ -10,6 +10,8 @@
  *   abba    16 threads, 8 ABBA pairs, all meeting at once  (drop-in: EDEADLK,
  *           the loser backs off and retries; everyone finishes)
  *   exit    a thread exits holding the lock; main locks it (ETIMEDOUT)
+ *   longhold another thread releases after 700 ms: with a larger timeout
+ *           (RQSPINLOCK_PTHREAD_TIMEOUT_MS) the wait succeeds
  *   signal  a signal handler locks the lock its thread holds (EDEADLK)
  *   fork    process-shared lock in a shared file mapping: parent and a child
  *           count under it; a second process maps the file without calling
@@ -166,6 +168,36 @@ static int case_exit(void)
 	pthread_join(th, NULL);
 	announce("lock held by an exited thread");
 	return expect("lock held by an exited thread", pthread_spin_lock(&exit_lock), ETIMEDOUT);
+}
+
+/* ---- longhold: a slow owner, not a deadlock ---- */
+static pthread_spinlock_t slow_lock;
+static pthread_barrier_t slow_taken;
+
+static void *slow_owner(void *arg)
+{
+	pthread_spin_lock(&slow_lock);
+	pthread_barrier_wait(&slow_taken);
+	usleep(700 * 1000); /* longer than the default timeout, twice over */
+	pthread_spin_unlock(&slow_lock);
+	return arg;
+}
+
+/* Run with RQSPINLOCK_PTHREAD_TIMEOUT_MS above the hold: the wait succeeds. */
+static int case_longhold(void)
+{
+	pthread_t th;
+	int err;
+
+	pthread_spin_init(&slow_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_barrier_init(&slow_taken, NULL, 2);
+	pthread_create(&th, NULL, slow_owner, NULL);
+	pthread_barrier_wait(&slow_taken);
+	err = pthread_spin_lock(&slow_lock);
+	if (!err)
+		pthread_spin_unlock(&slow_lock);
+	pthread_join(th, NULL);
+	return expect("lock held 700 ms by a slow owner", err, 0);
 }
 
 /* ---- signal ---- */
@@ -335,12 +367,14 @@ int main(int argc, char **argv)
 		return case_abba();
 	if (!strcmp(c, "exit"))
 		return case_exit();
+	if (!strcmp(c, "longhold"))
+		return case_longhold();
 	if (!strcmp(c, "signal"))
 		return case_signal();
 	if (!strcmp(c, "fork"))
 		return case_fork(argv[0]);
 	if (!strcmp(c, "fork-mapper") && argc > 2)
 		return case_fork_mapper(argv[2]);
-	fprintf(stderr, "usage: %s basic|aa|abba|exit|signal|fork\n", argv[0]);
+	fprintf(stderr, "usage: %s basic|aa|abba|exit|longhold|signal|fork\n", argv[0]);
 	return 2;
 }
