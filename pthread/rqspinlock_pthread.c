@@ -41,6 +41,9 @@ _Static_assert(sizeof(pthread_spinlock_t) == sizeof(rqspinlock_t),
 _Static_assert(alignof(pthread_spinlock_t) >= alignof(rqspinlock_t),
                "pthread_spinlock_t must be aligned like the lock word");
 
+/* The program only ever touches its pthread_spinlock_t through these
+ * functions (or zeroes it), so the word is accessed as the lock's atomic
+ * word alone. */
 static rqspinlock_t *word_of(pthread_spinlock_t *lock)
 {
 	return (rqspinlock_t *)(void *)lock;
