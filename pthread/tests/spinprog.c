@@ -354,23 +354,22 @@ static int case_fork(const char *self)
 	return bad;
 }
 
+static const struct {
+	const char *name;
+	int (*run)(void);
+} cases[] = {
+    {"basic", case_basic},       {"aa", case_aa},         {"abba", case_abba}, {"exit", case_exit},
+    {"longhold", case_longhold}, {"signal", case_signal},
+};
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!strcmp(c, "basic"))
-		return case_basic();
-	if (!strcmp(c, "aa"))
-		return case_aa();
-	if (!strcmp(c, "abba"))
-		return case_abba();
-	if (!strcmp(c, "exit"))
-		return case_exit();
-	if (!strcmp(c, "longhold"))
-		return case_longhold();
-	if (!strcmp(c, "signal"))
-		return case_signal();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!strcmp(c, cases[i].name))
+			return cases[i].run();
 	if (!strcmp(c, "fork"))
 		return case_fork(argv[0]);
 	if (!strcmp(c, "fork-mapper") && argc > 2)
