@@ -46,9 +46,11 @@
  *  - fork() in a signal handler that interrupted a call: in the child the
  *    call goes on when the handler returns and returns within its own bound
  *    (-ETIMEDOUT if it waited for a thread that the child does not have).
- *  - Process-shared memory: a lock in memory shared by several processes is
- *    not supported (the queue names per-process thread slots). Calls still
- *    return within their bounds, typically -ETIMEDOUT under contention.
+ *  - Process-shared memory: a lock in memory shared by several processes
+ *    must be initialised with res_spin_lock_init_shared(), which marks it so
+ *    that it never queues (the queue names per-process thread slots). An
+ *    unmarked lock there is not supported; its calls still return within
+ *    their bounds, typically -ETIMEDOUT under contention.
  *  - Thread exit: locks taken in thread-specific-data destructors that run
  *    after the library's own one work through the TAS slow path, without a
  *    registry slot, and are invisible to other threads' deadlock detection.
@@ -74,7 +76,9 @@ extern "C" {
  * Layout (little endian): bits 0-7 locked byte, bits 8-15 pending byte,
  * bits 16-17 queue-node nesting index, bits 18-31 (registry slot + 1) of the
  * queue tail. All-zero bytes mean unlocked, so zeroed memory (calloc, static
- * storage, memset) is a valid unlocked lock. Treat the member as private.
+ * storage, memset) is a valid unlocked lock. Bit 15 (the pending byte's top
+ * bit) marks a process-shared lock (res_spin_lock_init_shared()). Treat the
+ * member as private.
  */
 typedef struct rqspinlock {
 	RQSPINLOCK_WORD val; /**< private: the lock word */
@@ -102,6 +106,20 @@ RQSPINLOCK_STATIC_ASSERT(sizeof(rqspinlock_t) == 4 && RQSPINLOCK_ALIGNOF(rqspinl
 
 /** @brief Initialize (or reset) @p lock to unlocked. */
 void res_spin_lock_init(rqspinlock_t *lock);
+
+/**
+ * @brief Initialize (or reset) @p lock to unlocked, for use by several
+ * processes (the lock lives in shared memory).
+ *
+ * The mark is in the lock word, so a process that only maps the memory (and
+ * never calls an init function) still treats the lock as shared. Such a lock
+ * never queues: its waiters spin with test-and-set, bounded by the timeout,
+ * so every function above keeps its results; deadlock detection covers the
+ * threads of the calling process only (a cycle through another process ends
+ * in -ETIMEDOUT, as does an owner process that died holding the lock).
+ * Costs: every acquisition takes the slow path's entry; no FIFO order.
+ */
+void res_spin_lock_init_shared(rqspinlock_t *lock);
 
 /**
  * @brief Acquire @p lock, waiting a bounded time.

@@ -6,9 +6,13 @@
 #      instruction counts;
 #   3. deadlock injection AA / ABBA / ABBCCA, direct and from signal handlers,
 #      with recovery-latency histograms;
-#   4. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
+#   4. the pthread drop-in: glibc pthread_spin_lock against the same calls with
+#      LD_PRELOAD=librqspinlock-pthread.so (uncontended and 1..4x CPUs threads,
+#      interleaved, medians, ratios, callgrind counts);
+#   5. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
 # Results: build/bench-results/ (text, CSV, JSON, PNG). About 3 minutes on 2 CPUs.
-# scripts/bench.sh --plots redraws the plots of the last run; --publish copies
+# scripts/bench.sh --plots redraws the plots of the last run; --dropin runs
+# only section 4; --publish copies
 # the last run into bench/results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
 # Exit status: 0 when every step ran (FAILURE verdicts are reported, not fatal),
 # 1 when the tool could not run or detected a hang.
@@ -63,7 +67,8 @@ run() {
 build() {
 	say "build (Release, build/bench)"
 	cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-	cmake --build build/bench --target rqtorture -j"$ncpu" 2>&1 | grep -Ev '^\[|^-- ' || true
+	cmake --build build/bench --target rqtorture rqspinlock_pthread -j"$ncpu" 2>&1 |
+		grep -Ev '^\[|^-- ' || true
 	test -x "$bin"
 	mkdir -p "$out"
 }
@@ -150,6 +155,71 @@ print("%-8s %-7s %10d %10d %8d %8d %10d %12d" % (r["inject"], r["via"], r["injec
 PY
 		done
 	done | tee -a "$out/inject.txt"
+}
+
+# glibc's pthread_spin_lock against the drop-in, on rqtorture's pthread-spin
+# lock type: the same binary, run plain and with LD_PRELOAD, alternating.
+dropin() {
+	local lib=build/bench/pthread/librqspinlock-pthread.so r t tlist="" ir err="$out/dropin-stderr.txt"
+	say "pthread drop-in: glibc vs LD_PRELOAD=librqspinlock-pthread.so, $reps reps"
+	t=1
+	while [ "$t" -lt $((4 * ncpu)) ]; do tlist+="$t,"; t=$((t * 2)); done
+	tlist+=$((4 * ncpu))
+	echo "mode,rep,threads,value" >"$out/dropin-raw.csv"
+	: >"$err"
+	for r in $(seq "$reps"); do
+		for mode in glibc preload; do
+			local pre=()
+			[ "$mode" = preload ] && pre=(env "LD_PRELOAD=$PWD/$lib")
+			"${pre[@]}" "$bin" -q --uncontended -l pthread-spin --reps 1 --csv - 2>>"$err" |
+				awk -F, -v m="$mode" -v r="$r" '$1 == "pthread-spin" { print m "," r ",0," $2 }' \
+					>>"$out/dropin-raw.csv"
+			"${pre[@]}" "$bin" -q --sweep -l pthread-spin -t "$tlist" --reps 1 -d "$dur" --csv - 2>>"$err" |
+				awk -F, -v m="$mode" -v r="$r" '$2 == "pthread-spin" { print m "," r "," $1 "," $3 }' \
+					>>"$out/dropin-raw.csv"
+		done
+	done
+	echo "mode,instructions_per_pair" >"$out/dropin-callgrind.csv"
+	if command -v valgrind >/dev/null; then
+		for mode in glibc preload; do
+			local pre=()
+			[ "$mode" = preload ] && pre=(env "LD_PRELOAD=$PWD/$lib")
+			"${pre[@]}" valgrind --tool=callgrind --callgrind-out-file="$out/dropin.cg" \
+				--toggle-collect='lkop_*' "$bin" -q --uncontended -l pthread-spin --reps 1 \
+				--iters "$cg_iters" >/dev/null 2>&1 || continue
+			ir=$(awk '/^summary:/ { print $2 }' "$out/dropin.cg")
+			echo "$mode,$(awk -v i="$ir" -v n="$cg_iters" 'BEGIN { printf "%.2f", i / n }')" \
+				>>"$out/dropin-callgrind.csv"
+		done
+		rm -f "$out/dropin.cg"
+	fi
+	python3 - "$out" "$ncpu" <<'PY' | tee "$out/dropin.txt"
+import csv, statistics, sys
+out, ncpu = sys.argv[1], int(sys.argv[2])
+v = {}
+for row in csv.DictReader(open(f"{out}/dropin-raw.csv")):
+    v.setdefault((row["mode"], int(row["threads"])), []).append(float(row["value"]))
+cg = {r["mode"]: float(r["instructions_per_pair"]) for r in csv.DictReader(open(f"{out}/dropin-callgrind.csv"))}
+med = {k: statistics.median(x) for k, x in v.items()}
+print("pthread drop-in (rqtorture pthread-spin; medians of interleaved runs)")
+g, p = med[("glibc", 0)], med[("preload", 0)]
+print(f"uncontended lock+unlock pair: glibc {g:.2f} ns, drop-in {p:.2f} ns, ratio {p / g:.2f}")
+if cg:
+    print("instructions per pair (callgrind, +2 lkop wrapper): glibc %s, drop-in %s" %
+          (cg.get("glibc", "-"), cg.get("preload", "-")))
+print("%-8s %14s %14s %8s" % ("threads", "glibc ops/s", "drop-in ops/s", "ratio"))
+over = []
+for t in sorted({t for (_, t) in med if t}):
+    r = med[("preload", t)] / med[("glibc", t)]
+    if t > ncpu:
+        over.append(r)
+    print("%-8d %14.0f %14.0f %8.2f" % (t, med[("glibc", t)], med[("preload", t)], r))
+print("Goals (drop-in vs glibc)")
+print("  uncontended <= 1.20x the time: %.2f %s" % (p / g, "PASS" if p / g <= 1.2 else "FAIL"))
+if over:
+    print("  oversubscribed (threads > %d) throughput >= 1.00x: min %.2f %s" %
+          (ncpu, min(over), "PASS" if min(over) >= 1.0 else "FAIL"))
+PY
 }
 
 plots() {
@@ -272,12 +342,18 @@ case "${1:-}" in
 	publish
 	exit 0
 	;;
+--dropin) # the pthread drop-in section only
+	build
+	dropin
+	exit $status
+	;;
 esac
 build
 describe_machine
 sweep
 uncontended
 inject
+dropin
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 plots
 say "done: results in $out/"

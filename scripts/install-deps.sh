@@ -3,11 +3,13 @@
 # As root it runs apt-get; otherwise it only reports what is missing.
 # Required: the compilers and CMake. Optional ones (gnuplot for plots, libck
 # for the Concurrency Kit peers, liburcu for the maps, spin for the formal
-# model, valgrind for instruction counts) degrade gracefully where absent.
+# model, valgrind for instruction counts, stress-ng as a third-party user of
+# pthread spin locks, man-db to check the installed man page) degrade
+# gracefully where absent.
 set -euo pipefail
 pkgs=(cmake make gcc g++ clang libclang-rt-14-dev libtsan2 libasan8 libubsan1
       clang-format clang-tidy cppcheck valgrind pkg-config python3
-      libck-dev liburcu-dev gnuplot-nox spin relacy-dev)
+      libck-dev liburcu-dev gnuplot-nox spin relacy-dev stress-ng man-db)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -226,11 +226,20 @@ uint64_t rq_now_ns(void);
 uint64_t rq_timeout_ns(void);
 
 /* ---- slow paths ---- */
-int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, uint32_t val);
+/* Out of line: the fast paths that call it need no stack frame (LTO too). */
+__attribute__((noinline)) int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock,
+                                               uint32_t held_idx, uint32_t val);
 int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, struct rq_wait *w);
 int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
                         struct rq_wait *w);
 extern _Atomic int rq_mode;
+
+/* ---- shared.c: process-shared (marked) locks ---- */
+/* In the pending byte, which is otherwise only 0 or 1. */
+#define RQ_SHARED_MARK (1u << 15)
+bool rq_shared_trylock(_Atomic uint32_t *word);
+int rq_shared_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
+                       struct rq_wait *w);
 
 /* ---- report.c ---- */
 /* Undo a failed acquisition, count it, report it; returns @err. */

@@ -47,7 +47,7 @@ RQ_EXPORT int res_spin_trylock(rqspinlock_t *lock)
 		return -EINVAL;
 	t = rq_self_get();
 	idx = rq_held_push(t, lock);
-	if (likely(rq_trylock_word(&lock->val))) {
+	if (likely(rq_trylock_word(&lock->val)) || rq_shared_trylock(&lock->val)) {
 		rq_held_mark_held(t, idx, lock);
 		return 0;
 	}

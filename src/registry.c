@@ -157,6 +157,8 @@ static void thread_exit(void *arg)
 		release_slot(t);
 }
 
+static void registry_init_once(void);
+
 struct rq_thread *rq_register_self(void)
 {
 	sigset_t all, old;
@@ -167,6 +169,7 @@ struct rq_thread *rq_register_self(void)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	t = rq_self;
 	if (!t) {
+		registry_init_once();
 		t = claim_slot();
 		if (!t) {
 			t = &rq_overflow;
@@ -225,12 +228,41 @@ static uint32_t env_capacity(void)
 	return (uint32_t)v;
 }
 
-__attribute__((constructor)) static void rq_registry_init(void)
+/*
+ * Once per process, from the constructor or from the first registration,
+ * whichever comes first: another library's constructor may lock before ours
+ * ran. Callers block signals, so a handler cannot wait for its own thread.
+ */
+static void registry_init_once(void)
 {
+	static _Atomic int state; /* 0: not started, 1: running, 2: done */
+	int expected = 0;
+
+	/* acquire: pairs with the release below; the key exists */
+	if (atomic_load_explicit(&state, memory_order_acquire) == 2)
+		return;
+	if (!atomic_compare_exchange_strong_explicit(&state, &expected, 1, memory_order_relaxed,
+	                                             memory_order_relaxed)) {
+		while (atomic_load_explicit(&state, memory_order_acquire) != 2)
+			sched_yield();
+		return;
+	}
 	rq_capacity = env_capacity();
 	pthread_key_create(&rq_exit_key, thread_exit);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	rq_report_init();
+	/* release: pairs with the acquire loads above */
+	atomic_store_explicit(&state, 2, memory_order_release);
+}
+
+__attribute__((constructor)) static void rq_registry_init(void)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	registry_init_once();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 RQ_EXPORT int res_spin_thread_slot(void)

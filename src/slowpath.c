@@ -244,8 +244,10 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
 		return rq_fail(t, lock, idx, err, &w.cycle, false);
 	}
-	if (t->slot == RQ_NO_SLOT ||
-	    atomic_load_explicit(&rq_mode, memory_order_relaxed) == RQSPINLOCK_MODE_TAS)
+	if (unlikely(val & RQ_SHARED_MARK))
+		err = rq_shared_slowpath(t, lock, idx, &w);
+	else if (t->slot == RQ_NO_SLOT ||
+	         atomic_load_explicit(&rq_mode, memory_order_relaxed) == RQSPINLOCK_MODE_TAS)
 		err = rq_tas_slowpath(t, lock, idx, &w);
 	else
 		err = queued_slowpath(t, lock, idx, val, &w);

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * librqspinlock-pthread: pthread_spin_init/destroy/lock/trylock/unlock on
+ * rqspinlock, for LD_PRELOAD on an unmodified binary or for linking.
+ *
+ * pthread_spinlock_t is a 4-byte int, exactly the lock word. The library
+ * carries a private copy of librqspinlock (its sources compiled in, only the
+ * five pthread functions exported: pthread/exports.map), so one file is all a
+ * preload needs, and a program that also uses librqspinlock keeps its own,
+ * separate registry.
+ *
+ * Results: 0; EDEADLK (AA, ABBA, longer cycles: POSIX's "the calling thread
+ * already holds the lock", widened to cycles); ETIMEDOUT (the owner did not
+ * release in time: a stalled thread, or one that exited or a process that
+ * died holding the lock; POSIX has no code for this, see the man page);
+ * EBUSY from trylock. Init and destroy return 0, as glibc's do; a NULL lock
+ * is undefined, as in glibc (whose header declares it nonnull).
+ *
+ * Only calls that go through the PLT reach these functions; glibc's own
+ * internal spin locks keep glibc's implementation, on their own words, so the
+ * two never share a lock. Nothing here needs glibc's originals (no dlsym).
+ * Calls that come before the constructors ran (from another library's
+ * constructor) work: the core starts itself on first use, and the failure
+ * policy is read on the first failure.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rqspinlock.h"
+
+#define EXPORT      __attribute__((visibility("default")))
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+_Static_assert(sizeof(pthread_spinlock_t) == sizeof(rqspinlock_t),
+               "pthread_spinlock_t must be the lock word's size");
+_Static_assert(alignof(pthread_spinlock_t) >= alignof(rqspinlock_t),
+               "pthread_spinlock_t must be aligned like the lock word");
+
+/* The program only ever touches its pthread_spinlock_t through these
+ * functions (or zeroes it), so the word is accessed as the lock's atomic
+ * word alone. */
+static rqspinlock_t *word_of(pthread_spinlock_t *lock)
+{
+	return (rqspinlock_t *)(void *)lock;
+}
+
+enum on_fail { ON_FAIL_UNSET, ON_FAIL_RETURN, ON_FAIL_ABORT };
+static _Atomic int on_fail_policy;
+
+/* The report hook for RQSPINLOCK_PTHREAD_ON_FAIL=abort: print, then abort
+ * on the failing thread, whose stack then shows where it deadlocked. */
+static void report_and_abort(const struct rqspinlock_report *report, void *arg)
+{
+	res_spin_report_stderr(report, arg);
+	abort();
+}
+
+static enum on_fail read_policy(void)
+{
+	const char *e = getenv("RQSPINLOCK_PTHREAD_ON_FAIL");
+
+	return e && strcmp(e, "abort") == 0 ? ON_FAIL_ABORT : ON_FAIL_RETURN;
+}
+
+static void install_policy(void)
+{
+	const char *ms = getenv("RQSPINLOCK_PTHREAD_TIMEOUT_MS");
+	enum on_fail p = read_policy();
+
+	if (ms && *ms)
+		res_spin_set_timeout_ns(strtoull(ms, NULL, 10) * 1000000ull);
+
+	if (p == ON_FAIL_ABORT)
+		res_spin_set_report_hook(report_and_abort, NULL);
+	/* relaxed: a configuration value, read once per failure */
+	atomic_store_explicit(&on_fail_policy, p, memory_order_relaxed);
+}
+
+__attribute__((constructor)) static void rqspinlock_pthread_init(void)
+{
+	/* Registering this thread runs the core's start-up first, whose
+	 * RQSPINLOCK_REPORT hook the policy's hook must replace, not follow. */
+	(void)res_spin_thread_slot();
+	install_policy();
+}
+
+/* A failure before the constructor ran (another library's constructor
+ * locked first) had no hook: say what is known, then apply the policy. */
+static int failed(int err)
+{
+	static const char msg[] = "rqspinlock-pthread: pthread_spin_lock failed before "
+	                          "initialization; no report available\n";
+
+	if (atomic_load_explicit(&on_fail_policy, memory_order_relaxed) == ON_FAIL_UNSET &&
+	    read_policy() == ON_FAIL_ABORT) {
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+		abort();
+	}
+	return err;
+}
+
+EXPORT int pthread_spin_init(pthread_spinlock_t *lock, int pshared)
+{
+	if (pshared == PTHREAD_PROCESS_SHARED)
+		res_spin_lock_init_shared(word_of(lock));
+	else
+		res_spin_lock_init(word_of(lock));
+	return 0;
+}
+
+EXPORT int pthread_spin_destroy(pthread_spinlock_t *lock)
+{
+	(void)lock;
+	return 0;
+}
+
+EXPORT int pthread_spin_lock(pthread_spinlock_t *lock)
+{
+	int err = res_spin_lock(word_of(lock));
+
+	if (unlikely(err))
+		return failed(-err);
+	return 0;
+}
+
+EXPORT int pthread_spin_trylock(pthread_spinlock_t *lock)
+{
+	return -res_spin_trylock(word_of(lock));
+}
+
+EXPORT int pthread_spin_unlock(pthread_spinlock_t *lock)
+{
+	res_spin_unlock(word_of(lock));
+	return 0;
+}

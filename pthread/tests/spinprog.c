@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An ordinary pthread program: it includes no rqspinlock header and links
+ * only against libc/libpthread. run_case.sh runs it with and without
+ * LD_PRELOAD=librqspinlock-pthread.so (and linked against the drop-in).
+ *
+ * usage: spinprog CASE
+ *   basic   counter under a lock from 8 threads, trylock EBUSY, init/destroy 0
+ *   aa      lock a lock twice                              (drop-in: EDEADLK)
+ *   abba    16 threads, 8 ABBA pairs, all meeting at once  (drop-in: EDEADLK,
+ *           the loser backs off and retries; everyone finishes)
+ *   exit    a thread exits holding the lock; main locks it (ETIMEDOUT)
+ *   longhold another thread releases after 700 ms: with a larger timeout
+ *           (RQSPINLOCK_PTHREAD_TIMEOUT_MS) the wait succeeds
+ *   signal  a signal handler locks the lock its thread holds (EDEADLK)
+ *   fork    process-shared lock in a shared file mapping: parent and a child
+ *           count under it; a second process maps the file without calling
+ *           init and counts too; a child killed holding it    (ETIMEDOUT)
+ * Exit status 0 when every result is the drop-in's documented one. With
+ * glibc the deadlocking cases never return: the driver's watchdog kills them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NR_THREADS 16
+#define NR_PAIRS   (NR_THREADS / 2)
+
+/* The last line before a call that deadlocks on glibc: the driver checks
+ * that the watchdog found the program waiting exactly there. */
+static void announce(const char *what)
+{
+	printf("waiting: %s\n", what);
+}
+
+static int expect(const char *what, int got, int want)
+{
+	printf("%s: %s (want %s)\n", what, got ? strerror(got) : "0", want ? strerror(want) : "0");
+	return got == want ? 0 : 1;
+}
+
+/* ---- basic ---- */
+static pthread_spinlock_t basic_lock;
+static long basic_count;
+
+static void *basic_worker(void *arg)
+{
+	for (int i = 0; i < 20000; i++) {
+		if (pthread_spin_lock(&basic_lock))
+			abort();
+		basic_count++;
+		pthread_spin_unlock(&basic_lock);
+	}
+	return arg;
+}
+
+static int case_basic(void)
+{
+	pthread_t th[8];
+	int bad = expect("init", pthread_spin_init(&basic_lock, PTHREAD_PROCESS_PRIVATE), 0);
+
+	for (int i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, basic_worker, NULL);
+	for (int i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+	printf("count %ld (want %ld)\n", basic_count, 8L * 20000);
+	bad |= basic_count != 8L * 20000;
+	bad |= expect("trylock free", pthread_spin_trylock(&basic_lock), 0);
+	bad |= expect("trylock held", pthread_spin_trylock(&basic_lock), EBUSY);
+	bad |= expect("unlock", pthread_spin_unlock(&basic_lock), 0);
+	bad |= expect("destroy", pthread_spin_destroy(&basic_lock), 0);
+	return bad;
+}
+
+/* ---- aa ---- */
+static int case_aa(void)
+{
+	pthread_spinlock_t l;
+	int bad;
+
+	pthread_spin_init(&l, PTHREAD_PROCESS_PRIVATE);
+	bad = expect("lock", pthread_spin_lock(&l), 0);
+	announce("lock again");
+	bad |= expect("lock again", pthread_spin_lock(&l), EDEADLK);
+	bad |= expect("unlock", pthread_spin_unlock(&l), 0);
+	bad |= expect("lock after", pthread_spin_lock(&l), 0);
+	pthread_spin_unlock(&l);
+	return bad;
+}
+
+/* ---- abba ---- */
+static pthread_spinlock_t pair_lock[NR_PAIRS][2];
+static pthread_barrier_t abba_barrier;
+static int abba_deadlocks[NR_THREADS], abba_other[NR_THREADS];
+
+static void *abba_worker(void *arg)
+{
+	int id = (int)(long)arg, pair = id / 2, first = id % 2;
+	pthread_spinlock_t *a = &pair_lock[pair][first], *b = &pair_lock[pair][!first];
+	int round = 0;
+
+	for (;;) {
+		int err;
+
+		if (pthread_spin_lock(a))
+			abort();
+		/* nonzero for one thread: PTHREAD_BARRIER_SERIAL_THREAD */
+		if (round++ == 0 && pthread_barrier_wait(&abba_barrier) != 0)
+			announce("ABBA, every thread holding its first lock");
+		err = pthread_spin_lock(b);
+		if (!err) {
+			pthread_spin_unlock(b);
+			pthread_spin_unlock(a);
+			return NULL;
+		}
+		if (err == EDEADLK)
+			abba_deadlocks[id]++;
+		else
+			abba_other[id]++;
+		pthread_spin_unlock(a);
+		usleep(1000 * (unsigned)(id % 2 + 1)); /* back off, then retry */
+	}
+}
+
+static int case_abba(void)
+{
+	pthread_t th[NR_THREADS];
+	int deadlocks = 0, other = 0;
+
+	for (int p = 0; p < NR_PAIRS; p++)
+		for (int i = 0; i < 2; i++)
+			pthread_spin_init(&pair_lock[p][i], PTHREAD_PROCESS_PRIVATE);
+	pthread_barrier_init(&abba_barrier, NULL, NR_THREADS);
+	for (long i = 0; i < NR_THREADS; i++)
+		pthread_create(&th[i], NULL, abba_worker, (void *)i);
+	for (int i = 0; i < NR_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		deadlocks += abba_deadlocks[i];
+		other += abba_other[i];
+	}
+	printf("abba: all %d threads done, EDEADLK %d times, other errors %d\n", NR_THREADS,
+	       deadlocks, other);
+	return deadlocks >= NR_PAIRS && other == 0 ? 0 : 1;
+}
+
+/* ---- exit ---- */
+static pthread_spinlock_t exit_lock;
+
+static void *exit_holding(void *arg)
+{
+	pthread_spin_lock(&exit_lock);
+	return arg; /* exits holding it */
+}
+
+static int case_exit(void)
+{
+	pthread_t th;
+
+	pthread_spin_init(&exit_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_create(&th, NULL, exit_holding, NULL);
+	pthread_join(th, NULL);
+	announce("lock held by an exited thread");
+	return expect("lock held by an exited thread", pthread_spin_lock(&exit_lock), ETIMEDOUT);
+}
+
+/* ---- longhold: a slow owner, not a deadlock ---- */
+static pthread_spinlock_t slow_lock;
+static pthread_barrier_t slow_taken;
+
+static void *slow_owner(void *arg)
+{
+	pthread_spin_lock(&slow_lock);
+	pthread_barrier_wait(&slow_taken);
+	usleep(700 * 1000); /* longer than the default timeout, twice over */
+	pthread_spin_unlock(&slow_lock);
+	return arg;
+}
+
+/* Run with RQSPINLOCK_PTHREAD_TIMEOUT_MS above the hold: the wait succeeds. */
+static int case_longhold(void)
+{
+	pthread_t th;
+	int err;
+
+	pthread_spin_init(&slow_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_barrier_init(&slow_taken, NULL, 2);
+	pthread_create(&th, NULL, slow_owner, NULL);
+	pthread_barrier_wait(&slow_taken);
+	err = pthread_spin_lock(&slow_lock);
+	if (!err)
+		pthread_spin_unlock(&slow_lock);
+	pthread_join(th, NULL);
+	return expect("lock held 700 ms by a slow owner", err, 0);
+}
+
+/* ---- signal ---- */
+static pthread_spinlock_t sig_lock;
+static volatile sig_atomic_t sig_result = -1;
+
+static void handler(int sig)
+{
+	int err = pthread_spin_lock(&sig_lock);
+
+	(void)sig;
+	if (!err)
+		pthread_spin_unlock(&sig_lock);
+	sig_result = err;
+}
+
+static int case_signal(void)
+{
+	struct sigaction sa;
+	int bad;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_spin_init(&sig_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_lock(&sig_lock);
+	announce("lock from a handler, lock held");
+	raise(SIGUSR1);
+	bad = expect("lock from a handler, lock held", sig_result, EDEADLK);
+	pthread_spin_unlock(&sig_lock);
+	raise(SIGUSR1);
+	bad |= expect("lock from a handler, lock free", sig_result, 0);
+	return bad;
+}
+
+/* ---- fork ---- */
+struct shared_area {
+	pthread_spinlock_t lock;
+	long count;
+};
+
+#define FORK_ITERS   10000
+#define FORK_THREADS 4 /* per process: waiters would queue, were they allowed to */
+
+static void *count_thread(void *arg)
+{
+	struct shared_area *s = arg;
+
+	for (int i = 0; i < FORK_ITERS; i++) {
+		int err = pthread_spin_lock(&s->lock);
+
+		if (err) {
+			fprintf(stderr, "pid %d: pthread_spin_lock: %s\n", (int)getpid(),
+			        strerror(err));
+			_exit(3);
+		}
+		/* a non-atomic read-modify-write with a window: lost updates
+		 * show any breach of mutual exclusion */
+		long c = s->count;
+
+		for (volatile int k = 0; k < 50; k++)
+			;
+		s->count = c + 1;
+		pthread_spin_unlock(&s->lock);
+	}
+	return NULL;
+}
+
+static void count_under_lock(struct shared_area *s)
+{
+	pthread_t th[FORK_THREADS];
+
+	for (int i = 0; i < FORK_THREADS; i++)
+		pthread_create(&th[i], NULL, count_thread, s);
+	for (int i = 0; i < FORK_THREADS; i++)
+		pthread_join(th[i], NULL);
+}
+
+static struct shared_area *map_area(const char *path)
+{
+	int fd = open(path, O_RDWR);
+	void *p;
+
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, sizeof(struct shared_area), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int wait_ok(pid_t pid)
+{
+	int st;
+
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* A separate program image maps the file and uses the lock, no init. */
+static int case_fork_mapper(const char *path)
+{
+	struct shared_area *s = map_area(path);
+
+	if (!s)
+		return 2;
+	count_under_lock(s);
+	return 0;
+}
+
+static int case_fork(const char *self)
+{
+	char path[] = "/tmp/spinprog-XXXXXX";
+	int fd = mkstemp(path), bad = 0, ready[2];
+	struct shared_area *s;
+	pid_t counter, mapper, holder;
+	char c;
+
+	if (fd < 0 || ftruncate(fd, sizeof(*s)) || pipe(ready))
+		return 2;
+	close(fd);
+	s = map_area(path);
+	if (!s)
+		return 2;
+	bad |= expect("init shared", pthread_spin_init(&s->lock, PTHREAD_PROCESS_SHARED), 0);
+	counter = fork();
+	if (counter == 0) {
+		count_under_lock(s);
+		_exit(0);
+	}
+	mapper = fork();
+	if (mapper == 0) {
+		execl(self, self, "fork-mapper", path, (char *)NULL);
+		_exit(4);
+	}
+	count_under_lock(s);
+	bad |= !wait_ok(counter) || !wait_ok(mapper);
+	printf("count %ld (want %ld)\n", s->count, 3L * FORK_THREADS * FORK_ITERS);
+	bad |= s->count != 3L * FORK_THREADS * FORK_ITERS;
+
+	holder = fork();
+	if (holder == 0) {
+		pthread_spin_lock(&s->lock);
+		(void)!write(ready[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	if (read(ready[0], &c, 1) != 1)
+		return 2;
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	announce("lock held by a killed process");
+	bad |= expect("lock held by a killed process", pthread_spin_lock(&s->lock), ETIMEDOUT);
+	bad |= expect("trylock held by a killed process", pthread_spin_trylock(&s->lock), EBUSY);
+	unlink(path);
+	return bad;
+}
+
+static const struct {
+	const char *name;
+	int (*run)(void);
+} cases[] = {
+    {"basic", case_basic},       {"aa", case_aa},         {"abba", case_abba}, {"exit", case_exit},
+    {"longhold", case_longhold}, {"signal", case_signal},
+};
+
+int main(int argc, char **argv)
+{
+	const char *c = argc > 1 ? argv[1] : "";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (!strcmp(c, cases[i].name))
+			return cases[i].run();
+	if (!strcmp(c, "fork"))
+		return case_fork(argv[0]);
+	if (!strcmp(c, "fork-mapper") && argc > 2)
+		return case_fork_mapper(argv[2]);
+	fprintf(stderr, "usage: %s basic|aa|abba|exit|longhold|signal|fork\n", argv[0]);
+	return 2;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process-shared locks: a lock that other processes may take too, in shared
+ * memory. A queue tail names a thread slot of one process, meaningless in
+ * another, so these locks never queue: the lock word carries a mark
+ * (RQ_SHARED_MARK, set by res_spin_lock_init_shared() and never cleared by
+ * lock or unlock), the fast-path CAS 0 -> locked fails on it, and the slow
+ * path's entry diverts every waiter here, to a bounded test-and-set loop.
+ *
+ * Words: (mark, unlocked) = RQ_SHARED_MARK, (mark, locked) = RQ_SHARED_MARK |
+ * RQ_LOCKED_VAL. The pending bit and the tail stay 0. Any other word with
+ * the mark is garbage: never taken, so its waiters time out.
+ *
+ * The deadline restarts whenever the waiter sees the lock free and loses
+ * the race for it: the timeout bounds one owner's critical section, as on
+ * the queued path, and a waiter that merely lost to others under contention
+ * keeps waiting, like a plain spin lock. An owner that never releases (a
+ * process that died holding the lock) yields -ETIMEDOUT after two timeouts.
+ * Deadlock detection sees the waiters and owners of this process only;
+ * cycles through another process end in -ETIMEDOUT.
+ */
+#include <errno.h>
+
+#include "internal.h"
+#include "qhelpers.h"
+
+static int shared_try_word(_Atomic uint32_t *word, uint32_t val)
+{
+	/* acquire: pairs with the unlock's release store (rq_store_unlocked) */
+	return atomic_compare_exchange_strong_explicit(word, &val, RQ_SHARED_MARK | RQ_LOCKED_VAL,
+	                                               memory_order_acquire, memory_order_relaxed);
+}
+
+bool rq_shared_trylock(_Atomic uint32_t *word)
+{
+	return rq_word_load_relaxed(word) == RQ_SHARED_MARK &&
+	       shared_try_word(word, RQ_SHARED_MARK);
+}
+
+int rq_shared_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
+                       struct rq_wait *w)
+{
+	_Atomic uint32_t *word = &lock->val;
+	int err;
+
+	rq_stat_inc(t, RQ_STAT_TAS);
+	if (rq_shared_trylock(word))
+		return 0;
+	rq_wait_publish(w, t, lock, held_idx);
+	rq_wait_start(w, lock, t, held_idx, RQ_LOCKED_MASK, 2);
+	for (;;) {
+		if (rq_word_load_relaxed(word) == RQ_SHARED_MARK) {
+			if (shared_try_word(word, RQ_SHARED_MARK))
+				return 0;
+			/* The owner changed hands: a new critical section. */
+			w->deadline = 0;
+		}
+		err = rq_wait_poll(w);
+		if (err)
+			return err;
+	}
+}
+
+RQ_EXPORT void res_spin_lock_init_shared(rqspinlock_t *lock)
+{
+	if (lock)
+		atomic_init(&lock->val, RQ_SHARED_MARK);
+}
