@@ -372,7 +372,7 @@ int rqmap_lpm_lookup(struct rqmap_lpm *t, const void *key, void *value)
 	ret = keyed_op_start(t, key, &k);
 	if (ret)
 		return ret;
-	rqmap_read_lock();
+	rqmap_rcu_lock();
 	for (n = root_of(t); n;) {
 		uint32_t plen = node_plen(n), m = prefix_match(t, n, &k);
 
@@ -386,7 +386,7 @@ int rqmap_lpm_lookup(struct rqmap_lpm *t, const void *key, void *value)
 	}
 	if (found)
 		rqmap_words_load(value, node_value(t, found), t->value_size);
-	rqmap_read_unlock();
+	rqmap_rcu_unlock();
 	return found ? 0 : -ENOENT;
 }
 
@@ -457,7 +457,7 @@ int rqmap_lpm_get_next_key(struct rqmap_lpm *t, const void *key, void *next_key)
 		ret = rqmap_thread_ensure();
 	if (ret)
 		return ret;
-	rqmap_read_lock();
+	rqmap_rcu_lock();
 	root = root_of(t);
 	if (key && root)
 		depth = find_path(t, &k, stack);
@@ -467,7 +467,7 @@ int rqmap_lpm_get_next_key(struct rqmap_lpm *t, const void *key, void *next_key)
 		next = leftmost_leaf(root);
 	if (next)
 		key_copy_out(t, next, next_key);
-	rqmap_read_unlock();
+	rqmap_rcu_unlock();
 	return next ? 0 : -ENOENT;
 }
 
