@@ -295,6 +295,23 @@ int rqmap_lpm_get_next_key(struct rqmap_lpm *trie, const void *key, void *next_k
 /** @brief Number of prefixes stored. */
 uint32_t rqmap_lpm_count(struct rqmap_lpm *trie);
 
+/** Node accounting of an LPM trie. */
+struct rqmap_lpm_info {
+	uint32_t max_entries; /**< as created */
+	uint32_t capacity;    /**< preallocated nodes: 2 * max_entries + spare */
+	uint32_t count;       /**< prefixes stored */
+	uint32_t nodes;       /**< nodes in the trie (prefixes and intermediate nodes) */
+	uint32_t free;        /**< nodes in the freelist */
+};
+
+/**
+ * @brief Fill @p info, under the trie lock. @c free is exact only at a
+ * quiescent point (no concurrent writer, after rqmap_quiesce()); then
+ * nodes + free == capacity.
+ * @return 0; -EINVAL; -EDEADLK / -ETIMEDOUT from the trie lock.
+ */
+int rqmap_lpm_info(struct rqmap_lpm *trie, struct rqmap_lpm_info *info);
+
 /** Attributes of an array map (BPF_MAP_TYPE_ARRAY; keys are u32 indices). */
 struct rqmap_array_attr {
 	uint32_t value_size;  /**< bytes, 1..RQMAP_MAX_VALUE_SIZE */

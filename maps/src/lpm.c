@@ -476,6 +476,41 @@ uint32_t rqmap_lpm_count(struct rqmap_lpm *t)
 	return t ? atomic_load_explicit(&t->n_entries, memory_order_relaxed) : 0;
 }
 
+/* Nodes reachable from @n (the trie lock held: nothing moves). */
+static uint32_t count_nodes(struct lpm_node *n)
+{
+	uint32_t total = 0;
+
+	while (n) {
+		struct lpm_node *c1 = child_of(n, 1);
+
+		total++;
+		total += count_nodes(child_of(n, 0)); /* depth <= prefix bits */
+		n = c1;
+	}
+	return total;
+}
+
+int rqmap_lpm_info(struct rqmap_lpm *t, struct rqmap_lpm_info *info)
+{
+	int ret;
+
+	if (!t || !info)
+		return -EINVAL;
+	rqmap_enter();
+	ret = res_spin_lock(&t->lock);
+	if (!ret) {
+		info->max_entries = t->max_entries;
+		info->capacity = t->capacity;
+		info->count = atomic_load_explicit(&t->n_entries, memory_order_relaxed);
+		info->nodes = count_nodes(atomic_load_explicit(&t->root, memory_order_relaxed));
+		info->free = (uint32_t)rqfl_count(&t->fl);
+		res_spin_unlock(&t->lock);
+	}
+	rqmap_leave();
+	return ret;
+}
+
 /* ---- creation */
 
 static int check_attr(const struct rqmap_lpm_attr *a)
