@@ -10,8 +10,9 @@
  *    -EDEADLK / -ETIMEDOUT unchanged, leaving the map exactly as it was;
  *  - lookups take no lock: they run inside a liburcu (memb flavour) read-side
  *    critical section, and removed elements are recycled only after a grace
- *    period (urcu-memb synchronize_rcu in a reclaim thread), so a lookup
- *    never reads recycled memory;
+ *    period (urcu-memb synchronize_rcu in a reclaim thread, or in the
+ *    updater itself when retired elements pile up), so a lookup never reads
+ *    recycled memory;
  *  - elements are preallocated and handed out by a per-thread freelist, so the
  *    update path never calls malloc: every operation of a preallocated map is
  *    async-signal-safe once the calling thread is registered (see
@@ -165,8 +166,14 @@ void rqmap_hash_destroy(struct rqmap_hash *map);
  * RQMAP_F_LOCK (then an existing value is overwritten in place under its
  * embedded lock; the lock word itself is never copied).
  * @return 0; -EEXIST (NOEXIST, key present); -ENOENT (EXIST, key absent);
- *  -E2BIG (new key, map holds max_entries); -ENOMEM (no free element: every
- *  spare element still waits for a grace period, or malloc failed);
+ *  -E2BIG (new key, map holds max_entries); -ENOMEM (malloc failed with
+ *  RQMAP_F_NO_PREALLOC; or no free element although the map is below
+ *  max_entries, which a preallocated map returns only to a context that may
+ *  not wait for a grace period (a signal handler over a map operation or a
+ *  read-side section of its thread) after most of `spare` was retired since
+ *  the last grace period, or when `spare` is smaller than the number of
+ *  concurrent updates; other contexts help the grace period instead, see
+ *  docs/MAPS.md);
  *  -EDEADLK / -ETIMEDOUT from the bucket lock or the value lock, with the map
  *  unchanged; -EINVAL for bad arguments or flags.
  */
@@ -271,7 +278,8 @@ void rqmap_lpm_destroy(struct rqmap_lpm *trie);
  * @brief Insert or replace the prefix @p key (a struct rqmap_lpm_key).
  * @return 0; -EINVAL (prefixlen > data bits, bad flags); -EEXIST; -ENOENT
  *  (as for the hash map); -ENOSPC (new prefix, trie holds max_entries);
- *  -ENOMEM (no free node); -EDEADLK / -ETIMEDOUT from the trie lock.
+ *  -ENOMEM (no free node: as for rqmap_hash_update() on a preallocated
+ *  map); -EDEADLK / -ETIMEDOUT from the trie lock.
  */
 int rqmap_lpm_update(struct rqmap_lpm *trie, const void *key, const void *value, uint64_t flags);
 

@@ -148,7 +148,7 @@ static struct htab_elem *elem_alloc(struct rqmap_hash *m, bool wait)
 		e = malloc(m->elem_size);
 		return e;
 	}
-	struct rqfl_node *n = wait ? rqmap_pop_or_wait(&m->fl) : rqfl_pop(&m->fl);
+	struct rqfl_node *n = wait ? rqmap_pop_or_wait(&m->fl) : rqmap_pop(&m->fl);
 
 	return n ? caa_container_of(n, struct htab_elem, fl) : NULL;
 }
@@ -678,6 +678,7 @@ static int alloc_pool(struct rqmap_hash *m)
 
 	if (ret || (m->flags & RQMAP_F_NO_PREALLOC))
 		return ret;
+	m->fl.help_above = (m->capacity - m->max_entries) / RQMAP_HELP_DIVISOR;
 	m->pool = calloc(m->capacity, m->elem_size);
 	if (!m->pool)
 		return -ENOMEM;

@@ -94,8 +94,17 @@ static inline int rqmap_thread_ensure(void)
 
 struct rqfl;
 struct rqfl_node;
-/* Pop a free element; when the freelist is empty, give the RCU worker a
- * bounded chance to recycle retired ones. */
+/* Pop a free element. A context that may wait for a grace period first
+ * recycles the retired elements itself when more than fl->help_above wait. */
+struct rqfl_node *rqmap_pop(struct rqfl *fl);
+/* help_above of a map's freelist: spare / RQMAP_HELP_DIVISOR. The rest of
+ * the spare pool stays free for contexts that cannot wait (docs/MAPS.md). */
+#define RQMAP_HELP_DIVISOR 8
+/* Same; when the freelist is empty, a context that may wait recycles retired
+ * elements itself and waits for the batches other threads hold, until it
+ * gets one. NULL: it may not wait (nested, in a read-side section), or
+ * nothing was retired anywhere for 50 ms (every element is live or held by
+ * operations in flight). */
 struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl);
 
 /*

@@ -549,6 +549,7 @@ int rqmap_lpm_create(const struct rqmap_lpm_attr *a, struct rqmap_lpm **out)
 	                           4 * (size_t)(t->data_words + rqmap_words(a->value_size)) + 7) &
 	                          ~(size_t)7);
 	ret = rqfl_init(&t->fl, 0);
+	t->fl.help_above = (t->capacity - 2 * t->max_entries) / RQMAP_HELP_DIVISOR;
 	if (!ret) {
 		t->pool = calloc(t->capacity, t->node_size);
 		ret = t->pool ? 0 : -ENOMEM;

@@ -325,12 +325,7 @@ static void *inplace_writer(void *arg)
 
 			CHECK(ret == 0 || ret == -ENOENT);
 		} else {
-			int ret;
-
-			/* -ENOMEM: the spare pool waits for a grace period */
-			while ((ret = rqmap_hash_update(c->m, &k, v, RQMAP_ANY)) == -ENOMEM)
-				;
-			CHECK_EQ(ret, 0);
+			CHECK_EQ(rqmap_hash_update(c->m, &k, v, RQMAP_ANY), 0);
 		}
 	}
 	return NULL;
