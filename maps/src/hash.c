@@ -51,7 +51,7 @@ static inline int bucket_lock(struct rqmap_hash *m, struct rqmap_bucket *b)
 		return res_spin_lock(&b->lock.rq);
 	if (m->lock_kind == RQMAP_LOCK_PTHREAD_SPIN)
 		return -pthread_spin_lock(&b->lock.ps);
-	return -pthread_spin_lock(&m->global);
+	return 0; /* RQMAP_LOCK_GLOBAL: the whole operation holds m->global */
 }
 
 static inline void bucket_unlock(struct rqmap_hash *m, struct rqmap_bucket *b)
@@ -60,7 +60,20 @@ static inline void bucket_unlock(struct rqmap_hash *m, struct rqmap_bucket *b)
 		res_spin_unlock(&b->lock.rq);
 	else if (m->lock_kind == RQMAP_LOCK_PTHREAD_SPIN)
 		pthread_spin_unlock(&b->lock.ps);
-	else
+}
+
+/* The global-lock baseline holds its one lock around every whole operation
+ * (element allocation, copies and recycling included), as userspace eBPF
+ * runtimes do; the other kinds take nothing here. */
+static inline void op_lock(struct rqmap_hash *m)
+{
+	if (RQMAP_UNLIKELY(m->lock_kind == RQMAP_LOCK_GLOBAL))
+		pthread_spin_lock(&m->global);
+}
+
+static inline void op_unlock(struct rqmap_hash *m)
+{
+	if (RQMAP_UNLIKELY(m->lock_kind == RQMAP_LOCK_GLOBAL))
 		pthread_spin_unlock(&m->global);
 }
 
@@ -361,8 +374,12 @@ int rqmap_hash_update(struct rqmap_hash *m, const void *key, const void *value, 
 {
 	int ret;
 
+	if (!m)
+		return -EINVAL;
 	rqmap_enter();
+	op_lock(m);
 	ret = rqmap_hash_update_impl(m, key, value, flags);
+	op_unlock(m);
 	rqmap_leave();
 	return ret;
 }
@@ -380,10 +397,10 @@ int rqmap_hash_lookup(struct rqmap_hash *m, const void *key, void *value, uint64
 		return ret;
 	if (RQMAP_UNLIKELY(m->lock_kind == RQMAP_LOCK_GLOBAL)) {
 		/* the baseline design: every operation under the map's lock */
-		pthread_spin_lock(&m->global);
+		op_lock(m);
 		e = bucket_find(m, &k);
 		ret = e ? value_load(m, e, value, flags) : -ENOENT;
-		pthread_spin_unlock(&m->global);
+		op_unlock(m);
 		return ret;
 	}
 	rqmap_rcu_lock();
@@ -437,7 +454,9 @@ static int delete_common(struct rqmap_hash *m, const void *key, void *value, uin
 	int ret;
 
 	rqmap_enter();
+	op_lock(m);
 	ret = delete_common_impl(m, key, value, flags);
+	op_unlock(m);
 	rqmap_leave();
 	return ret;
 }
@@ -610,8 +629,12 @@ static int hash_batch(struct rqmap_hash *m, uint32_t *cursor, void *keys, void *
 {
 	int ret;
 
+	if (!m)
+		return -EINVAL;
 	rqmap_enter();
+	op_lock(m);
 	ret = hash_batch_impl(m, cursor, keys, values, count, flags, del);
+	op_unlock(m);
 	rqmap_leave();
 	return ret;
 }
