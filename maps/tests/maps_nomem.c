@@ -10,6 +10,7 @@
  * at the quiescent point count + free == capacity (nodes + free for the trie).
  */
 #include "mtest.h"
+#include "sigtimer.h"
 
 #include <rqmap.h>
 #include <rqspinlock.h>
@@ -190,35 +191,6 @@ static void writer_step(struct writer *w, unsigned long long r)
 	}
 }
 
-static void block_sigprof(void)
-{
-	sigset_t s;
-
-	sigemptyset(&s);
-	sigaddset(&s, SIGPROF);
-	pthread_sigmask(SIG_BLOCK, &s, NULL);
-}
-
-/* A SIGPROF timer aimed at the calling thread. */
-static timer_t thread_timer(long hz)
-{
-	struct sigevent sev;
-	long ns = 1000000000L / hz;
-	struct itimerspec its = {{0, ns}, {0, ns}};
-	timer_t tm;
-
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
-#ifndef sigev_notify_thread_id /* glibc < 2.35 spells it this way */
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
-	sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
-	CHECK_EQ(timer_create(CLOCK_MONOTONIC, &sev, &tm), 0);
-	CHECK_EQ(timer_settime(tm, 0, &its, NULL), 0);
-	return tm;
-}
-
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
@@ -228,7 +200,7 @@ static void *writer_main(void *arg)
 	CHECK_EQ(rqmap_thread_init(), 0); /* before the handler can run a map op */
 	atomic_signal_fence(memory_order_seq_cst);
 	self = w;
-	tm = thread_timer(HANDLER_HZ);
+	tm = thread_prof_timer(1000000L / HANDLER_HZ);
 	while (!atomic_load_explicit(&storm_stop, memory_order_relaxed)) {
 		for (int n = 0; n < 64; n++)
 			writer_step(w, rnd_next(&seed));
