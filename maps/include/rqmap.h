@@ -230,7 +230,7 @@ int rqmap_hash_lookup_and_delete_batch(struct rqmap_hash *map, uint32_t *cursor,
  * @brief In-place lookup: a pointer to the value of @p key, or NULL when the
  * key is absent (or an argument is NULL). Takes no lock. Call it inside a
  * read-side section; the pointer is valid until that section ends (see
- * "In-place access" above). Async-signal-safe.
+ * "In-place access" above). The value is 8-byte aligned. Async-signal-safe.
  */
 void *rqmap_hash_lookup_elem(struct rqmap_hash *map, const void *key);
 

@@ -30,12 +30,14 @@ struct htab_elem {
 	};
 	_Atomic(struct htab_elem *) next; /* bucket chain */
 	_Atomic uint32_t hash;
-	rqmap_word_t data[]; /* key words, then value words */
+	/* key words, then value words from value_off: values are 8-byte aligned,
+	 * as the kernel's, for in-place 64-bit (and atomic) accesses */
+	rqmap_word_t data[] __attribute__((aligned(8)));
 };
 
 static inline rqmap_word_t *elem_value(const struct rqmap_hash *m, struct htab_elem *e)
 {
-	return e->data + m->key_words;
+	return e->data + m->value_off;
 }
 
 static inline rqspinlock_t *value_lock(const struct rqmap_hash *m, rqmap_word_t *value)
@@ -716,9 +718,10 @@ static void init_geometry(struct rqmap_hash *m, const struct rqmap_hash_attr *a)
 	m->key_size = a->key_size;
 	m->value_size = a->value_size;
 	m->key_words = rqmap_words(a->key_size);
+	m->value_off = (m->key_words + 1) & ~1U;
 	m->value_words = rqmap_words(a->value_size);
 	m->elem_size = (uint32_t)((sizeof(struct htab_elem) +
-	                           4 * (size_t)(m->key_words + m->value_words) + 7) &
+	                           4 * (size_t)(m->value_off + m->value_words) + 7) &
 	                          ~(size_t)7);
 	m->max_entries = a->max_entries;
 	m->capacity = (m->flags & RQMAP_F_NO_PREALLOC) ? a->max_entries : a->max_entries + spare;

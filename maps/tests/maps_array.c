@@ -273,6 +273,27 @@ static void test_hash_in_place(uint32_t flags)
 	rqmap_hash_destroy(m);
 }
 
+/* In-place hash values are 8-byte aligned whatever the key size. */
+static void test_hash_value_alignment(void)
+{
+	for (uint32_t key_size = 1; key_size <= 13; key_size += 3) {
+		struct rqmap_hash_attr a = {
+		    .key_size = key_size, .value_size = 8, .max_entries = 4};
+		struct rqmap_hash *m = NULL;
+		unsigned char key[16] = {1, 2, 3};
+		uint64_t v = 5;
+		void *p;
+
+		CHECK_EQ(rqmap_hash_create(&a, &m), 0);
+		CHECK_EQ(rqmap_hash_update(m, key, &v, RQMAP_ANY), 0);
+		CHECK_EQ(rqmap_read_lock(), 0);
+		p = rqmap_hash_lookup_elem(m, key);
+		CHECK(p && (uintptr_t)p % 8 == 0 && *(uint64_t *)p == 5);
+		rqmap_read_unlock();
+		rqmap_hash_destroy(m);
+	}
+}
+
 /* Readers hold in-place pointers across a section while writers replace the
  * same keys (every word of a value equal): the words a reader sees never
  * change under it, so its element was not recycled. */
@@ -359,6 +380,7 @@ int main(void)
 	test_lock_concurrent();
 	test_hash_in_place(0);
 	test_hash_in_place(RQMAP_F_NO_PREALLOC);
+	test_hash_value_alignment();
 	test_hash_in_place_concurrent(0);
 	test_hash_in_place_concurrent(RQMAP_F_NO_PREALLOC);
 	printf("maps_array: OK\n");
