@@ -2,8 +2,9 @@
 /*
  * Per-thread freelist (the kernel's percpu_freelist, thread slots for CPUs).
  *
- * One list per registry slot (slot modulo nr_lists) plus a shared list for
- * threads without a slot; each list has its own rqspinlock. Push goes to the
+ * One list per registry slot (slot modulo nr_lists; threads without a slot
+ * are given one round-robin) plus a shared list that keeps a reserve for
+ * handlers; each list has its own rqspinlock. Push goes to the
  * caller's list and falls back to the others when a lock fails (a signal
  * handler that interrupted the owner of its own list gets -EDEADLK there);
  * pop takes from the caller's list, then steals. Nothing allocates, so both

@@ -12,7 +12,8 @@
  *     rqmap_quiesce()) elements in the map + elements in the freelist ==
  *     the preallocated capacity.
  * Registered twice in CTest, once with RQSPINLOCK_SLOTS=2 so that most
- * threads have no registry slot and use the shared list (-ENOSPC path).
+ * threads have no registry slot (-ENOSPC path: their locks take the TAS slow
+ * path, their home lists are handed out round-robin).
  */
 #include "freelist.h"
 #include "mtest.h"
