@@ -31,6 +31,12 @@
  *  - rqmap_*_destroy() and rqmap_quiesce() wait for retired elements to be
  *    recycled: never call them from a signal handler, inside a read-side
  *    section, or while another thread still uses the map.
+ *  - An update that finds retired elements piling up waits for a grace
+ *    period itself (urcu_memb_synchronize_rcu()), also in a signal handler
+ *    that interrupted neither a map operation nor a read-side section of its
+ *    thread. If the application uses liburcu-memb's update side directly,
+ *    map-updating handlers must not interrupt those calls.
+ *  - RQMAP_F_NO_PREALLOC maps call malloc()/free(): not from handlers.
  */
 #ifndef RQMAP_H
 #define RQMAP_H
