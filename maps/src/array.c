@@ -31,8 +31,7 @@ static int check_attr(const struct rqmap_array_attr *a)
 
 	if (!a->value_size || !a->max_entries || (a->flags & ~ARRAY_CREATE_FLAGS))
 		return -EINVAL;
-	if ((a->flags & RQMAP_F_VALUE_LOCK) &&
-	    (a->lock_off % 4 || (uint64_t)a->lock_off + 4 > a->value_size))
+	if ((a->flags & RQMAP_F_VALUE_LOCK) && !rqmap_lock_off_ok(a->lock_off, a->value_size))
 		return -EINVAL;
 	stride = ((uint64_t)a->value_size + 7) & ~7ULL;
 	if (a->value_size > RQMAP_MAX_VALUE_SIZE || stride * a->max_entries > ARRAY_MAX_BYTES)

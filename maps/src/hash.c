@@ -663,8 +663,7 @@ static int check_attr(const struct rqmap_hash_attr *a)
 		return -EINVAL;
 	if (a->n_buckets & (a->n_buckets - 1))
 		return -EINVAL;
-	if ((a->flags & RQMAP_F_VALUE_LOCK) &&
-	    (a->lock_off % 4 || (uint64_t)a->lock_off + 4 > a->value_size))
+	if ((a->flags & RQMAP_F_VALUE_LOCK) && !rqmap_lock_off_ok(a->lock_off, a->value_size))
 		return -EINVAL;
 	if (a->key_size > RQMAP_MAX_KEY_SIZE || a->value_size > RQMAP_MAX_VALUE_SIZE ||
 	    a->max_entries > MAX_ENTRIES_LIMIT || a->spare > MAX_ENTRIES_LIMIT ||

@@ -134,4 +134,11 @@ bool rqmap_words_equal(const rqmap_word_t *a, const uint32_t *b, uint32_t nwords
 void rqmap_words_store_skip(rqmap_word_t *dst, const void *src, uint32_t bytes, uint32_t skip_word);
 void rqmap_words_zero(rqmap_word_t *dst, uint32_t nwords);
 
+/* An embedded value lock (a 4-byte rqspinlock_t) at @lock_off: word-aligned
+ * and inside the value. */
+static inline bool rqmap_lock_off_ok(uint32_t lock_off, uint32_t value_size)
+{
+	return lock_off % 4 == 0 && (uint64_t)lock_off + 4 <= value_size;
+}
+
 #endif /* RQMAP_INTERNAL_H */
