@@ -33,7 +33,7 @@ void rqfl_destroy(struct rqfl *fl)
 /* Threads without a registry slot spread over the per-slot lists too: were
  * they all homed on the shared list, nearly every free element would sit in
  * the one list that a handler finds locked by the context it interrupted. */
-static uint32_t noslot_index(void)
+static __attribute__((noinline)) uint32_t noslot_index(void)
 {
 	static _Atomic uint32_t next;
 	static _Thread_local uint32_t mine; /* index + 1; 0 until assigned */
@@ -47,7 +47,7 @@ uint32_t rqfl_home(const struct rqfl *fl)
 {
 	int slot = res_spin_thread_slot();
 
-	if (slot < 0) /* -ENOSPC: registry full */
+	if (RQMAP_UNLIKELY(slot < 0)) /* -ENOSPC: registry full */
 		return noslot_index() % fl->nr_lists;
 	return (uint32_t)slot % fl->nr_lists;
 }

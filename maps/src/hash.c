@@ -372,16 +372,26 @@ out_free:
 	return ret;
 }
 
+static __attribute__((noinline)) int update_global(struct rqmap_hash *m, const void *key,
+                                                   const void *value, uint64_t flags)
+{
+	int ret;
+
+	op_lock(m);
+	ret = rqmap_hash_update_impl(m, key, value, flags);
+	op_unlock(m);
+	return ret;
+}
+
 int rqmap_hash_update(struct rqmap_hash *m, const void *key, const void *value, uint64_t flags)
 {
 	int ret;
 
-	if (!m)
-		return -EINVAL;
 	rqmap_enter();
-	op_lock(m);
-	ret = rqmap_hash_update_impl(m, key, value, flags);
-	op_unlock(m);
+	if (RQMAP_UNLIKELY(m && m->lock_kind == RQMAP_LOCK_GLOBAL))
+		ret = update_global(m, key, value, flags);
+	else
+		ret = rqmap_hash_update_impl(m, key, value, flags);
 	rqmap_leave();
 	return ret;
 }
