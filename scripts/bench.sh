@@ -9,8 +9,10 @@
 #   4. the pthread drop-in: glibc pthread_spin_lock against the same calls with
 #      LD_PRELOAD=librqspinlock-pthread.so (uncontended and 1..4x CPUs threads,
 #      interleaved, medians, ratios, callgrind counts);
-#   5. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
-# Results: build/bench-results/ (text, CSV, JSON, PNG). About 3 minutes on 2 CPUs.
+#   5. BPF-style maps (rqmapbench): update, replace-heavy and lookup throughput
+#      of the hash map for three lock designs, with the issue's goals checked;
+#   6. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
+# Results: build/bench-results/ (text, CSV, JSON, PNG). About 5 minutes on 2 CPUs.
 # scripts/bench.sh --plots redraws the plots of the last run; --dropin runs
 # only section 4; --publish copies
 # the last run into bench/results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
@@ -21,7 +23,8 @@
 # BENCH_REPS (5), BENCH_DURATION (0.3 s per run), BENCH_INJECT_DURATION (2 s),
 # BENCH_LOCKS (all), BENCH_OUT (build/bench-results), BENCH_CALLGRIND_ITERS (100000),
 # BENCH_PIN (none; spread pins thread i to CPU i mod n), BENCH_ARGS (more rqtorture
-# options for the sweep, e.g. "--cs-ns 100 --ncs-ns 200").
+# options for the sweep, e.g. "--cs-ns 100 --ncs-ns 200"), BENCH_MAPS_REPS (5),
+# BENCH_MAPS_MS (200 ms per map run; 0 skips the maps step).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,7 +42,10 @@ locks=${BENCH_LOCKS:-all}
 out=${BENCH_OUT:-build/bench-results}
 cg_iters=${BENCH_CALLGRIND_ITERS:-100000}
 pin=${BENCH_PIN:-none}
+maps_reps=${BENCH_MAPS_REPS:-5}
+maps_ms=${BENCH_MAPS_MS:-200}
 bin=build/bench/tools/rqtorture
+mapbin=build/bench/maps/rqmapbench
 status=0
 
 say() { printf '\n=== %s ===\n' "$*"; }
@@ -70,6 +76,8 @@ build() {
 	cmake --build build/bench --target rqtorture rqspinlock_pthread -j"$ncpu" 2>&1 |
 		grep -Ev '^\[|^-- ' || true
 	test -x "$bin"
+	# rqmapbench exists only when liburcu was found (maps/ is skipped otherwise)
+	cmake --build build/bench --target rqmapbench -j"$ncpu" >/dev/null 2>&1 || true
 	mkdir -p "$out"
 }
 
@@ -222,6 +230,50 @@ if over:
 PY
 }
 
+maps() {
+	say "maps: rqmapbench, $maps_reps reps x ${maps_ms} ms"
+	if [ "$maps_ms" = 0 ]; then
+		echo "bench: BENCH_MAPS_MS=0: skipping the maps"
+		return
+	fi
+	if [ ! -x "$mapbin" ]; then
+		echo "bench: rqmapbench not built (maps need liburcu-dev): skipping the maps"
+		return
+	fi
+	if ! "$mapbin" -r "$maps_reps" -d "$maps_ms" -c "$out/maps.csv" | tee "$out/maps.txt"; then
+		echo "bench: rqmapbench failed" >&2
+		status=1
+	fi
+}
+
+# Maps plot: one panel per mix, throughput of the three lock designs.
+plot_maps() {
+	[ -f "$out/maps.csv" ] || return 0
+	local mix
+	for mix in update replace lookup; do
+		awk -F, -v m="$mix" 'NR == 1 { print "threads rq-bucket pthread-bucket global-lock" }
+			$1 == m { print $2, $3, $4, $5 }' "$out/maps.csv" >"$out/maps-$mix.dat"
+	done
+	gnuplot <<EOF
+set terminal pngcairo size 1500,520 font ",11"
+set output "$out/maps.png"
+set termoption noenhanced
+set multiplot layout 1,3 title "rqmaps hash map: ops/s vs threads (${ncpu}-CPU VM, median of ${maps_reps} interleaved runs of ${maps_ms} ms)"
+set grid
+set logscale x 2
+set logscale y 10
+set key bottom left
+set xlabel "threads"
+set ylabel "operations per second (median)"
+do for [m in "update replace lookup"] {
+	set title m
+	plot for [i=2:4] sprintf("$out/maps-%s.dat", m) using 1:i with linespoints lw 2 \
+		title columnheader(i)
+}
+unset multiplot
+EOF
+}
+
 plots() {
 	say "plots"
 	if ! command -v gnuplot >/dev/null; then
@@ -287,6 +339,7 @@ set ylabel "failed acquisitions (log)"
 set title "Deadlock recovery latency: AA / ABBA / ABBCCA, direct and from signal handlers"
 plot for [i=2:7] "$out/recovery.dat" using i:xtic(1) title columnheader(i)
 EOF
+	plot_maps
 	ls -1 "$out"/*.png
 }
 
@@ -324,6 +377,13 @@ parts = {
     "recovery": block(inj, "Recovery latency summary"),
     "histogram": read("recovery.dat").strip(),
 }
+try:
+    maps = read("maps.txt")
+    parts["maps"] = "\n\n".join(block(maps, h) for h in
+                                ("rqmapbench", "update throughput", "replace throughput",
+                                 "lookup throughput", "Goals"))
+except FileNotFoundError:
+    pass
 text = open(doc).read()
 for name, body in parts.items():
     text = re.sub(r"(<!-- bench:%s -->\n```\n).*?(```\n<!-- /bench:%s -->)" % (name, name),
@@ -354,6 +414,7 @@ sweep
 uncontended
 inject
 dropin
+maps
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 plots
 say "done: results in $out/"

@@ -20,6 +20,7 @@ int rqfl_init(struct rqfl *fl, uint32_t nr_lists)
 		fl->lists[i].pushes = 0;
 	}
 	fl->nr_lists = nr_lists;
+	fl->help_above = 0;
 	return 0;
 }
 
@@ -29,12 +30,25 @@ void rqfl_destroy(struct rqfl *fl)
 	fl->lists = NULL;
 }
 
+/* Threads without a registry slot spread over the per-slot lists too: were
+ * they all homed on the shared list, nearly every free element would sit in
+ * the one list that a handler finds locked by the context it interrupted. */
+static __attribute__((noinline)) uint32_t noslot_index(void)
+{
+	static _Atomic uint32_t next;
+	static _Thread_local uint32_t mine; /* index + 1; 0 until assigned */
+
+	if (!mine)
+		mine = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) + 1;
+	return mine - 1;
+}
+
 uint32_t rqfl_home(const struct rqfl *fl)
 {
 	int slot = res_spin_thread_slot();
 
-	if (slot < 0) /* -ENOSPC: registry full, use the shared list */
-		return fl->nr_lists;
+	if (RQMAP_UNLIKELY(slot < 0)) /* -ENOSPC: registry full */
+		return noslot_index() % fl->nr_lists;
 	return (uint32_t)slot % fl->nr_lists;
 }
 
@@ -112,10 +126,10 @@ static struct rqfl_node *pop_locked(struct rqfl_head *h, bool wait, bool *failed
 	return node;
 }
 
-/* The fast pass: caller's list with a waiting lock (AA check), the others
- * with trylock, any list will do; lists that look empty are skipped
- * without touching their lock. */
-static struct rqfl_node *pop_fast(struct rqfl *fl, uint32_t home)
+/* The fast pass: caller's list with a waiting lock (AA check; trylock when
+ * @nested, see rqfl_pop()), the others with trylock, any list will do; lists
+ * that look empty are skipped without touching their lock. */
+static struct rqfl_node *pop_fast(struct rqfl *fl, uint32_t home, bool nested)
 {
 	uint32_t total = fl->nr_lists + 1, pushes;
 	bool failed = false;
@@ -126,27 +140,35 @@ static struct rqfl_node *pop_fast(struct rqfl *fl, uint32_t home)
 
 		if (!atomic_load_explicit(&h->first, memory_order_relaxed))
 			continue;
-		node = pop_locked(h, i == 0, &failed, &pushes);
+		node = pop_locked(h, i == 0 && !nested, &failed, &pushes);
 		if (node)
 			return node;
 	}
 	return NULL;
 }
 
-/* A pass that locks every list (waiting). NULL: *sum is the sum of the
- * lists' push counts, each read as its list was found empty. */
-static struct rqfl_node *pop_pass(struct rqfl *fl, uint32_t home, bool *failed, uint32_t *sum)
+/* A pass that locks every list (@wait: waiting locks, else trylock). NULL:
+ * *sum is the sum of the lists' push counts, each read as its list was found
+ * empty, and *clean says whether every list was locked (the sum is then
+ * complete). */
+static struct rqfl_node *pop_pass(struct rqfl *fl, uint32_t home, bool wait, bool *clean,
+                                  uint32_t *sum)
 {
 	uint32_t total = fl->nr_lists + 1, pushes = 0;
 
 	*sum = 0;
+	*clean = true;
 	for (uint32_t i = 0; i < total; i++) {
+		bool failed = false;
 		struct rqfl_node *node =
-		    pop_locked(&fl->lists[(home + i) % total], true, failed, &pushes);
+		    pop_locked(&fl->lists[(home + i) % total], wait, &failed, &pushes);
 
 		if (node)
 			return node;
-		*sum += pushes;
+		if (failed)
+			*clean = false; /* skip it: another list may hold an element */
+		else
+			*sum += pushes;
 	}
 	return NULL;
 }
@@ -158,32 +180,37 @@ static struct rqfl_node *pop_pass(struct rqfl *fl, uint32_t home, bool *failed, 
  * With most threads on the shared list, nearly every element sits in the one
  * list its pushes spill into, and all of them could move behind a pop that
  * waited there: it came back empty with 1000 elements free. So NULL needs two
- * locked passes that found every list empty with equal push counts: each
- * list then stayed empty from its look in the first pass to its look in the
- * second (pops only remove), so all were empty at once between the passes.
- * Each pass of lists that changed behind it is caused by pushes that
- * completed meanwhile; RQFL_POP_PASSES bounds the time all the same.
+ * clean passes (every list locked) that found every list empty with equal
+ * push counts: each list then stayed empty from its look in the first pass
+ * to its look in the second (pops only remove), so all were empty at once
+ * between the passes. A list whose lock fails is skipped, not the end of the
+ * search.
+ *
+ * A nested context (a signal handler that interrupted a map operation of its
+ * thread) uses trylock only: waiting on a list whose owner is itself nested
+ * could close a cycle through the contexts both interrupted. List locks are
+ * held for a few instructions by running contexts, so a busy list is free
+ * again by the next pass; only a list held by a frozen context (the one this
+ * handler interrupted) stays locked, and its elements are out of reach.
+ * Each pass that finds lists changed behind it is caused by pushes that
+ * completed meanwhile; the pass limits bound the time all the same.
  */
 struct rqfl_node *rqfl_pop(struct rqfl *fl)
 {
 	uint32_t home = rqfl_home(fl);
-	struct rqfl_node *node = pop_fast(fl, home);
+	bool nested = rqmap_tls_depth > 1, clean, was_clean = false;
+	struct rqfl_node *node = pop_fast(fl, home, nested);
 	uint32_t before = 0, after;
-	bool failed = false;
+	uint32_t passes = nested ? RQFL_NESTED_PASSES : RQFL_POP_PASSES;
 
-	/* Only a writer that did not interrupt another map operation of its
-	 * thread waits for other threads' lists: a nested context waiting on a
-	 * list whose owner is itself nested could close a cycle through the
-	 * contexts both interrupted. */
-	if (node || rqmap_tls_depth > 1)
-		return node;
-	for (uint32_t pass = 0; pass < RQFL_POP_PASSES; pass++) {
-		node = pop_pass(fl, home, &failed, &after);
-		if (node || failed || (pass > 0 && after == before))
-			return node;
+	for (uint32_t pass = 0; !node && pass < passes; pass++) {
+		node = pop_pass(fl, home, !nested, &clean, &after);
+		if (!node && clean && was_clean && after == before)
+			return NULL;
+		was_clean = clean;
 		before = after;
 	}
-	return NULL;
+	return node;
 }
 
 void rqfl_populate(struct rqfl *fl, void *base, size_t size, uint32_t n)

@@ -30,12 +30,14 @@ struct htab_elem {
 	};
 	_Atomic(struct htab_elem *) next; /* bucket chain */
 	_Atomic uint32_t hash;
-	rqmap_word_t data[]; /* key words, then value words */
+	/* key words, then value words from value_off: values are 8-byte aligned,
+	 * as the kernel's, for in-place 64-bit (and atomic) accesses */
+	rqmap_word_t data[] __attribute__((aligned(8)));
 };
 
 static inline rqmap_word_t *elem_value(const struct rqmap_hash *m, struct htab_elem *e)
 {
-	return e->data + m->key_words;
+	return e->data + m->value_off;
 }
 
 static inline rqspinlock_t *value_lock(const struct rqmap_hash *m, rqmap_word_t *value)
@@ -51,7 +53,7 @@ static inline int bucket_lock(struct rqmap_hash *m, struct rqmap_bucket *b)
 		return res_spin_lock(&b->lock.rq);
 	if (m->lock_kind == RQMAP_LOCK_PTHREAD_SPIN)
 		return -pthread_spin_lock(&b->lock.ps);
-	return -pthread_spin_lock(&m->global);
+	return 0; /* RQMAP_LOCK_GLOBAL: the whole operation holds m->global */
 }
 
 static inline void bucket_unlock(struct rqmap_hash *m, struct rqmap_bucket *b)
@@ -60,7 +62,20 @@ static inline void bucket_unlock(struct rqmap_hash *m, struct rqmap_bucket *b)
 		res_spin_unlock(&b->lock.rq);
 	else if (m->lock_kind == RQMAP_LOCK_PTHREAD_SPIN)
 		pthread_spin_unlock(&b->lock.ps);
-	else
+}
+
+/* The global-lock baseline holds its one lock around every whole operation
+ * (element allocation, copies and recycling included), as userspace eBPF
+ * runtimes do; the other kinds take nothing here. */
+static inline void op_lock(struct rqmap_hash *m)
+{
+	if (RQMAP_UNLIKELY(m->lock_kind == RQMAP_LOCK_GLOBAL))
+		pthread_spin_lock(&m->global);
+}
+
+static inline void op_unlock(struct rqmap_hash *m)
+{
+	if (RQMAP_UNLIKELY(m->lock_kind == RQMAP_LOCK_GLOBAL))
 		pthread_spin_unlock(&m->global);
 }
 
@@ -148,7 +163,7 @@ static struct htab_elem *elem_alloc(struct rqmap_hash *m, bool wait)
 		e = malloc(m->elem_size);
 		return e;
 	}
-	struct rqfl_node *n = wait ? rqmap_pop_or_wait(&m->fl) : rqfl_pop(&m->fl);
+	struct rqfl_node *n = wait ? rqmap_pop_or_wait(&m->fl) : rqmap_pop(&m->fl);
 
 	return n ? caa_container_of(n, struct htab_elem, fl) : NULL;
 }
@@ -272,12 +287,12 @@ static int update_in_place(struct rqmap_hash *m, const struct keyref *k, const v
 	struct htab_elem *old;
 	int ret;
 
-	rqmap_read_lock();
+	rqmap_rcu_lock();
 	old = bucket_find(m, k);
 	ret = check_exist(old, flags);
 	if (!ret)
 		ret = old ? value_store_locked(m, old, value) : -EAGAIN;
-	rqmap_read_unlock();
+	rqmap_rcu_unlock();
 	return ret;
 }
 
@@ -357,12 +372,26 @@ out_free:
 	return ret;
 }
 
+static __attribute__((noinline)) int update_global(struct rqmap_hash *m, const void *key,
+                                                   const void *value, uint64_t flags)
+{
+	int ret;
+
+	op_lock(m);
+	ret = rqmap_hash_update_impl(m, key, value, flags);
+	op_unlock(m);
+	return ret;
+}
+
 int rqmap_hash_update(struct rqmap_hash *m, const void *key, const void *value, uint64_t flags)
 {
 	int ret;
 
 	rqmap_enter();
-	ret = rqmap_hash_update_impl(m, key, value, flags);
+	if (RQMAP_UNLIKELY(m && m->lock_kind == RQMAP_LOCK_GLOBAL))
+		ret = update_global(m, key, value, flags);
+	else
+		ret = rqmap_hash_update_impl(m, key, value, flags);
 	rqmap_leave();
 	return ret;
 }
@@ -380,17 +409,31 @@ int rqmap_hash_lookup(struct rqmap_hash *m, const void *key, void *value, uint64
 		return ret;
 	if (RQMAP_UNLIKELY(m->lock_kind == RQMAP_LOCK_GLOBAL)) {
 		/* the baseline design: every operation under the map's lock */
-		pthread_spin_lock(&m->global);
+		op_lock(m);
 		e = bucket_find(m, &k);
 		ret = e ? value_load(m, e, value, flags) : -ENOENT;
-		pthread_spin_unlock(&m->global);
+		op_unlock(m);
 		return ret;
 	}
-	rqmap_read_lock();
+	rqmap_rcu_lock();
 	e = bucket_find(m, &k);
 	ret = e ? value_load(m, e, value, flags) : -ENOENT;
-	rqmap_read_unlock();
+	rqmap_rcu_unlock();
 	return ret;
+}
+
+void *rqmap_hash_lookup_elem(struct rqmap_hash *m, const void *key)
+{
+	struct htab_elem *e;
+	struct keyref k;
+
+	if (!m || !key)
+		return NULL;
+	key_prepare(m, key, &k);
+	/* The caller's read-side section keeps the element from being recycled
+	 * (any lock kind: this walk is the lock-free one). */
+	e = bucket_find(m, &k);
+	return e ? (void *)elem_value(m, e) : NULL;
 }
 
 static int delete_common_impl(struct rqmap_hash *m, const void *key, void *value, uint64_t flags)
@@ -423,7 +466,9 @@ static int delete_common(struct rqmap_hash *m, const void *key, void *value, uin
 	int ret;
 
 	rqmap_enter();
+	op_lock(m);
 	ret = delete_common_impl(m, key, value, flags);
+	op_unlock(m);
 	rqmap_leave();
 	return ret;
 }
@@ -462,7 +507,7 @@ int rqmap_hash_get_next_key(struct rqmap_hash *m, const void *key, void *next_ke
 	ret = rqmap_thread_ensure();
 	if (ret)
 		return ret;
-	rqmap_read_lock();
+	rqmap_rcu_lock();
 	if (key) {
 		key_prepare(m, key, &k);
 		e = bucket_find(m, &k);
@@ -479,7 +524,7 @@ int rqmap_hash_get_next_key(struct rqmap_hash *m, const void *key, void *next_ke
 		e = atomic_load_explicit(&m->buckets[i].first, memory_order_acquire);
 	if (e)
 		key_copy_out(m, e, next_key);
-	rqmap_read_unlock();
+	rqmap_rcu_unlock();
 	return e ? 0 : -ENOENT;
 }
 
@@ -596,8 +641,12 @@ static int hash_batch(struct rqmap_hash *m, uint32_t *cursor, void *keys, void *
 {
 	int ret;
 
+	if (!m)
+		return -EINVAL;
 	rqmap_enter();
+	op_lock(m);
 	ret = hash_batch_impl(m, cursor, keys, values, count, flags, del);
+	op_unlock(m);
 	rqmap_leave();
 	return ret;
 }
@@ -624,8 +673,7 @@ static int check_attr(const struct rqmap_hash_attr *a)
 		return -EINVAL;
 	if (a->n_buckets & (a->n_buckets - 1))
 		return -EINVAL;
-	if ((a->flags & RQMAP_F_VALUE_LOCK) &&
-	    (a->lock_off % 4 || (uint64_t)a->lock_off + 4 > a->value_size))
+	if ((a->flags & RQMAP_F_VALUE_LOCK) && !rqmap_lock_off_ok(a->lock_off, a->value_size))
 		return -EINVAL;
 	if (a->key_size > RQMAP_MAX_KEY_SIZE || a->value_size > RQMAP_MAX_VALUE_SIZE ||
 	    a->max_entries > MAX_ENTRIES_LIMIT || a->spare > MAX_ENTRIES_LIMIT ||
@@ -664,6 +712,7 @@ static int alloc_pool(struct rqmap_hash *m)
 
 	if (ret || (m->flags & RQMAP_F_NO_PREALLOC))
 		return ret;
+	m->fl.help_above = (m->capacity - m->max_entries) / RQMAP_HELP_DIVISOR;
 	m->pool = calloc(m->capacity, m->elem_size);
 	if (!m->pool)
 		return -ENOMEM;
@@ -678,9 +727,10 @@ static void init_geometry(struct rqmap_hash *m, const struct rqmap_hash_attr *a)
 	m->key_size = a->key_size;
 	m->value_size = a->value_size;
 	m->key_words = rqmap_words(a->key_size);
+	m->value_off = (m->key_words + 1) & ~1U;
 	m->value_words = rqmap_words(a->value_size);
 	m->elem_size = (uint32_t)((sizeof(struct htab_elem) +
-	                           4 * (size_t)(m->key_words + m->value_words) + 7) &
+	                           4 * (size_t)(m->value_off + m->value_words) + 7) &
 	                          ~(size_t)7);
 	m->max_entries = a->max_entries;
 	m->capacity = (m->flags & RQMAP_F_NO_PREALLOC) ? a->max_entries : a->max_entries + spare;

@@ -27,7 +27,7 @@ struct rqmap_bucket {
 struct rqmap_hash {
 	struct rqmap_bucket *buckets;
 	uint32_t n_buckets;
-	uint32_t key_size, value_size, key_words, value_words, elem_size;
+	uint32_t key_size, value_size, key_words, value_off, value_words, elem_size;
 	uint32_t max_entries, capacity, flags, lock_word, seed;
 	enum rqmap_lock_kind lock_kind;
 	pthread_spinlock_t global;

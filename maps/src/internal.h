@@ -50,12 +50,12 @@ extern char rqmap_tsan_gp;
 #define RQMAP_TSAN_ACQUIRE() ((void)0)
 #endif
 
-static inline void rqmap_read_lock(void)
+static inline void rqmap_rcu_lock(void)
 {
 	urcu_memb_read_lock();
 }
 
-static inline void rqmap_read_unlock(void)
+static inline void rqmap_rcu_unlock(void)
 {
 	RQMAP_TSAN_RELEASE();
 	urcu_memb_read_unlock();
@@ -94,8 +94,17 @@ static inline int rqmap_thread_ensure(void)
 
 struct rqfl;
 struct rqfl_node;
-/* Pop a free element; when the freelist is empty, give the RCU worker a
- * bounded chance to recycle retired ones. */
+/* Pop a free element. A context that may wait for a grace period first
+ * recycles the retired elements itself when more than fl->help_above wait. */
+struct rqfl_node *rqmap_pop(struct rqfl *fl);
+/* help_above of a map's freelist: spare / RQMAP_HELP_DIVISOR. The rest of
+ * the spare pool stays free for contexts that cannot wait (docs/MAPS.md). */
+#define RQMAP_HELP_DIVISOR 8
+/* Same; when the freelist is empty, a context that may wait recycles retired
+ * elements itself and waits for the batches other threads hold, until it
+ * gets one. NULL: it may not wait (nested, in a read-side section), or
+ * nothing was retired anywhere for 50 ms (every element is live or held by
+ * operations in flight). */
 struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl);
 
 /*
@@ -124,5 +133,12 @@ bool rqmap_words_equal(const rqmap_word_t *a, const uint32_t *b, uint32_t nwords
 /* Store @src skipping the 4-byte word at @skip_word (an embedded lock). */
 void rqmap_words_store_skip(rqmap_word_t *dst, const void *src, uint32_t bytes, uint32_t skip_word);
 void rqmap_words_zero(rqmap_word_t *dst, uint32_t nwords);
+
+/* An embedded value lock (a 4-byte rqspinlock_t) at @lock_off: word-aligned
+ * and inside the value. */
+static inline bool rqmap_lock_off_ok(uint32_t lock_off, uint32_t value_size)
+{
+	return lock_off % 4 == 0 && (uint64_t)lock_off + 4 <= value_size;
+}
 
 #endif /* RQMAP_INTERNAL_H */

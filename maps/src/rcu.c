@@ -18,6 +18,10 @@
 
 _Thread_local bool rqmap_tls_registered;
 _Thread_local unsigned rqmap_tls_depth;
+/* Inside urcu's update side (registration, a grace-period wait, recycling a
+ * batch this thread took): a handler that interrupted it must not wait for a
+ * grace period (urcu's mutexes; the batch it would wait for is ours). */
+static _Thread_local unsigned tls_in_update_side;
 #ifdef RQ_SANITIZE_THREAD
 char rqmap_tsan_gp;
 #endif
@@ -30,6 +34,8 @@ static void unregister_at_exit(void *arg)
 {
 	(void)arg;
 	if (rqmap_tls_registered) {
+		tls_in_update_side++; /* never lowered: the thread is exiting */
+		atomic_signal_fence(memory_order_seq_cst);
 		urcu_memb_unregister_thread();
 		rqmap_tls_registered = false;
 	}
@@ -45,8 +51,12 @@ int rqmap_thread_register_slow(void)
 	pthread_once(&exit_key_once, make_exit_key);
 	if (pthread_setspecific(exit_key, (void *)1))
 		return -ENOMEM;
+	tls_in_update_side++;
+	atomic_signal_fence(memory_order_seq_cst); /* a handler sees it */
 	urcu_memb_register_thread();
 	rqmap_tls_registered = true;
+	atomic_signal_fence(memory_order_seq_cst);
+	tls_in_update_side--;
 	return 0;
 }
 
@@ -57,40 +67,18 @@ int rqmap_thread_init(void)
 	return rqmap_thread_ensure();
 }
 
-/* How long an update waits for recycled elements before -ENOMEM. */
-#define POP_WAIT_NS (50ULL * 1000 * 1000)
-
-static uint64_t mono_ns(void)
+int rqmap_read_lock(void)
 {
-	struct timespec ts;
+	int ret = rqmap_thread_ensure();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
-	return (uint64_t)ts.tv_sec * 1000000000U + (uint64_t)ts.tv_nsec;
+	if (!ret)
+		rqmap_rcu_lock();
+	return ret;
 }
 
-struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
+void rqmap_read_unlock(void)
 {
-	struct rqfl_node *n = rqfl_pop(fl);
-	uint64_t deadline;
-
-	/* Empty: the spare elements all wait for a grace period; on a busy
-	 * machine the reclaim thread needs a CPU to recycle them. Waiting cannot
-	 * help when this thread is itself inside a read-side section (a handler
-	 * that interrupted a lookup): that holds the grace period back; nor
-	 * when it interrupted another map operation of this thread, which may
-	 * hold a lock others need (see rqmap_enter()). Yield
-	 * first, then nap; both are async-signal-safe syscalls. */
-	if (n || urcu_memb_read_ongoing() || rqmap_tls_depth > 1)
-		return n;
-	deadline = mono_ns() + POP_WAIT_NS;
-	for (int i = 0; !n && mono_ns() < deadline; i++) {
-		if (i < 100)
-			sched_yield();
-		else
-			nanosleep(&(struct timespec){0, 50L * 1000}, NULL);
-		n = rqfl_pop(fl);
-	}
-	return n;
+	rqmap_rcu_unlock();
 }
 
 /* ---- reclaim thread */
@@ -110,7 +98,7 @@ struct retire_stripe {
 
 static struct retire_stripe stripes[RETIRE_STRIPES];
 static _Atomic uint32_t reclaimer_idle; /* futex word: 1 while it sleeps */
-static _Atomic uint64_t nr_retired, nr_reclaimed;
+static _Atomic uint64_t nr_retired, nr_collected, nr_reclaimed;
 static pthread_mutex_t reclaim_start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool reclaimer_running;
 
@@ -134,11 +122,12 @@ static void reclaimer_sleep(void)
 	atomic_store_explicit(&reclaimer_idle, 0, memory_order_relaxed);
 }
 
-/* Take every stripe's stack; chain them into one list. */
-static struct rqmap_retire *collect(void)
+/* Take every stripe's stack; chain them into one list of *n elements. */
+static struct rqmap_retire *collect(uint64_t *n)
 {
 	struct rqmap_retire *all = NULL;
 
+	*n = 0;
 	for (int i = 0; i < RETIRE_STRIPES; i++) {
 		struct rqmap_retire *r, *tail;
 
@@ -148,11 +137,12 @@ static struct rqmap_retire *collect(void)
 		r = atomic_exchange_explicit(&stripes[i].head, NULL, memory_order_acquire);
 		if (!r)
 			continue;
-		for (tail = r; tail->next; tail = tail->next)
+		for (tail = r, ++*n; tail->next; tail = tail->next, ++*n)
 			;
 		tail->next = all;
 		all = r;
 	}
+	atomic_fetch_add_explicit(&nr_collected, *n, memory_order_relaxed);
 	return all;
 }
 
@@ -177,32 +167,79 @@ static struct rqmap_retire *recycle_run(struct rqmap_retire *r, uint64_t *n)
 	return next;
 }
 
+/* Elements of no-prealloc maps that a helper took past a grace period:
+ * free() is not async-signal-safe, so the reclaim thread frees them. */
+static _Atomic(struct rqmap_retire *) deferred_free;
+
+static void defer_free(struct rqmap_retire *r)
+{
+	struct rqmap_retire *old = atomic_load_explicit(&deferred_free, memory_order_relaxed);
+
+	do
+		r->next = old;
+	/* release: publishes r->next; pairs with free_deferred()'s acquire */
+	while (!atomic_compare_exchange_weak_explicit(&deferred_free, &old, r, memory_order_release,
+	                                              memory_order_relaxed));
+}
+
+static uint64_t free_deferred(void)
+{
+	/* acquire: pairs with defer_free() */
+	struct rqmap_retire *r =
+	    atomic_exchange_explicit(&deferred_free, NULL, memory_order_acquire);
+	uint64_t n = 0;
+
+	while (r) {
+		struct rqmap_retire *next = r->next;
+
+		free(r);
+		r = next;
+		n++;
+	}
+	return n;
+}
+
+/* After a grace period: every element of @r back to its freelist; no-prealloc
+ * elements freed (@can_free) or handed to the reclaim thread. */
+static void recycle_all(struct rqmap_retire *r, bool can_free)
+{
+	uint64_t n = 0;
+
+	while (r) {
+		struct rqmap_retire *next = r->next;
+
+		if (r->fl) {
+			r = recycle_run(r, &n);
+			continue;
+		}
+		if (can_free) {
+			free(r);
+			n++;
+		} else {
+			defer_free(r);
+		}
+		r = next;
+	}
+	/* release: pairs with rqmap_quiesce(); the reuse is done */
+	atomic_fetch_add_explicit(&nr_reclaimed, n, memory_order_release);
+}
+
 static void *reclaimer_main(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct rqmap_retire *r = collect();
-		uint64_t n = 0;
+		uint64_t n, freed = free_deferred();
+		struct rqmap_retire *r = collect(&n);
 
+		if (freed) /* release: pairs with rqmap_quiesce() */
+			atomic_fetch_add_explicit(&nr_reclaimed, freed, memory_order_release);
 		if (!r) {
 			reclaimer_sleep();
 			continue;
 		}
 		urcu_memb_synchronize_rcu();
 		RQMAP_TSAN_ACQUIRE();
-		while (r) {
-			if (r->fl) {
-				r = recycle_run(r, &n);
-			} else {
-				struct rqmap_retire *next = r->next;
-
-				free(r);
-				r = next;
-				n++;
-			}
-		}
-		/* release: pairs with rqmap_quiesce(); the reuse is done */
-		atomic_fetch_add_explicit(&nr_reclaimed, n, memory_order_release);
+		recycle_all(r, true);
 		/* A small batch: let the next one build up before another grace
 		 * period, without going idle (retirers wake only an idle thread, and
 		 * a wake-up per handful of elements would cost a syscall each). */
@@ -212,6 +249,103 @@ static void *reclaimer_main(void *arg)
 	return NULL;
 }
 
+/* ---- writers help the grace period */
+
+/* Whether this context may wait for a grace period: not inside a read-side
+ * section (it would wait for itself), not over urcu's update side or a batch
+ * of its own thread (see tls_in_update_side), and not nested in another map
+ * operation of its thread (which may hold a lock others need while it
+ * waits). */
+static bool may_wait_for_gp(void)
+{
+	return rqmap_tls_depth <= 1 && !tls_in_update_side && !urcu_memb_read_ongoing();
+}
+
+/* Take every retired element, wait for a grace period, recycle them. False
+ * when there was nothing to take (other threads hold the pending batches). */
+static bool help_reclaim(void)
+{
+	uint64_t n;
+	struct rqmap_retire *r;
+
+	tls_in_update_side++;
+	atomic_signal_fence(memory_order_seq_cst); /* a handler sees it */
+	r = collect(&n);
+	if (r) {
+		urcu_memb_synchronize_rcu();
+		RQMAP_TSAN_ACQUIRE();
+		recycle_all(r, false);
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	tls_in_update_side--;
+	return r != NULL;
+}
+
+/* Retired elements nobody has taken yet. */
+static int64_t uncollected(void)
+{
+	return (int64_t)(atomic_load_explicit(&nr_retired, memory_order_relaxed) -
+	                 atomic_load_explicit(&nr_collected, memory_order_relaxed));
+}
+
+/* Retired elements not yet recycled (some other thread may hold them). */
+static bool any_pending(void)
+{
+	/* acquire: pairs with recycle_all()'s release add */
+	return atomic_load_explicit(&nr_reclaimed, memory_order_acquire) <
+	       atomic_load_explicit(&nr_retired, memory_order_relaxed);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000U + (uint64_t)ts.tv_nsec;
+}
+
+/* With nothing retired anywhere, how long an update waits for elements that
+ * other operations hold in flight before -ENOMEM (the pool is then smaller
+ * than the number of concurrent operations needs). */
+#define POP_WAIT_NS (50ULL * 1000 * 1000)
+
+struct rqfl_node *rqmap_pop(struct rqfl *fl)
+{
+	/* Keep the elements waiting for a grace period few, so that contexts
+	 * that cannot wait (signal handlers over a map operation or a read-side
+	 * section) find the rest of the spare pool free. */
+	if (uncollected() > (int64_t)fl->help_above && may_wait_for_gp())
+		help_reclaim();
+	return rqfl_pop(fl);
+}
+
+struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
+{
+	struct rqfl_node *n = rqmap_pop(fl);
+	uint64_t deadline = 0;
+
+	if (n || !may_wait_for_gp())
+		return n;
+	/* Empty: recycle what we can take ourselves; wait for batches other
+	 * threads hold (they finish a grace period and push them back). */
+	for (int i = 0; !n; i++) {
+		if (!help_reclaim()) {
+			if (any_pending())
+				deadline = 0;
+			else if (!deadline)
+				deadline = mono_ns() + POP_WAIT_NS;
+			else if (mono_ns() > deadline)
+				return NULL;
+			if (i < 100)
+				sched_yield();
+			else
+				nanosleep(&(struct timespec){0, 50L * 1000}, NULL);
+		}
+		n = rqfl_pop(fl);
+	}
+	return n;
+}
+
 /* A forked child has no reclaim thread: let it start its own. */
 static void reclaim_after_fork_child(void)
 {
@@ -219,7 +353,9 @@ static void reclaim_after_fork_child(void)
 	for (int i = 0; i < RETIRE_STRIPES; i++)
 		atomic_store_explicit(&stripes[i].head, NULL, memory_order_relaxed);
 	atomic_store_explicit(&nr_retired, 0, memory_order_relaxed);
+	atomic_store_explicit(&nr_collected, 0, memory_order_relaxed);
 	atomic_store_explicit(&nr_reclaimed, 0, memory_order_relaxed);
+	atomic_store_explicit(&deferred_free, NULL, memory_order_relaxed);
 	pthread_mutex_init(&reclaim_start_lock, NULL);
 }
 

@@ -12,9 +12,11 @@
  *     rqmap_quiesce()) elements in the map + elements in the freelist ==
  *     the preallocated capacity.
  * Registered twice in CTest, once with RQSPINLOCK_SLOTS=2 so that most
- * threads have no registry slot and use the shared list (-ENOSPC path).
+ * threads have no registry slot (-ENOSPC path: their locks take the TAS slow
+ * path, their home lists are handed out round-robin).
  */
 #include "freelist.h"
+#include "internal.h"
 #include "mtest.h"
 
 #include <rqmap.h>
@@ -91,6 +93,63 @@ static void test_pop_behind_scan(void)
 	CHECK(c.got == &node);
 	CHECK_EQ(rqfl_count(&c.fl), 0);
 	rqfl_destroy(&c.fl);
+}
+
+/* A nested pop (a handler over a map operation) never waits for a list lock:
+ * its home list is held by another thread (as if by the context the handler
+ * interrupted), and a free element sits in another list. It must take that
+ * one without waiting on the home list; the holder watches the lock word
+ * for a waiter (and then lets go, so that a waiting pop ends). */
+struct nested_ctx {
+	rqspinlock_t *lock;
+	atomic_bool held, done, waited;
+};
+
+static void *nested_holder(void *arg)
+{
+	struct nested_ctx *c = arg;
+	uint32_t word;
+
+	CHECK_EQ(res_spin_lock(c->lock), 0);
+	word = atomic_load_explicit(&c->lock->val, memory_order_relaxed);
+	atomic_store(&c->held, true);
+	while (!atomic_load(&c->done)) {
+		if (atomic_load_explicit(&c->lock->val, memory_order_relaxed) != word) {
+			atomic_store(&c->waited, true);
+			break;
+		}
+		sched_yield();
+	}
+	res_spin_unlock(c->lock);
+	return NULL;
+}
+
+static void test_nested_pop_never_waits(void)
+{
+	static struct rqfl_node in_home, elsewhere;
+	struct nested_ctx c = {0};
+	struct rqfl fl;
+	struct rqfl_node *got;
+	uint32_t home;
+	pthread_t th;
+
+	CHECK_EQ(rqfl_init(&fl, 4), 0);
+	home = rqfl_home(&fl);
+	rqfl_push_chain_at(&fl, &in_home, &in_home, 1, home);
+	rqfl_push_chain_at(&fl, &elsewhere, &elsewhere, 1, (home + 2) % (fl.nr_lists + 1));
+	c.lock = &fl.lists[home].lock;
+	CHECK_EQ(pthread_create(&th, NULL, nested_holder, &c), 0);
+	while (!atomic_load(&c.held))
+		sched_yield();
+	rqmap_tls_depth = 2; /* as in a handler over a map operation */
+	got = rqfl_pop(&fl);
+	rqmap_tls_depth = 0;
+	atomic_store(&c.done, true);
+	pthread_join(th, NULL);
+	CHECK(!atomic_load(&c.waited));
+	CHECK(got == &elsewhere);
+	CHECK_EQ(rqfl_count(&fl), 1);
+	rqfl_destroy(&fl);
 }
 
 struct fl_ctx {
@@ -242,6 +301,7 @@ int main(void)
 	res_spin_set_timeout_ns(5ull * 1000 * 1000 * 1000);
 	rqmap_thread_init();
 	test_pop_behind_scan();
+	test_nested_pop_never_waits();
 	test_freelist_alone();
 	test_map_conservation();
 	printf("maps_freelist: OK\n");
