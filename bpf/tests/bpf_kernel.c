@@ -36,6 +36,9 @@ static const struct case_ cases[] = {
     {"irqsave", "irqsave_aa", 1},
     {"irqsave", "handler_take", 1},
     {"counter", "count", 1},
+    {"hash", "hash_count", 3},
+    {"hash", "hash_aa", 1},
+    {"hash", "hash_delete", 1},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -110,8 +113,8 @@ static int compare_object(const char *name, const char *cc)
 
 static void test_kernel_ref(void)
 {
-	static const char *const objs[] = {"conform", "conform_v4", "res_lock", "irqsave",
-	                                   "counter"};
+	static const char *const objs[] = {"conform", "conform_v4", "res_lock",
+	                                   "irqsave", "counter",    "hash"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {

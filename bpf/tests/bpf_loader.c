@@ -53,7 +53,8 @@ static void check_libbpf_names(const char *path, struct rqbpf_object *obj)
 
 static void test_load(void)
 {
-	static const char *const objs[] = {"res_lock", "irqsave", "counter", "conform", "bad"};
+	static const char *const objs[] = {"res_lock", "irqsave", "counter",
+	                                   "conform",  "bad",     "hash"};
 
 	for (const char *const *cc = bt_compilers; *cc; cc++)
 		for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {

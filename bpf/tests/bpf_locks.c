@@ -247,6 +247,54 @@ static void test_threads(void)
 	}
 }
 
+struct hash_arg {
+	struct rqbpf_object *obj;
+	long runs;
+	uint32_t key;
+};
+
+static void *hash_thread(void *p)
+{
+	struct hash_arg *a = p;
+	uint32_t cb[5] = {a->key};
+
+	for (long i = 0; i < a->runs; i++)
+		CHECK_GT((int32_t)bt_run_cb(a->obj, "hash_count", cb), 0);
+	return NULL;
+}
+
+/* A hash map on rqmaps: exact counts from 8 threads on 4 keys, AA on one
+ * element, and a value that stays readable after its delete. */
+static void test_hash(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_load("hash", *cc, 0);
+		struct hash_arg args[8];
+		pthread_t t[8];
+		uint8_t v[16];
+
+		if (!obj)
+			continue;
+		for (int i = 0; i < 8; i++) {
+			args[i] = (struct hash_arg){obj, tu_scaled(5000), (uint32_t)i % 4};
+			tu_thread_start(&t[i], hash_thread, &args[i]);
+		}
+		for (int i = 0; i < 8; i++)
+			tu_thread_join(t[i]);
+		for (uint32_t k = 0; k < 4; k++) {
+			uint32_t cb[5] = {k};
+
+			CHECK_EQ(rqbpf_map_lookup(rqbpf_object_find_map(obj, "table"), &k, v), 0);
+			CHECK_EQ(*(uint64_t *)(v + 8), 2 * args[0].runs);
+			CHECK_EQ((int32_t)bt_run_cb(obj, "hash_delete", cb), 2 * args[0].runs);
+			CHECK_EQ(rqbpf_map_lookup(rqbpf_object_find_map(obj, "table"), &k, v),
+			         -ENOENT);
+		}
+		CHECK_EQ(bt_run(obj, "hash_aa"), 0);
+		rqbpf_object_close(obj);
+	}
+}
+
 static const struct tu_test tests[] = {
     {"bpf_aa", test_aa, 30},
     {"bpf_abba", test_abba, 120},
@@ -255,6 +303,7 @@ static const struct tu_test tests[] = {
     {"bpf_signal_nested", test_signal_nested, 60},
     {"bpf_signal_irqsave", test_signal_irqsave, 60},
     {"bpf_threads", test_threads, 120},
+    {"bpf_hash", test_hash, 120},
 };
 
 TU_MAIN(tests)
