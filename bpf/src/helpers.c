@@ -68,6 +68,10 @@ static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key,
 		r->rcu = true;
 	}
 	p = rqbpf_map_elem(m, key);
+	if (p && m->array) /* the accesses that follow skip the region search */
+		r->last = (struct rqbpf_region){(uintptr_t)m->values,
+		                                (size_t)m->elem_size * m->desc.max_entries,
+		                                !m->desc.read_only};
 	if (p && m->hash) {
 		r->dyn[r->dyn_next] = (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, true};
 		r->dyn_next = (r->dyn_next + 1) % RQBPF_DYN_REGIONS;
@@ -290,24 +294,27 @@ static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 	return 0;
 }
 
+/* Only a lock this run took (checked then) may be released: the record
+ * is the check. */
 static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 {
-	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
+	rqspinlock_t *lock;
 	const uint64_t *flags = NULL;
 	uint64_t bits = 0;
 	int i;
 
 	if (irq && !(flags = rqbpf_mem(r, reg[BPF_REG_2], sizeof(*flags), false)))
 		return rqbpf_fault(r, "res_spin_unlock_irqrestore: R2 is not 8 readable bytes");
-	for (i = r->nheld - 1; i >= 0 && r->held[i].lock != lock; i--)
+	for (i = r->nheld - 1; i >= 0 && (uintptr_t)r->held[i].lock != reg[BPF_REG_1]; i--)
 		;
-	if (!lock || i < 0)
+	if (i < 0)
 		return rqbpf_fault(r, "res_spin_unlock: R1 is not a lock this run holds");
+	lock = r->held[i].lock;
 	if (irq)
 		memcpy(&bits, flags, sizeof(bits));
-	memmove(&r->held[i], &r->held[i + 1], (size_t)(r->nheld - i - 1) * sizeof(r->held[0]));
-	r->nheld--;
-	res_spin_unlock(lock);
+	res_spin_unlock(lock); /* first: the record below is not the critical section's */
+	for (r->nheld--; i < r->nheld; i++)
+		r->held[i] = r->held[i + 1];
 	if (irq)
 		restore_mask(bits);
 	return 0;

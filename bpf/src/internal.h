@@ -45,11 +45,20 @@ struct rqbpf_func {
 	uint32_t cnt;
 };
 
+/* A decoded instruction: its handler in the interpreter, the fields unpacked. */
+struct rqbpf_op {
+	const void *handler;
+	uint8_t code, dst, src;
+	int16_t off;
+	int32_t imm;
+};
+
 struct rqbpf_prog {
 	struct rqbpf_linked_prog lp; /* insns: linked (post-link encoding) */
 	struct rqbpf_object *obj;
 	const struct rqbpf_func *func;
-	uint64_t *imm64; /* per insn: resolved ld_imm64 values (after load) */
+	uint64_t *imm64;      /* per insn: resolved ld_imm64 values (after load) */
+	struct rqbpf_op *ops; /* decoded instructions (after load) */
 	bool autoload;
 	bool loaded;
 };
@@ -118,6 +127,8 @@ void *rqbpf_map_elem(struct rqbpf_map *map, const void *key);
  * not; and the target of a jump or call (true when it has one). */
 const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i);
 bool rqbpf_insn_target(const struct bpf_insn *insn, size_t i, int64_t *target);
+/* interp.c: decode a linked program for the interpreter (at load). */
+int rqbpf_decode(struct rqbpf_prog *prog);
 /* helpers.c: is this helper id supported. */
 bool rqbpf_helper_supported(int32_t id);
 /* kfunc id by name, 0 if unknown. */
