@@ -11,6 +11,9 @@
  * medians of runs/s. Then the interpreter's ns per instruction on alu_loop.
  *
  *   rqbpfbench OBJ [--threads 1,2,4,8] [--reps 5] [--duration 0.3]
+ *   rqbpfbench OBJ --callgrind rqbpf|C [--iters N]
+ *       N runs on one thread inside cg_region(), for
+ *       valgrind --tool=callgrind --toggle-collect=cg_region (instructions per run)
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -195,6 +198,16 @@ static void per_insn(void)
 	       (unsigned long long)res.insns, median(ns, 11));
 }
 
+/* What callgrind counts: @p iters runs of one variant. */
+static __attribute__((noinline)) void cg_region(enum variant v, long iters)
+{
+	struct __sk_buff ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	for (long i = 0; i < iters; i += BATCH)
+		batch(v, &ctx);
+}
+
 static int parse_threads(const char *s, int *t)
 {
 	int n = 0;
@@ -213,6 +226,8 @@ int main(int argc, char **argv)
 {
 	int threads[16] = {1, 2, 4, 8}, nt = 4, reps = 5;
 	double secs = 0.3, res[16][NV][MAX_REPS];
+	const char *cg = NULL;
+	long iters = 100000;
 	struct rqbpf_error err;
 	struct bpf_object *ko = NULL;
 	const char *why;
@@ -224,6 +239,10 @@ int main(int argc, char **argv)
 			reps = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--duration"))
 			secs = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--callgrind"))
+			cg = argv[i + 1];
+		else if (!strcmp(argv[i], "--iters"))
+			iters = atol(argv[i + 1]);
 	}
 	if (argc < 2 || nt < 1 || reps < 1 || reps > MAX_REPS || secs <= 0) {
 		fprintf(stderr,
@@ -235,6 +254,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	prog = rqbpf_object_find_prog(obj, "count");
+	if (cg) {
+		cg_region(!strcmp(cg, "C") ? V_C : V_RQBPF, iters);
+		rqbpf_object_close(obj);
+		return atomic_load(&errors) ? 1 : 0;
+	}
 	why = open_kernel(argv[1], &ko);
 	for (int r = 0; r < reps; r++)
 		for (int t = 0; t < nt; t++)

@@ -49,11 +49,9 @@ bool rqbpf_helper_supported(int32_t id)
 static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 {
 	const struct rqbpf_object *obj = r->prog->obj;
-	uintptr_t off = (uintptr_t)v - (uintptr_t)obj->maps;
+	size_t i = ((uintptr_t)v - (uintptr_t)obj->maps) / sizeof(*obj->maps);
 
-	if (off >= obj->map_cnt * sizeof(*obj->maps) || off % sizeof(*obj->maps))
-		return NULL;
-	return &obj->maps[off / sizeof(*obj->maps)];
+	return i < obj->map_cnt && (uintptr_t)&obj->maps[i] == v ? &obj->maps[i] : NULL;
 }
 
 /* A hash value is valid until the run's read-side section ends; the run
@@ -67,11 +65,18 @@ static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key,
 			return rqbpf_fault(r, "map_lookup_elem: cannot open a read-side section");
 		r->rcu = true;
 	}
-	p = rqbpf_map_elem(m, key);
-	if (p && m->array) /* the accesses that follow skip the region search */
+	if (m->array) { /* contiguous values (maps.c): index them here */
+		uint32_t idx;
+
+		memcpy(&idx, key, sizeof(idx));
+		p = idx < m->desc.max_entries ? m->values + (size_t)idx * m->elem_size : NULL;
+		/* the accesses that follow skip the region search */
 		r->last = (struct rqbpf_region){(uintptr_t)m->values,
 		                                (size_t)m->elem_size * m->desc.max_entries,
 		                                !m->desc.read_only};
+	} else {
+		p = rqbpf_map_elem(m, key);
+	}
 	if (p && m->hash) {
 		r->dyn[r->dyn_next] = (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, true};
 		r->dyn_next = (r->dyn_next + 1) % RQBPF_DYN_REGIONS;
@@ -177,7 +182,8 @@ static int format_one(char *out, size_t room, const char **fmt, uint64_t arg, bo
 	return n;
 }
 
-static int trace_printk(struct rqbpf_run *r, uint64_t *reg)
+/* Out of line: its buffer would cost every helper call a stack-protector check. */
+static __attribute__((noinline)) int trace_printk(struct rqbpf_run *r, uint64_t *reg)
 {
 	uint64_t size = reg[BPF_REG_2];
 	const char *fmt = size && size <= 1024 ? rqbpf_mem(r, reg[BPF_REG_1], size, false) : NULL;
@@ -262,11 +268,29 @@ static rqspinlock_t *lock_arg(struct rqbpf_run *r, uint64_t v)
 	return rqbpf_mem(r, v, sizeof(rqspinlock_t), true);
 }
 
+/* Lock with all signals blocked; on success the old mask goes to *flags. */
+static __attribute__((noinline)) int lock_irqsave(rqspinlock_t *lock, uint64_t *flags,
+                                                  uint64_t *old_bits)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = res_spin_lock(lock);
+	if (ret) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return ret;
+	}
+	*old_bits = mask_bits(&old);
+	memcpy(flags, old_bits, sizeof(*flags));
+	return 0;
+}
+
 static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 {
 	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
-	uint64_t *flags = NULL;
-	sigset_t all, old;
+	uint64_t *flags = NULL, bits = 0;
 	int ret;
 
 	if (!lock)
@@ -275,22 +299,10 @@ static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 		return rqbpf_fault(r, "res_spin_lock_irqsave: R2 is not 8 writable bytes");
 	if (r->nheld == RQBPF_MAX_HELD)
 		return rqbpf_fault(r, "more than %d locks held", RQBPF_MAX_HELD);
-	if (irq) {
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-	}
-	ret = res_spin_lock(lock);
-	if (ret) {
-		if (irq)
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-		reg[BPF_REG_0] = (uint64_t)(int64_t)ret;
-		return 0;
-	}
-	r->held[r->nheld] = (struct rqbpf_held){lock, irq, irq ? mask_bits(&old) : 0};
-	if (irq)
-		memcpy(flags, &r->held[r->nheld].sigmask, sizeof(*flags));
-	r->nheld++;
-	reg[BPF_REG_0] = 0;
+	ret = irq ? lock_irqsave(lock, flags, &bits) : res_spin_lock(lock);
+	reg[BPF_REG_0] = (uint64_t)(int64_t)ret;
+	if (!ret)
+		r->held[r->nheld++] = (struct rqbpf_held){lock, irq, bits};
 	return 0;
 }
 

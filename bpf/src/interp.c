@@ -552,7 +552,7 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.last = (struct rqbpf_region){0, 0, false};
 	reg[BPF_REG_1] = (uintptr_t)ctx;
 	ret = interpret(&r, reg, &res->insns, NULL);
-	rel = rqbpf_release_all(&r);
+	rel = r.nheld || r.rcu ? rqbpf_release_all(&r) : 0;
 	if (!ret) {
 		res->retval = reg[BPF_REG_0];
 		ret = rel;
