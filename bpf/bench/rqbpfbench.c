@@ -78,8 +78,8 @@ static long batch(enum variant v, struct __sk_buff *ctx)
 {
 	struct rqbpf_run_result res;
 	uint8_t pkt[64] = {0};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt, .data_size_in = sizeof(pkt),
-	            .repeat = BATCH);
+	struct bpf_test_run_opts opts = {
+	    .sz = sizeof(opts), .data_in = pkt, .data_size_in = sizeof(pkt), .repeat = BATCH};
 
 	switch (v) {
 	case V_RQBPF:

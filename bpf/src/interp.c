@@ -30,6 +30,7 @@ int rqbpf_fault(struct rqbpf_run *r, const char *fmt, ...)
 
 	if (n >= 0 && (size_t)n < r->msg_size) {
 		va_start(ap, fmt);
+		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 		vsnprintf(r->msg + n, r->msg_size - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
@@ -322,6 +323,8 @@ static uint64_t endian(int32_t bits, bool swap, uint64_t v)
  * "labels as values", which gcc and clang support); each handler ends by
  * jumping straight to the next instruction's. cppcheck does not parse label
  * addresses: it sees a stand-in. */
+// The handler macros paste C fragments (labels, operators, statements): no parentheses.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #ifdef __CPPCHECK__
 #define LABEL_ADDR(l)   NULL
 #define GOTO_HANDLER(h) goto bad_opcode
@@ -435,6 +438,7 @@ static uint64_t endian(int32_t bits, bool swap, uint64_t v)
 	X(exit, BPF_JMP | BPF_EXIT, if (depth == 0) goto out; in = frames[--depth].ret;            \
 	  memcpy(&reg[BPF_REG_6], frames[depth].saved, sizeof(frames[0].saved));                   \
 	  reg[BPF_REG_10] += RQBPF_STACK_SIZE;)
+// NOLINTEND(bugprone-macro-parentheses)
 
 struct frame {
 	uint64_t saved[4]; /* r6-r9 */
@@ -442,14 +446,18 @@ struct frame {
 };
 
 /*
- * The interpreter. With @p r NULL it only fills @p table (256 handler
+ * The interpreter. With @p table set it only fills it (256 handler
  * addresses, by opcode) for the decoder. Otherwise it runs the decoded
  * program until the outermost exit, a fault or the instruction limit.
  */
 static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run, const void **table)
 {
 #define TABLE_ENTRY(label, code, ...) [code] = LABEL_ADDR(label),
+#ifdef __CPPCHECK__
+	static const void *const handlers[256] = {NULL};
+#else
 	static const void *const handlers[256] = {RQBPF_OPS(TABLE_ENTRY)};
+#endif
 #undef TABLE_ENTRY
 	const struct rqbpf_op *ops, *in;
 	const uint64_t *imm64;
@@ -458,8 +466,8 @@ static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run, co
 	int depth = 0, ret = 0;
 	void *p;
 
-	if (!r) {
-		for (int i = 0; i < 256; i++)
+	if (!r || !reg || !insns_run) {
+		for (int i = 0; table && i < 256; i++)
 			table[i] = handlers[i] ? handlers[i] : LABEL_ADDR(bad_opcode);
 		return 0;
 	}

@@ -20,6 +20,7 @@ int rqbpf_fail(struct rqbpf_error *err, int code, const char *fmt, ...)
 
 	if (err) {
 		va_start(ap, fmt);
+		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
 	}

@@ -42,7 +42,7 @@ int calls(struct __sk_buff *ctx)
 }
 
 __u64 data_counter = 5;
-const volatile __u32 rodata_table[4] = { 11, 22, 33, 44 };
+const volatile __u32 rodata_table[4] = {11, 22, 33, 44};
 __u64 bss_total;
 
 /* Reads .rodata, updates .data and .bss atomically: returns the old total
