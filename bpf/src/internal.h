@@ -16,6 +16,17 @@
 
 struct btf;
 
+/* Opcode fields, and opcodes newer than Debian 12's <linux/bpf.h>. */
+#define OP(c)    ((c)&0xf0)
+#define CLASS(c) ((c)&0x07)
+#define SRC_X(c) ((c)&BPF_X)
+#ifndef BPF_JMP32
+#define BPF_JMP32 0x06
+#endif
+#ifndef BPF_MEMSX
+#define BPF_MEMSX 0x80
+#endif
+
 /* Instructions one run may execute before it is stopped (-E2BIG). */
 #define RQBPF_INSN_LIMIT (1ull << 30)
 /* Call frames (the kernel's MAX_CALL_FRAMES) and stack bytes per frame. */

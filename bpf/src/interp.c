@@ -12,17 +12,6 @@
 
 #include "run.h"
 
-#define OP(c)    ((c)&0xf0)
-#define CLASS(c) ((c)&0x07)
-#define SRC_X(c) ((c)&BPF_X)
-
-#ifndef BPF_JMP32
-#define BPF_JMP32 0x06
-#endif
-#ifndef BPF_MEMSX
-#define BPF_MEMSX 0x80
-#endif
-
 int rqbpf_fault(struct rqbpf_run *r, const char *fmt, ...)
 {
 	int n = snprintf(r->msg, r->msg_size, "insn %zu: ", r->pc);
@@ -217,93 +206,21 @@ static int do_atomic(struct rqbpf_run *r, const struct rqbpf_op *in, uint64_t *r
 	return 0;
 }
 
-static uint64_t alu64(uint8_t op, int16_t off, uint64_t a, uint64_t b)
-{
-	switch (op) {
-	case BPF_ADD:
-		return a + b;
-	case BPF_SUB:
-		return a - b;
-	case BPF_MUL:
-		return a * b;
-	case BPF_DIV:
-		if (!b)
-			return 0;
-		if (!off)
-			return a / b;
-		if ((int64_t)b == -1)
-			return -a;
-		return (uint64_t)((int64_t)a / (int64_t)b);
-	case BPF_MOD:
-		if (!b)
-			return a;
-		if (!off)
-			return a % b;
-		if ((int64_t)b == -1)
-			return 0;
-		return (uint64_t)((int64_t)a % (int64_t)b);
-	case BPF_OR:
-		return a | b;
-	case BPF_AND:
-		return a & b;
-	case BPF_LSH:
-		return a << (b & 63);
-	case BPF_RSH:
-		return a >> (b & 63);
-	case BPF_NEG:
-		return -a;
-	case BPF_XOR:
-		return a ^ b;
-	case BPF_MOV:
-		return off ? sext(b, off) : b;
-	default: /* BPF_ARSH */
-		return (uint64_t)((int64_t)a >> (b & 63));
+/* Division and modulo, unsigned (off 0) or signed (off 1, cpu v4), with
+ * eBPF's rules: x / 0 = 0, x % 0 = x, INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. */
+#define DEFINE_DIVMOD(NAME, U, S)                                                                  \
+	static U NAME(bool mod, int16_t off, U a, U b)                                             \
+	{                                                                                          \
+		if (!b)                                                                            \
+			return mod ? a : 0;                                                        \
+		if (!off)                                                                          \
+			return mod ? a % b : a / b;                                                \
+		if ((S)b == -1)                                                                    \
+			return mod ? 0 : (U)(0 - a);                                               \
+		return (U)(mod ? (S)a % (S)b : (S)a / (S)b);                                       \
 	}
-}
-
-static uint32_t alu32(uint8_t op, int16_t off, uint32_t a, uint32_t b)
-{
-	switch (op) {
-	case BPF_ADD:
-		return a + b;
-	case BPF_SUB:
-		return a - b;
-	case BPF_MUL:
-		return a * b;
-	case BPF_DIV:
-		if (!b)
-			return 0;
-		if (!off)
-			return a / b;
-		if ((int32_t)b == -1)
-			return -a;
-		return (uint32_t)((int32_t)a / (int32_t)b);
-	case BPF_MOD:
-		if (!b)
-			return a;
-		if (!off)
-			return a % b;
-		if ((int32_t)b == -1)
-			return 0;
-		return (uint32_t)((int32_t)a % (int32_t)b);
-	case BPF_OR:
-		return a | b;
-	case BPF_AND:
-		return a & b;
-	case BPF_LSH:
-		return a << (b & 31);
-	case BPF_RSH:
-		return a >> (b & 31);
-	case BPF_NEG:
-		return -a;
-	case BPF_XOR:
-		return a ^ b;
-	case BPF_MOV:
-		return off ? (uint32_t)sext(b, off) : b;
-	default: /* BPF_ARSH */
-		return (uint32_t)((int32_t)a >> (b & 31));
-	}
-}
+DEFINE_DIVMOD(divmod64, uint64_t, int64_t)
+DEFINE_DIVMOD(divmod32, uint32_t, int32_t)
 
 /* to-LE truncates (a little-endian host), to-BE and bswap also swap. */
 static uint64_t endian(int32_t bits, bool swap, uint64_t v)
@@ -353,12 +270,12 @@ static uint64_t endian(int32_t bits, bool swap, uint64_t v)
 	X(a64k_##NAME, BPF_ALU64 | OPC | BPF_K, uint64_t a = DST, b = IMM; DST = (E);)             \
 	X(a32x_##NAME, BPF_ALU | OPC | BPF_X, uint32_t a = D32, b = S32; DST = (uint32_t)(E);)     \
 	X(a32k_##NAME, BPF_ALU | OPC | BPF_K, uint32_t a = D32, b = I32; DST = (uint32_t)(E);)
-/* Signed and sign-extending variants (off != 0) go through alu64()/alu32(). */
-#define ALU4_VARIANT(X, OPC, NAME)                                                                 \
-	X(a64x_##NAME, BPF_ALU64 | OPC | BPF_X, DST = alu64(OPC, in->off, DST, SRC);)              \
-	X(a64k_##NAME, BPF_ALU64 | OPC | BPF_K, DST = alu64(OPC, in->off, DST, IMM);)              \
-	X(a32x_##NAME, BPF_ALU | OPC | BPF_X, DST = alu32(OPC, in->off, D32, S32);)                \
-	X(a32k_##NAME, BPF_ALU | OPC | BPF_K, DST = alu32(OPC, in->off, D32, I32);)
+/* Division and modulo, with their signed variants (off 1). */
+#define ALU4_DIVMOD(X, OPC, NAME, MOD)                                                             \
+	X(a64x_##NAME, BPF_ALU64 | OPC | BPF_X, DST = divmod64(MOD, in->off, DST, SRC);)           \
+	X(a64k_##NAME, BPF_ALU64 | OPC | BPF_K, DST = divmod64(MOD, in->off, DST, IMM);)           \
+	X(a32x_##NAME, BPF_ALU | OPC | BPF_X, DST = divmod32(MOD, in->off, D32, S32);)             \
+	X(a32k_##NAME, BPF_ALU | OPC | BPF_K, DST = divmod32(MOD, in->off, D32, I32);)
 #define JMP4(X, OPC, NAME, CMP, T64, T32)                                                          \
 	X(j64x_##NAME, BPF_JMP | OPC | BPF_X, if ((T64)DST CMP(T64) SRC) goto jump;)               \
 	X(j64k_##NAME, BPF_JMP | OPC | BPF_K, if ((T64)DST CMP(T64) IMM) goto jump;)               \
@@ -384,9 +301,12 @@ static uint64_t endian(int32_t bits, bool swap, uint64_t v)
 	ALU4(X, BPF_XOR, xor, a ^ b)                                                               \
 	ALU4(X, BPF_LSH, lsh, a << (b & (8 * sizeof(a) - 1)))                                      \
 	ALU4(X, BPF_RSH, rsh, a >> (b & (8 * sizeof(a) - 1)))                                      \
-	ALU4_VARIANT(X, BPF_DIV, div)                                                              \
-	ALU4_VARIANT(X, BPF_MOD, mod)                                                              \
-	ALU4_VARIANT(X, BPF_ARSH, arsh)                                                            \
+	ALU4_DIVMOD(X, BPF_DIV, div, false)                                                        \
+	ALU4_DIVMOD(X, BPF_MOD, mod, true)                                                         \
+	X(a64x_arsh, BPF_ALU64 | BPF_ARSH | BPF_X, DST = (uint64_t)((int64_t)DST >> (SRC & 63));)  \
+	X(a64k_arsh, BPF_ALU64 | BPF_ARSH | BPF_K, DST = (uint64_t)((int64_t)DST >> (IMM & 63));)  \
+	X(a32x_arsh, BPF_ALU | BPF_ARSH | BPF_X, DST = (uint32_t)((int32_t)D32 >> (S32 & 31));)    \
+	X(a32k_arsh, BPF_ALU | BPF_ARSH | BPF_K, DST = (uint32_t)((int32_t)D32 >> (I32 & 31));)    \
 	X(a64x_mov, BPF_ALU64 | BPF_MOV | BPF_X, DST = in->off ? sext(SRC, in->off) : SRC;)        \
 	X(a64k_mov, BPF_ALU64 | BPF_MOV | BPF_K, DST = IMM;)                                       \
 	X(a32x_mov, BPF_ALU | BPF_MOV | BPF_X,                                                     \

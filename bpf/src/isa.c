@@ -5,17 +5,6 @@
 
 #include "internal.h"
 
-#define OP(c)    ((c)&0xf0)
-#define CLASS(c) ((c)&0x07)
-#define SRC_X(c) ((c)&BPF_X)
-
-#ifndef BPF_JMP32
-#define BPF_JMP32 0x06
-#endif
-#ifndef BPF_MEMSX
-#define BPF_MEMSX 0x80
-#endif
-
 /* Instruction classes and their valid opcodes, for the loader's check. */
 static bool alu_ok(const struct bpf_insn *in, bool is64)
 {

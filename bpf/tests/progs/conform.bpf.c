@@ -7,10 +7,6 @@
 #include <bpf/bpf_helpers.h>
 #include "conform_fns.h"
 
-#define A(ctx) (((__u64)(ctx)->cb[0] << 32) | (ctx)->cb[1])
-#define B(ctx) (((__u64)(ctx)->cb[2] << 32) | (ctx)->cb[3])
-#define C(ctx) ((__u64)(ctx)->cb[4])
-
 SEC("tc")
 int arith(struct __sk_buff *ctx)
 {
