@@ -136,51 +136,34 @@ static inline __attribute__((always_inline)) void store(void *p, uint8_t size, u
 
 static const uint8_t size_bytes[4] = {4, 2, 1, 8}; /* BPF_W, H, B, DW >> 3 */
 
-static uint64_t atomic64(uint64_t *p, int32_t op, uint64_t v, uint64_t *r0)
-{
-	uint64_t expected;
-
-	switch (op & ~BPF_FETCH) {
-	case BPF_ADD:
-		return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-	case BPF_OR:
-		return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
-	case BPF_AND:
-		return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
-	case BPF_XOR:
-		return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
-	case BPF_XCHG & ~BPF_FETCH:
-		return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
-	default: /* BPF_CMPXCHG */
-		expected = *r0;
-		__atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST,
-		                            __ATOMIC_SEQ_CST);
-		return expected;
+/* One read-modify-write of a 32- or 64-bit word; returns the old value. */
+// NOLINTBEGIN(bugprone-macro-parentheses): T is a type
+#define DEFINE_ATOMIC(NAME, T)                                                                     \
+	static T NAME(T *p, int32_t op, T v, uint64_t *r0)                                         \
+	{                                                                                          \
+		T expected;                                                                        \
+                                                                                                   \
+		switch (op & ~BPF_FETCH) {                                                         \
+		case BPF_ADD:                                                                      \
+			return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);                         \
+		case BPF_OR:                                                                       \
+			return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                          \
+		case BPF_AND:                                                                      \
+			return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);                         \
+		case BPF_XOR:                                                                      \
+			return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                         \
+		case BPF_XCHG & ~BPF_FETCH:                                                        \
+			return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                        \
+		default: /* BPF_CMPXCHG: compares with R0 */                                       \
+			expected = (T)*r0;                                                         \
+			__atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST,      \
+			                            __ATOMIC_SEQ_CST);                             \
+			return expected;                                                           \
+		}                                                                                  \
 	}
-}
-
-static uint32_t atomic32(uint32_t *p, int32_t op, uint32_t v, uint64_t *r0)
-{
-	uint32_t expected;
-
-	switch (op & ~BPF_FETCH) {
-	case BPF_ADD:
-		return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-	case BPF_OR:
-		return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
-	case BPF_AND:
-		return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
-	case BPF_XOR:
-		return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
-	case BPF_XCHG & ~BPF_FETCH:
-		return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
-	default: /* BPF_CMPXCHG */
-		expected = (uint32_t)*r0;
-		__atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST,
-		                            __ATOMIC_SEQ_CST);
-		return expected;
-	}
-}
+DEFINE_ATOMIC(atomic64, uint64_t)
+DEFINE_ATOMIC(atomic32, uint32_t)
+// NOLINTEND(bugprone-macro-parentheses)
 
 /* BPF atomics are full barriers (the kernel's atomic64_fetch_add and friends). */
 static int do_atomic(struct rqbpf_run *r, const struct rqbpf_op *in, uint64_t *reg)
@@ -208,6 +191,7 @@ static int do_atomic(struct rqbpf_run *r, const struct rqbpf_op *in, uint64_t *r
 
 /* Division and modulo, unsigned (off 0) or signed (off 1, cpu v4), with
  * eBPF's rules: x / 0 = 0, x % 0 = x, INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. */
+// NOLINTBEGIN(bugprone-macro-parentheses): U and S are types
 #define DEFINE_DIVMOD(NAME, U, S)                                                                  \
 	static U NAME(bool mod, int16_t off, U a, U b)                                             \
 	{                                                                                          \
@@ -221,6 +205,7 @@ static int do_atomic(struct rqbpf_run *r, const struct rqbpf_op *in, uint64_t *r
 	}
 DEFINE_DIVMOD(divmod64, uint64_t, int64_t)
 DEFINE_DIVMOD(divmod32, uint32_t, int32_t)
+// NOLINTEND(bugprone-macro-parentheses)
 
 /* to-LE truncates (a little-endian host), to-BE and bswap also swap. */
 static uint64_t endian(int32_t bits, bool swap, uint64_t v)
