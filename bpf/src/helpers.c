@@ -32,18 +32,7 @@ int rqbpf_kfunc_by_name(const char *name)
 
 bool rqbpf_helper_supported(int32_t id)
 {
-	switch (id) {
-	case BPF_FUNC_map_lookup_elem:
-	case BPF_FUNC_map_update_elem:
-	case BPF_FUNC_map_delete_elem:
-	case BPF_FUNC_ktime_get_ns:
-	case BPF_FUNC_trace_printk:
-	case BPF_FUNC_get_prandom_u32:
-	case BPF_FUNC_get_smp_processor_id:
-		return true;
-	default:
-		return false;
-	}
+	return rqbpf_call_target(0, id) != NULL;
 }
 
 static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
@@ -216,27 +205,40 @@ static __attribute__((noinline)) int trace_printk(struct rqbpf_run *r, uint64_t 
 	return 0;
 }
 
-int rqbpf_call_helper(struct rqbpf_run *r, int32_t id, uint64_t *reg)
+static int h_map_lookup(struct rqbpf_run *r, uint64_t *reg)
 {
-	switch (id) {
-	case BPF_FUNC_map_lookup_elem:
-	case BPF_FUNC_map_update_elem:
-	case BPF_FUNC_map_delete_elem:
-		return map_helper(r, id, reg);
-	case BPF_FUNC_ktime_get_ns:
-		reg[BPF_REG_0] = ktime_ns();
-		return 0;
-	case BPF_FUNC_get_prandom_u32:
-		reg[BPF_REG_0] = prandom();
-		return 0;
-	case BPF_FUNC_get_smp_processor_id:
-		reg[BPF_REG_0] = (uint32_t)res_spin_thread_slot();
-		return 0;
-	case BPF_FUNC_trace_printk:
-		return trace_printk(r, reg);
-	default:
-		return rqbpf_fault(r, "unknown helper %d", id);
-	}
+	return map_helper(r, BPF_FUNC_map_lookup_elem, reg);
+}
+
+static int h_map_update(struct rqbpf_run *r, uint64_t *reg)
+{
+	return map_helper(r, BPF_FUNC_map_update_elem, reg);
+}
+
+static int h_map_delete(struct rqbpf_run *r, uint64_t *reg)
+{
+	return map_helper(r, BPF_FUNC_map_delete_elem, reg);
+}
+
+static int h_ktime_get_ns(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = ktime_ns();
+	return 0;
+}
+
+static int h_get_prandom_u32(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = prandom();
+	return 0;
+}
+
+static int h_get_smp_processor_id(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = (uint32_t)res_spin_thread_slot();
+	return 0;
 }
 
 /* Signal masks as the kernel's 64-bit set: bit (sig - 1) for signals 1..64. */
@@ -332,20 +334,50 @@ static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 	return 0;
 }
 
-int rqbpf_call_kfunc(struct rqbpf_run *r, int32_t id, uint64_t *reg)
+static int kf_res_lock(struct rqbpf_run *r, uint64_t *reg)
 {
-	switch (id) {
-	case RQBPF_KF_RES_SPIN_LOCK:
-		return kf_lock(r, reg, false);
-	case RQBPF_KF_RES_SPIN_UNLOCK:
-		return kf_unlock(r, reg, false);
-	case RQBPF_KF_RES_SPIN_LOCK_IRQSAVE:
-		return kf_lock(r, reg, true);
-	case RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE:
-		return kf_unlock(r, reg, true);
-	default:
-		return rqbpf_fault(r, "unknown kfunc %d", id);
-	}
+	return kf_lock(r, reg, false);
+}
+
+static int kf_res_unlock(struct rqbpf_run *r, uint64_t *reg)
+{
+	return kf_unlock(r, reg, false);
+}
+
+static int kf_res_lock_irqsave(struct rqbpf_run *r, uint64_t *reg)
+{
+	return kf_lock(r, reg, true);
+}
+
+static int kf_res_unlock_irqrestore(struct rqbpf_run *r, uint64_t *reg)
+{
+	return kf_unlock(r, reg, true);
+}
+
+rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id)
+{
+	static const struct {
+		uint8_t src;
+		int32_t id;
+		rqbpf_call_fn fn;
+	} targets[] = {
+	    {0, BPF_FUNC_map_lookup_elem, h_map_lookup},
+	    {0, BPF_FUNC_map_update_elem, h_map_update},
+	    {0, BPF_FUNC_map_delete_elem, h_map_delete},
+	    {0, BPF_FUNC_ktime_get_ns, h_ktime_get_ns},
+	    {0, BPF_FUNC_trace_printk, trace_printk},
+	    {0, BPF_FUNC_get_prandom_u32, h_get_prandom_u32},
+	    {0, BPF_FUNC_get_smp_processor_id, h_get_smp_processor_id},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK, kf_res_lock},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK, kf_res_unlock},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK_IRQSAVE, kf_res_lock_irqsave},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE, kf_res_unlock_irqrestore},
+	};
+
+	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
+		if (targets[i].src == src && targets[i].id == id)
+			return targets[i].fn;
+	return NULL;
 }
 
 int rqbpf_release_all(struct rqbpf_run *r)

@@ -56,9 +56,16 @@ struct rqbpf_func {
 	uint32_t cnt;
 };
 
-/* A decoded instruction: its handler in the interpreter, the fields unpacked. */
+struct rqbpf_run;
+/* A helper or kfunc: reads its arguments from reg[1..5], sets reg[0];
+ * returns 0, or a fault (< 0). */
+typedef int (*rqbpf_call_fn)(struct rqbpf_run *r, uint64_t *reg);
+
+/* A decoded instruction: its handler in the interpreter, the fields unpacked,
+ * and for helper and kfunc calls the function. */
 struct rqbpf_op {
 	const void *handler;
+	rqbpf_call_fn fn;
 	uint8_t code, dst, src;
 	int16_t off;
 	int32_t imm;

@@ -335,11 +335,8 @@ static uint64_t endian(int32_t bits, bool swap, uint64_t v)
 	X(atomic_dw, BPF_STX | BPF_ATOMIC | BPF_DW, r->pc = (size_t)(in - ops);                    \
 	  if ((ret = do_atomic(r, in, reg))) goto out;)                                            \
 	X(ld_imm64, BPF_LD | BPF_IMM | BPF_DW, DST = imm64[in - ops]; in++;)                       \
-	X(call, BPF_JMP | BPF_CALL, r->pc = (size_t)(in - ops);                                    \
-	  if (in->src == BPF_PSEUDO_CALL) goto subprog;                                            \
-	  ret = in->src == BPF_PSEUDO_KFUNC_CALL ? rqbpf_call_kfunc(r, in->imm, reg)               \
-	                                         : rqbpf_call_helper(r, in->imm, reg);             \
-	  if (ret) goto out;)                                                                      \
+	X(call, BPF_JMP | BPF_CALL, r->pc = (size_t)(in - ops); if (!in->fn) goto subprog;         \
+	  if ((ret = in->fn(r, reg))) goto out;)                                                   \
 	X(exit, BPF_JMP | BPF_EXIT, if (depth == 0) goto out; in = frames[--depth].ret;            \
 	  memcpy(&reg[BPF_REG_6], frames[depth].saved, sizeof(frames[0].saved));                   \
 	  reg[BPF_REG_10] += RQBPF_STACK_SIZE;)
@@ -432,8 +429,15 @@ int rqbpf_decode(struct rqbpf_prog *prog)
 	for (size_t i = 0; i < prog->lp.insn_cnt; i++) {
 		const struct bpf_insn *in = &prog->lp.insns[i];
 
-		ops[i] = (struct rqbpf_op){table[in->code], in->code, in->dst_reg,
-		                           in->src_reg,     in->off,  in->imm};
+		ops[i] = (struct rqbpf_op){table[in->code], NULL,    in->code, in->dst_reg,
+		                           in->src_reg,     in->off, in->imm};
+		if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg == BPF_PSEUDO_CALL)
+			continue;
+		/* A helper or kfunc call: bound here; an unknown one (the loader
+		 * admits none) faults like an unknown opcode (0x00 is one). */
+		ops[i].fn = rqbpf_call_target(in->src_reg, in->imm);
+		if (!ops[i].fn)
+			ops[i].handler = table[0];
 	}
 	prog->ops = ops;
 	return 0;

@@ -58,9 +58,8 @@ static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, b
 	return rqbpf_mem_slow(r, addr, size, write);
 }
 
-/* Helper and kfunc calls: set regs[0]; 0, or a fault (< 0). */
-int rqbpf_call_helper(struct rqbpf_run *r, int32_t id, uint64_t *regs);
-int rqbpf_call_kfunc(struct rqbpf_run *r, int32_t id, uint64_t *regs);
+/* The helper (src 0) or kfunc (src BPF_PSEUDO_KFUNC_CALL) @p id, or NULL. */
+rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id);
 /* Release what a run still holds at its end (locks, blocked signals). */
 int rqbpf_release_all(struct rqbpf_run *r);
 
