@@ -6,10 +6,13 @@
 # model, valgrind for instruction counts, stress-ng as a third-party user of
 # pthread spin locks, man-db to check the installed man page) degrade
 # gracefully where absent.
+# rqbpf (bpf/) needs libbpf-dev and libelf-dev, and clang for its BPF test
+# programs (clang-19 adds the cpu v4 ones).
 set -euo pipefail
 pkgs=(cmake make gcc g++ clang libclang-rt-14-dev libtsan2 libasan8 libubsan1
       clang-format clang-tidy cppcheck valgrind pkg-config python3
-      libck-dev liburcu-dev gnuplot-nox spin relacy-dev stress-ng man-db)
+      libck-dev liburcu-dev gnuplot-nox spin relacy-dev stress-ng man-db
+      libbpf-dev libelf-dev clang-19)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/* helpers.c: the BPF helpers rqbpf binds (map lookup/update/delete,
+ * ktime_get_ns, get_prandom_u32, get_smp_processor_id, trace_printk), the
+ * four res_spin kfuncs on rqspinlock, and the per-run record of held locks
+ * that lets a run that ends or faults while holding locks release them. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "run.h"
+
+static const struct {
+	const char *name;
+	int id;
+} kfuncs[] = {
+    {"bpf_res_spin_lock", RQBPF_KF_RES_SPIN_LOCK},
+    {"bpf_res_spin_unlock", RQBPF_KF_RES_SPIN_UNLOCK},
+    {"bpf_res_spin_lock_irqsave", RQBPF_KF_RES_SPIN_LOCK_IRQSAVE},
+    {"bpf_res_spin_unlock_irqrestore", RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE},
+};
+
+int rqbpf_kfunc_by_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(kfuncs) / sizeof(kfuncs[0]); i++)
+		if (!strcmp(kfuncs[i].name, name))
+			return kfuncs[i].id;
+	return 0;
+}
+
+bool rqbpf_helper_supported(int32_t id)
+{
+	return rqbpf_call_target(0, id) != NULL;
+}
+
+static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
+{
+	const struct rqbpf_object *obj = r->prog->obj;
+	size_t i = ((uintptr_t)v - (uintptr_t)obj->maps) / sizeof(*obj->maps);
+
+	return i < obj->map_cnt && (uintptr_t)&obj->maps[i] == v ? &obj->maps[i] : NULL;
+}
+
+/* A hash value is valid until the run's read-side section ends; the run
+ * remembers the last RQBPF_DYN_REGIONS of them for its bounds checks. */
+static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key, uint64_t *reg)
+{
+	uint8_t *p;
+
+	if (m->hash && !r->rcu) {
+		if (rqmap_read_lock())
+			return rqbpf_fault(r, "map_lookup_elem: cannot open a read-side section");
+		r->rcu = true;
+	}
+	if (m->array) { /* contiguous values (maps.c): index them here */
+		uint32_t idx;
+
+		memcpy(&idx, key, sizeof(idx));
+		p = idx < m->desc.max_entries ? m->values + (size_t)idx * m->elem_size : NULL;
+		/* the accesses that follow skip the region search */
+		r->last = (struct rqbpf_region){(uintptr_t)m->values,
+		                                (size_t)m->elem_size * m->desc.max_entries,
+		                                !m->desc.read_only};
+	} else {
+		p = rqbpf_map_elem(m, key);
+	}
+	if (p && m->hash) {
+		r->dyn[r->dyn_next] = (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, true};
+		r->dyn_next = (r->dyn_next + 1) % RQBPF_DYN_REGIONS;
+		if (r->ndyn < RQBPF_DYN_REGIONS)
+			r->ndyn++;
+	}
+	reg[BPF_REG_0] = (uintptr_t)p;
+	return 0;
+}
+
+static int map_helper(struct rqbpf_run *r, int32_t id, uint64_t *reg)
+{
+	struct rqbpf_map *m = map_arg(r, reg[BPF_REG_1]);
+	const void *key, *value = NULL;
+
+	if (!m)
+		return rqbpf_fault(r, "helper %d: R1 is not a map", id);
+	key = rqbpf_mem(r, reg[BPF_REG_2], m->desc.key_size, false);
+	if (!key)
+		return rqbpf_fault(r, "helper %d: key outside the program's memory", id);
+	if (id == BPF_FUNC_map_update_elem) {
+		value = rqbpf_mem(r, reg[BPF_REG_3], m->desc.value_size, false);
+		if (!value)
+			return rqbpf_fault(r, "helper %d: value outside the program's memory", id);
+	}
+	switch (id) {
+	case BPF_FUNC_map_lookup_elem:
+		return map_lookup(r, m, key, reg);
+	case BPF_FUNC_map_update_elem:
+		reg[BPF_REG_0] = (uint64_t)(int64_t)rqbpf_map_update(m, key, value, reg[BPF_REG_4]);
+		break;
+	default:
+		reg[BPF_REG_0] = (uint64_t)(int64_t)rqbpf_map_delete(m, key);
+	}
+	return 0;
+}
+
+/* xorshift64*, one state per thread. */
+static uint32_t prandom(void)
+{
+	static _Thread_local uint64_t state;
+
+	if (!state) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		state = ((uint64_t)ts.tv_nsec << 20) ^ (uintptr_t)&state ^ 0x9e3779b97f4a7c15ull;
+	}
+	state ^= state >> 12;
+	state ^= state << 25;
+	state ^= state >> 27;
+	return (uint32_t)((state * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+static uint64_t ktime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One conversion of trace_printk's format: %[l|ll][diuxXc], %p, %%. */
+static int format_one(char *out, size_t room, const char **fmt, uint64_t arg, bool *used)
+{
+	const char *f = *fmt + 1;
+	int longs = 0, n;
+
+	*used = true;
+	while (*f == 'l' && longs < 2) {
+		longs++;
+		f++;
+	}
+	switch (*f) {
+	case 'd':
+	case 'i':
+		n = snprintf(out, room, "%lld",
+		             longs ? (long long)arg : (long long)(int32_t)(uint32_t)arg);
+		break;
+	case 'u':
+		n = snprintf(out, room, "%llu", longs ? (unsigned long long)arg : (uint32_t)arg);
+		break;
+	case 'x':
+		n = snprintf(out, room, "%llx", longs ? (unsigned long long)arg : (uint32_t)arg);
+		break;
+	case 'X':
+		n = snprintf(out, room, "%llX", longs ? (unsigned long long)arg : (uint32_t)arg);
+		break;
+	case 'p':
+		n = snprintf(out, room, "0x%llx", (unsigned long long)arg);
+		break;
+	case 'c':
+		n = snprintf(out, room, "%c", (char)arg);
+		break;
+	case '%':
+		*used = false;
+		n = snprintf(out, room, "%%");
+		break;
+	default:
+		return -EINVAL;
+	}
+	*fmt = f;
+	return n;
+}
+
+/* Out of line: its buffer would cost every helper call a stack-protector check. */
+static __attribute__((noinline)) int trace_printk(struct rqbpf_run *r, uint64_t *reg)
+{
+	uint64_t size = reg[BPF_REG_2];
+	const char *fmt = size && size <= 1024 ? rqbpf_mem(r, reg[BPF_REG_1], size, false) : NULL;
+	char out[1024];
+	size_t len = 0;
+	int nargs = 0;
+
+	if (!fmt || !memchr(fmt, 0, size))
+		return rqbpf_fault(
+		    r, "trace_printk: format outside the program's memory or not a string");
+	for (const char *f = fmt; *f && len < sizeof(out) - 1; f++) {
+		bool used;
+		int n;
+
+		if (*f != '%') {
+			out[len++] = *f;
+			continue;
+		}
+		n = format_one(out + len, sizeof(out) - len, &f,
+		               nargs < 3 ? reg[BPF_REG_3 + nargs] : 0, &used);
+		if (n < 0 || (used && ++nargs > 3)) {
+			reg[BPF_REG_0] = (uint64_t)(int64_t)-EINVAL;
+			return 0;
+		}
+		len += (size_t)n < sizeof(out) - len ? (size_t)n : sizeof(out) - 1 - len;
+	}
+	out[len] = 0;
+	fprintf(stderr, "%s", out);
+	reg[BPF_REG_0] = len;
+	return 0;
+}
+
+static int h_map_lookup(struct rqbpf_run *r, uint64_t *reg)
+{
+	return map_helper(r, BPF_FUNC_map_lookup_elem, reg);
+}
+
+static int h_map_update(struct rqbpf_run *r, uint64_t *reg)
+{
+	return map_helper(r, BPF_FUNC_map_update_elem, reg);
+}
+
+static int h_map_delete(struct rqbpf_run *r, uint64_t *reg)
+{
+	return map_helper(r, BPF_FUNC_map_delete_elem, reg);
+}
+
+static int h_ktime_get_ns(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = ktime_ns();
+	return 0;
+}
+
+static int h_get_prandom_u32(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = prandom();
+	return 0;
+}
+
+static int h_get_smp_processor_id(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = (uint32_t)res_spin_thread_slot();
+	return 0;
+}
+
+/* Signal masks as the kernel's 64-bit set: bit (sig - 1) for signals 1..64. */
+static uint64_t mask_bits(const sigset_t *set)
+{
+	uint64_t bits = 0;
+
+	for (int sig = 1; sig <= 64 && sig < NSIG; sig++)
+		if (sigismember(set, sig) == 1)
+			bits |= 1ull << (sig - 1);
+	return bits;
+}
+
+static void restore_mask(uint64_t bits)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (int sig = 1; sig <= 64 && sig < NSIG; sig++)
+		if (bits & (1ull << (sig - 1)))
+			sigaddset(&set, sig);
+	pthread_sigmask(SIG_SETMASK, &set, NULL);
+}
+
+static rqspinlock_t *lock_arg(struct rqbpf_run *r, uint64_t v)
+{
+	if (v % _Alignof(rqspinlock_t))
+		return NULL;
+	return rqbpf_mem(r, v, sizeof(rqspinlock_t), true);
+}
+
+/* Lock with all signals blocked; on success the old mask goes to *flags. */
+static __attribute__((noinline)) int lock_irqsave(rqspinlock_t *lock, uint64_t *flags,
+                                                  uint64_t *old_bits)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = res_spin_lock(lock);
+	if (ret) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return ret;
+	}
+	*old_bits = mask_bits(&old);
+	memcpy(flags, old_bits, sizeof(*flags));
+	return 0;
+}
+
+static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
+{
+	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
+	uint64_t *flags = NULL, bits = 0;
+	int ret;
+
+	if (!lock)
+		return rqbpf_fault(r, "res_spin_lock: R1 is not a lock in the program's memory");
+	if (irq && !(flags = rqbpf_mem(r, reg[BPF_REG_2], sizeof(*flags), true)))
+		return rqbpf_fault(r, "res_spin_lock_irqsave: R2 is not 8 writable bytes");
+	if (r->nheld == RQBPF_MAX_HELD)
+		return rqbpf_fault(r, "more than %d locks held", RQBPF_MAX_HELD);
+	ret = irq ? lock_irqsave(lock, flags, &bits) : res_spin_lock(lock);
+	reg[BPF_REG_0] = (uint64_t)(int64_t)ret;
+	if (!ret)
+		r->held[r->nheld++] = (struct rqbpf_held){lock, irq, bits};
+	return 0;
+}
+
+/* Only a lock this run took (checked then) may be released: the record
+ * is the check. */
+static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
+{
+	rqspinlock_t *lock;
+	const uint64_t *flags = NULL;
+	uint64_t bits = 0;
+	int i;
+
+	if (irq && !(flags = rqbpf_mem(r, reg[BPF_REG_2], sizeof(*flags), false)))
+		return rqbpf_fault(r, "res_spin_unlock_irqrestore: R2 is not 8 readable bytes");
+	for (i = r->nheld - 1; i >= 0 && (uintptr_t)r->held[i].lock != reg[BPF_REG_1]; i--)
+		;
+	if (i < 0)
+		return rqbpf_fault(r, "res_spin_unlock: R1 is not a lock this run holds");
+	lock = r->held[i].lock;
+	if (irq)
+		memcpy(&bits, flags, sizeof(bits));
+	res_spin_unlock(lock); /* first: the record below is not the critical section's */
+	for (r->nheld--; i < r->nheld; i++)
+		r->held[i] = r->held[i + 1];
+	if (irq)
+		restore_mask(bits);
+	return 0;
+}
+
+static int kf_res_lock(struct rqbpf_run *r, uint64_t *reg)
+{
+	return kf_lock(r, reg, false);
+}
+
+static int kf_res_unlock(struct rqbpf_run *r, uint64_t *reg)
+{
+	return kf_unlock(r, reg, false);
+}
+
+static int kf_res_lock_irqsave(struct rqbpf_run *r, uint64_t *reg)
+{
+	return kf_lock(r, reg, true);
+}
+
+static int kf_res_unlock_irqrestore(struct rqbpf_run *r, uint64_t *reg)
+{
+	return kf_unlock(r, reg, true);
+}
+
+rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id)
+{
+	static const struct {
+		uint8_t src;
+		int32_t id;
+		rqbpf_call_fn fn;
+	} targets[] = {
+	    {0, BPF_FUNC_map_lookup_elem, h_map_lookup},
+	    {0, BPF_FUNC_map_update_elem, h_map_update},
+	    {0, BPF_FUNC_map_delete_elem, h_map_delete},
+	    {0, BPF_FUNC_ktime_get_ns, h_ktime_get_ns},
+	    {0, BPF_FUNC_trace_printk, trace_printk},
+	    {0, BPF_FUNC_get_prandom_u32, h_get_prandom_u32},
+	    {0, BPF_FUNC_get_smp_processor_id, h_get_smp_processor_id},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK, kf_res_lock},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK, kf_res_unlock},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK_IRQSAVE, kf_res_lock_irqsave},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE, kf_res_unlock_irqrestore},
+	};
+
+	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
+		if (targets[i].src == src && targets[i].id == id)
+			return targets[i].fn;
+	return NULL;
+}
+
+int rqbpf_release_all(struct rqbpf_run *r)
+{
+	int n = r->nheld;
+
+	if (r->rcu) {
+		rqmap_read_unlock();
+		r->rcu = false;
+	}
+	while (r->nheld > 0) {
+		const struct rqbpf_held *h = &r->held[--r->nheld];
+
+		res_spin_unlock(h->lock);
+		if (h->irq)
+			restore_mask(h->sigmask);
+	}
+	if (!n)
+		return 0;
+	if (!r->msg[0])
+		snprintf(r->msg, r->msg_size, "exit with %d lock%s held (released)", n,
+		         n > 1 ? "s" : "");
+	return -EFAULT;
+}
