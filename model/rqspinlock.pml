@@ -727,9 +727,14 @@ q_link:			d_step {
 			:: else -> skip
 			fi;
 #ifndef BROKEN_NO_OWN_DEADLINE
-			/* queued_wait: a deadline of our own, checks, and we
-			 * may vanish here */
-q_node:			WAIT_LOOP(nlocked[me] != N_WAIT, MASK_ALL, skip, 1);
+			/* queued_wait: a deadline of our own; its checks run
+			 * 1 ms in (the C code checked just before queueing),
+			 * i.e. never with NCHK=0; we may vanish here */
+q_node:			do
+			:: atomic { nlocked[me] != N_WAIT -> skip }; break
+			:: may_vanish[c] -> goto vanished
+			:: atomic { nlocked[me] == N_WAIT && CLOCK_EXPIRED -> EXPIRE; SETERR(ETIMEOUT) }; break
+			od;
 			if
 			:: ret != OK ->
 				/* rq_node_abandon: WAIT -> GONE, or act on the

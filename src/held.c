@@ -401,9 +401,11 @@ static bool frozen_culprit(uintptr_t lock, const struct rq_thread *cand)
 }
 
 /*
- * Does a thread other than @t list @lock as held? Then one of the two
- * entries is stale (a non-owner released the lock for its owner, whose
- * entry stays; rqspinlock.h), and nothing can be concluded from either.
+ * Does a thread other than @t list @lock as held, or claim it through a
+ * tagged entry that is not its current wait (an owner between its CAS and
+ * its mark, or releasing it)? Then @t's untagged entry may be stale (a
+ * non-owner released the lock for its owner, whose entry stays;
+ * rqspinlock.h), and nothing can be concluded from it.
  */
 static bool held_by_another(uintptr_t lock, const struct rq_thread *t)
 {
@@ -413,10 +415,17 @@ static bool held_by_another(uintptr_t lock, const struct rq_thread *t)
 		struct rq_thread *o = rq_thread_at(s);
 
 		if (o != t && atomic_load_explicit(&o->wr.in_use, memory_order_relaxed) &&
-		    claim_below(o, lock, RQ_NR_HELD) == RQ_CLAIM_HELD)
+		    claim_below(o, lock, RQ_NR_HELD) != RQ_CLAIM_NONE)
 			return true;
 	}
 	return false;
+}
+
+/* An untagged entry of @t for a lock that is not taken, or that another
+ * thread claims too, is stale: it links no cycle. */
+static bool held_believable(uintptr_t lock, const struct rq_thread *t)
+{
+	return lock_taken((const void *)lock) && !held_by_another(lock, t);
 }
 
 /*
@@ -444,10 +453,7 @@ static bool find_waiting_holder(uintptr_t lock, struct rq_link *out)
 		if (!l.waits)
 			continue;
 		claim = claim_below(t, lock, l.widx);
-		/* An untagged entry of a lock that is not taken, or of one
-		 * another thread lists too, is stale (see held_by_another()). */
-		if (claim == RQ_CLAIM_HELD && lock_taken((const void *)lock) &&
-		    !held_by_another(lock, t)) {
+		if (claim == RQ_CLAIM_HELD && held_believable(lock, t)) {
 			*out = l;
 			return true;
 		}
@@ -466,7 +472,7 @@ static bool link_still_holds(const struct rq_link *l)
 	enum rq_claim claim = claim_below(l->t, l->holds, l->widx);
 
 	if (!l->frozen)
-		return claim == RQ_CLAIM_HELD;
+		return claim == RQ_CLAIM_HELD && held_believable(l->holds, l->t);
 	return claim == RQ_CLAIM_MAYBE && frozen_culprit(l->holds, l->t);
 }
 

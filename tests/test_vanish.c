@@ -19,6 +19,7 @@
 
 #include <setjmp.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 /* Queued mode: wait until the word shows @p cond; TAS mode has no queue to
@@ -152,6 +153,108 @@ static void test_storm_head(void)
 	res_spin_set_timeout_ns(0);
 	tu_check_lock_usable(&l, 4, tu_scaled(5000));
 	tu_check_lock_usable(&storm_m, 2, tu_scaled(1000));
+}
+
+/*
+ * The same with a timer storm over four threads: SIGALRM every 10 us, each
+ * handler taking the lock the threads take and a nested pair. Handlers run
+ * with SIGALRM blocked, so a handler's call is a wait of its own that no
+ * further signal stretches: each must return within its own bound. (The
+ * on-CPU time of the longest call is printed too: the wall time of a wait
+ * includes time off CPU, which a loaded machine makes long.)
+ */
+static rqspinlock_t alrm_l, alrm_a, alrm_b;
+static atomic_ullong alrm_worst, alrm_worst_cpu;
+static atomic_long alrm_calls;
+static atomic_int alrm_stop;
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * TU_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static void keep_max(atomic_ullong *max, uint64_t v)
+{
+	if (v > atomic_load_explicit(max, memory_order_relaxed))
+		atomic_store_explicit(max, v, memory_order_relaxed);
+}
+
+static void alrm_timed_lock(rqspinlock_t *l, rqspinlock_t *then)
+{
+	uint64_t t0 = tu_now_ns(), c0 = thread_cpu_ns();
+	int r = res_spin_lock(l);
+
+	keep_max(&alrm_worst_cpu, thread_cpu_ns() - c0);
+	keep_max(&alrm_worst, tu_now_ns() - t0);
+	atomic_fetch_add_explicit(&alrm_calls, 1, memory_order_relaxed);
+	if (r != 0 && r != -ETIMEDOUT && r != -EDEADLK)
+		tu_fail(__FILE__, __LINE__, "unexpected result %d", r);
+	if (r != 0)
+		return;
+	if (then)
+		alrm_timed_lock(then, NULL);
+	res_spin_unlock(l);
+}
+
+static void alrm_handler(int sig)
+{
+	(void)sig;
+	alrm_timed_lock(&alrm_l, NULL);
+	alrm_timed_lock(&alrm_a, &alrm_b);
+}
+
+static void *alrm_worker(void *arg)
+{
+	sigset_t set;
+
+	(void)arg;
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	while (!atomic_load_explicit(&alrm_stop, memory_order_relaxed)) {
+		if (res_spin_lock(&alrm_l) == 0)
+			res_spin_unlock(&alrm_l);
+		if (res_spin_lock(&alrm_a) == 0) {
+			if (res_spin_lock(&alrm_b) == 0)
+				res_spin_unlock(&alrm_b);
+			res_spin_unlock(&alrm_a);
+		}
+	}
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	return NULL;
+}
+
+static void test_storm_all(void)
+{
+	const uint64_t timeout = 20 * TU_NS_PER_MS;
+	struct itimerval on = {{0, 10}, {0, 10}}, off = {{0, 0}, {0, 0}};
+	pthread_t t[4];
+	sigset_t set;
+
+	res_spin_set_timeout_ns(timeout);
+	tu_install_handler(SIGALRM, alrm_handler);
+	sigemptyset(&set);
+	sigaddset(&set, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL); /* only the workers take it */
+	atomic_store(&alrm_stop, 0);
+	for (int i = 0; i < 4; i++)
+		tu_thread_start(&t[i], alrm_worker, NULL);
+	CHECK_EQ(setitimer(ITIMER_REAL, &on, NULL), 0);
+	tu_sleep_ms((unsigned)tu_scaled(1000));
+	CHECK_EQ(setitimer(ITIMER_REAL, &off, NULL), 0);
+	atomic_store(&alrm_stop, 1);
+	for (int i = 0; i < 4; i++)
+		tu_thread_join(t[i]);
+	printf("# %ld handler calls, the longest %.1f ms, %.1f ms on CPU\n",
+	       atomic_load(&alrm_calls), (double)atomic_load(&alrm_worst) / 1e6,
+	       (double)atomic_load(&alrm_worst_cpu) / 1e6);
+	CHECK_LE(atomic_load(&alrm_worst), own_bound(timeout));
+	res_spin_set_timeout_ns(0);
+	tu_check_lock_usable(&alrm_l, 4, tu_scaled(5000));
+	tu_check_lock_usable(&alrm_a, 2, tu_scaled(1000));
 }
 
 /* ---- 2. the lock word changed while threads wait ---- */
@@ -556,6 +659,7 @@ static void test_process_shared(void)
 
 static const struct tu_test tests[] = {
     {"core_storm_head", test_storm_head, 40},
+    {"core_storm_all", test_storm_all, 40},
     {"core_word_changed", test_word_changed, 50},
     {"core_nested_head", test_nested_head, 40},
     {"core_cancel_waiters", test_cancel_waiters, 40},
