@@ -19,10 +19,10 @@ extern "C" {
 
 /** The verdict on one program. */
 struct rqbpf_verdict {
-	int accepted;                 /**< 1 accepted, 0 rejected */
-	uint32_t insn;                /**< rejected: index of the offending instruction */
-	uint64_t insns_processed;     /**< instructions the abstract interpreter processed */
-	char msg[256];                /**< rejected: the kernel's message text */
+	int accepted;             /**< 1 accepted, 0 rejected */
+	uint32_t insn;            /**< rejected: index of the offending instruction */
+	uint64_t insns_processed; /**< instructions the abstract interpreter processed */
+	char msg[256];            /**< rejected: the kernel's message text */
 };
 
 /**
