@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rqbpf.h
+ * @brief rqbpf: load eBPF objects (clang -target bpf) and run their programs
+ * in userspace on many threads, with no kernel BPF syscall.
+ *
+ * An object is opened from an ELF file or a memory image (parsed and linked:
+ * map relocations, global data, helpers and kfuncs bound by name, .text
+ * subprograms appended), then loaded (maps created, programs verified), then
+ * its programs run with a context buffer, on any number of threads at once.
+ * The four bpf_res_spin_lock kfuncs run on this project's rqspinlock.
+ *
+ * Errors: negative errno values; functions that take a struct rqbpf_error
+ * also fill in a one-line message (which may be NULL when not wanted).
+ * Thread safety: rqbpf_prog_run() and the map functions may be called from
+ * any thread at once; open, load and close are not concurrent with anything
+ * else on the same object.
+ */
+#ifndef RQBPF_H
+#define RQBPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rqbpf_object;
+struct rqbpf_prog;
+struct rqbpf_map;
+
+/** A one-line message describing the last error of a call. */
+struct rqbpf_error {
+	char msg[256]; /**< NUL-terminated; empty when there was no error */
+};
+
+/**
+ * @brief Open and link the ELF object at @p path.
+ * @return 0 and *@p out; -ENOENT/-EIO when the file cannot be read, -EINVAL
+ *  for a malformed object, -ENOTSUP for a construct rqbpf does not support
+ *  (the message names the program, the instruction index and what), -ENOMEM.
+ */
+int rqbpf_object_open_file(const char *path, struct rqbpf_object **out, struct rqbpf_error *err);
+
+/**
+ * @brief As rqbpf_object_open_file(), from a memory image (copied).
+ * @param name the object's name (libbpf uses it for data-section maps:
+ *  "<name>.bss"); NULL means "obj".
+ */
+int rqbpf_object_open_mem(const void *buf, size_t size, const char *name, struct rqbpf_object **out,
+                          struct rqbpf_error *err);
+
+/** Flags for rqbpf_object_load(). */
+enum rqbpf_load_flags {
+	/** Skip the verifier. For tests of the runtime's own checks only. */
+	RQBPF_LOAD_NO_VERIFY = 1u << 0,
+};
+
+/**
+ * @brief Create the maps (data sections get their initial contents) and
+ * verify every program whose autoload flag is set (by default those whose
+ * section does not start with '?', as in libbpf).
+ * @return 0; -EACCES when the verifier rejects a program (the message is
+ *  "NAME: rejected: <verifier message> (insn <i>)"); -EALREADY if loaded;
+ *  -ENOTSUP for an unsupported map type; -ENOMEM.
+ */
+int rqbpf_object_load(struct rqbpf_object *obj, unsigned flags, struct rqbpf_error *err);
+
+/** @brief Free @p obj, its programs and maps. NULL is a no-op. */
+void rqbpf_object_close(struct rqbpf_object *obj);
+
+/** @brief Number of programs in @p obj. */
+size_t rqbpf_object_prog_count(const struct rqbpf_object *obj);
+/** @brief Program @p i (0-based) of @p obj, or NULL. */
+struct rqbpf_prog *rqbpf_object_prog(const struct rqbpf_object *obj, size_t i);
+/** @brief The program whose function is named @p name, or NULL. */
+struct rqbpf_prog *rqbpf_object_find_prog(const struct rqbpf_object *obj, const char *name);
+
+/** @brief The program's function name. */
+const char *rqbpf_prog_name(const struct rqbpf_prog *prog);
+/** @brief The program's ELF section ("tc", "?tc", ...). */
+const char *rqbpf_prog_section(const struct rqbpf_prog *prog);
+/** @brief Linked instruction count (main program plus its subprograms). */
+size_t rqbpf_prog_insn_count(const struct rqbpf_prog *prog);
+/** @brief Size of the context a run of this program expects by default
+ *  (sizeof(struct __sk_buff) for tc programs; 0 when the type has none). */
+size_t rqbpf_prog_ctx_size(const struct rqbpf_prog *prog);
+/** @brief Choose whether rqbpf_object_load() verifies and enables @p prog. */
+int rqbpf_prog_set_autoload(struct rqbpf_prog *prog, int autoload);
+
+/**
+ * @brief Run the verifier on @p prog (opened; it need not be loaded).
+ * @param log NULL, or a stream for the verifier's instruction-by-instruction log.
+ * @param insns_processed NULL, or where the verifier's work count goes.
+ * @return 0 when accepted; -EACCES when rejected, the message being
+ *  "<verifier message> (insn <i>)"; -EINVAL.
+ */
+int rqbpf_prog_verify(const struct rqbpf_prog *prog, FILE *log, uint64_t *insns_processed,
+                      struct rqbpf_error *err);
+
+/** The outcome of one run. */
+struct rqbpf_run_result {
+	uint64_t retval; /**< R0 at exit */
+	uint64_t insns;  /**< instructions executed (all frames) */
+	char msg[160];   /**< on a fault: what, where ("insn 12: ...") */
+};
+
+/**
+ * @brief Run @p prog once on the calling thread.
+ *
+ * Registers and stack are the caller's (on its stack), so any number of
+ * threads may run the same program at once; a signal handler may run a
+ * program too (a nested run). Every memory access is bounds-checked against
+ * the run's stack, @p ctx and the maps' values; locks a faulting run holds
+ * are released.
+ * @param ctx the context buffer (R1 at entry), may be NULL when @p ctx_size is 0.
+ * @return 0 when the program reached its exit (res->retval); -EFAULT when it
+ *  faulted (res->msg says why), -E2BIG when it ran past the instruction limit,
+ *  -EPERM when @p prog was not loaded, -EINVAL for bad arguments.
+ */
+int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
+                   struct rqbpf_run_result *res);
+
+/** What a map is. */
+struct rqbpf_map_info {
+	const char *name;     /**< libbpf's name ("counters", "obj.bss", ".data.A") */
+	uint32_t type;        /**< BPF_MAP_TYPE_* */
+	uint32_t key_size;    /**< bytes */
+	uint32_t value_size;  /**< bytes */
+	uint32_t max_entries; /**< capacity */
+};
+
+/** @brief Number of maps (BTF maps, then data sections) in @p obj. */
+size_t rqbpf_object_map_count(const struct rqbpf_object *obj);
+/** @brief Map @p i of @p obj, or NULL. */
+struct rqbpf_map *rqbpf_object_map(const struct rqbpf_object *obj, size_t i);
+/** @brief The map named @p name, or NULL. */
+struct rqbpf_map *rqbpf_object_find_map(const struct rqbpf_object *obj, const char *name);
+/** @brief Fill @p info for @p map. @return 0 or -EINVAL. */
+int rqbpf_map_get_info(const struct rqbpf_map *map, struct rqbpf_map_info *info);
+
+/**
+ * @brief Copy the value at @p key into @p value (value_size bytes).
+ * Needs a loaded object. @return 0, -ENOENT, -EINVAL, -EPERM (not loaded).
+ */
+int rqbpf_map_lookup(struct rqbpf_map *map, const void *key, void *value);
+/** @brief Set @p key to @p value; @p flags BPF_ANY/BPF_NOEXIST/BPF_EXIST.
+ *  A lock field in the value is left as it is.
+ *  @return 0, -E2BIG (index out of range), -EEXIST, -ENOENT, -EINVAL, -EPERM. */
+int rqbpf_map_update(struct rqbpf_map *map, const void *key, const void *value, uint64_t flags);
+/** @brief Delete @p key. @return 0, -ENOENT, -EINVAL (arrays cannot delete), -EPERM. */
+int rqbpf_map_delete(struct rqbpf_map *map, const void *key);
+/**
+ * @brief The key after @p key (the first key when @p key is NULL).
+ * @return 0, -ENOENT after the last key, -EINVAL, -EPERM.
+ */
+int rqbpf_map_get_next_key(struct rqbpf_map *map, const void *key, void *next_key);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RQBPF_H */

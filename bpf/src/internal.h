@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* internal.h: rqbpf's object, program and map structures, shared by the
+ * loader (elf.c, btf.c, link.c), the maps (maps.c), the interpreter
+ * (interp.c, helpers.c) and the public API (object.c). */
+#ifndef RQBPF_INTERNAL_H
+#define RQBPF_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../include/rqbpf.h"
+#include "prog.h"
+
+struct btf;
+
+/* Instructions one run may execute before it is stopped (-E2BIG). */
+#define RQBPF_INSN_LIMIT (1ull << 30)
+/* Call frames (the kernel's MAX_CALL_FRAMES) and stack bytes per frame. */
+#define RQBPF_MAX_FRAMES 8
+#define RQBPF_STACK_SIZE 512
+/* Locks one run may hold at once. */
+#define RQBPF_MAX_HELD 64
+
+/* A map at run time. The BPF program sees its address (ld_imm64 of a map). */
+struct rqbpf_map {
+	struct rqbpf_map_desc desc; /* desc.name points into name[] */
+	char name[64];
+	struct rqbpf_object *obj;
+	uint32_t elem_size; /* array stride: value_size rounded up to 8 */
+	uint8_t *values;    /* array and data maps: max_entries * elem_size */
+	uint8_t *init;      /* data maps: initial contents (NULL for .bss) */
+	uint32_t sec_idx;   /* data maps: the ELF section */
+	uint32_t btf_value; /* BTF maps: the value type id, 0 if unknown */
+};
+
+/* One piece of ELF code: a function symbol in an executable section. */
+struct rqbpf_func {
+	const char *name;
+	uint32_t sec_idx;
+	uint32_t start; /* instruction index in the section */
+	uint32_t cnt;
+};
+
+struct rqbpf_prog {
+	struct rqbpf_linked_prog lp; /* insns: linked (post-link encoding) */
+	struct rqbpf_object *obj;
+	const struct rqbpf_func *func;
+	uint64_t *imm64; /* per insn: resolved ld_imm64 values (after load) */
+	bool autoload;
+	bool loaded;
+};
+
+/* An ELF section the loader keeps. */
+struct rqbpf_sec {
+	const char *name;
+	uint32_t type;       /* SHT_* */
+	uint64_t flags;      /* SHF_* */
+	const uint8_t *data; /* NULL for SHT_NOBITS */
+	size_t size;
+	/* For executable sections: its relocation table (SHT_REL), if any. */
+	void *rel; /* Elf_Data * */
+	size_t rel_cnt;
+};
+
+struct rqbpf_sym {
+	const char *name;
+	uint64_t value;
+	uint64_t size;
+	uint32_t shndx;
+	uint8_t type; /* STT_* */
+	uint8_t bind; /* STB_* */
+};
+
+struct rqbpf_object {
+	char name[64];
+	uint8_t *image; /* the ELF file, owned */
+	size_t image_size;
+	void *elf; /* Elf * over image */
+	struct rqbpf_sec *secs;
+	size_t sec_cnt;
+	struct rqbpf_sym *syms;
+	size_t sym_cnt;
+	struct rqbpf_func *funcs;
+	size_t func_cnt;
+	struct btf *btf;
+	int maps_sec; /* index of ".maps", or -1 */
+	struct rqbpf_map *maps;
+	size_t map_cnt;
+	struct rqbpf_map_desc *descs; /* maps[i].desc, contiguous for prog.h */
+	struct rqbpf_prog *progs;
+	size_t prog_cnt;
+	bool loaded;
+};
+
+/* errors.c-free helper: format into err (NULL allowed); returns code. */
+int rqbpf_fail(struct rqbpf_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The linked form of @p prog, for the verifier and tests. */
+const struct rqbpf_linked_prog *rqbpf_prog_linked(const struct rqbpf_prog *prog);
+
+/* elf.c: sections, symbols, functions. */
+int rqbpf_elf_parse(struct rqbpf_object *obj, struct rqbpf_error *err);
+/* btf.c: BTF-defined maps and lock offsets; data-section maps. */
+int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err);
+/* link.c: link every program. */
+int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err);
+/* maps.c: create, free, access. */
+int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err);
+void rqbpf_maps_free(struct rqbpf_object *obj);
+void *rqbpf_map_elem(struct rqbpf_map *map, const void *key);
+/* interp.c: NULL when instruction @p i is one the interpreter runs, else why
+ * not; and the target of a jump or call (true when it has one). */
+const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i);
+bool rqbpf_insn_target(const struct bpf_insn *insn, size_t i, int64_t *target);
+/* helpers.c: is this helper id supported. */
+bool rqbpf_helper_supported(int32_t id);
+/* kfunc id by name, 0 if unknown. */
+int rqbpf_kfunc_by_name(const char *name);
+
+#endif /* RQBPF_INTERNAL_H */

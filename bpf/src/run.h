@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* run.h: the state of one program run (registers live in the interpreter's
+ * loop; this is the rest), shared by the interpreter and the helpers. */
+#ifndef RQBPF_RUN_H
+#define RQBPF_RUN_H
+
+#include <rqspinlock.h>
+
+#include "internal.h"
+
+/* A readable (and maybe writable) byte range a program may access. */
+struct rqbpf_region {
+	uintptr_t base;
+	size_t size;
+	bool writable;
+};
+
+/* Hash-map values a run looked up recently: valid until the run ends. */
+#define RQBPF_DYN_REGIONS 32
+
+struct rqbpf_held {
+	rqspinlock_t *lock;
+	bool irq;         /* taken with irqsave: restore the mask on release */
+	uint64_t sigmask; /* irqsave: the mask before, signals 1..64 as bits */
+};
+
+struct rqbpf_run {
+	const struct rqbpf_prog *prog;
+	uintptr_t ctx;
+	size_t ctx_size;
+	size_t pc; /* the instruction being run, for fault messages */
+	char *msg; /* fault message buffer */
+	size_t msg_size;
+	int nheld;
+	struct rqbpf_held held[RQBPF_MAX_HELD];
+	int ndyn, dyn_next;
+	struct rqbpf_region dyn[RQBPF_DYN_REGIONS];
+	_Alignas(16) uint8_t stack[RQBPF_MAX_FRAMES * RQBPF_STACK_SIZE];
+};
+
+/* Record a fault; returns -EFAULT. */
+int rqbpf_fault(struct rqbpf_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Host address of [addr, addr + size) if the run may access it, else NULL. */
+void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write);
+
+static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
+{
+	uintptr_t off = (uintptr_t)addr - (uintptr_t)r->stack;
+
+	if (off <= sizeof(r->stack) - size)
+		return (void *)(uintptr_t)addr;
+	return rqbpf_mem_slow(r, addr, size, write);
+}
+
+/* Helper and kfunc calls: set regs[0]; 0, or a fault (< 0). */
+int rqbpf_call_helper(struct rqbpf_run *r, int32_t id, uint64_t *regs);
+int rqbpf_call_kfunc(struct rqbpf_run *r, int32_t id, uint64_t *regs);
+/* Release what a run still holds at its end (locks, blocked signals). */
+int rqbpf_release_all(struct rqbpf_run *r);
+
+#endif /* RQBPF_RUN_H */

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/* Res-lock scenarios for rqbpf: AA on one array element, AB/BA on two global
+ * locks, and more locks held than the held-lock table tracks. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "bpf_res_spin_lock.h"
+
+#define EDEADLK 35
+#define ETIMEDOUT 110
+#define NLOCKS 34
+
+struct slot {
+	struct bpf_res_spin_lock lock;
+	__u32 hits;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 40);
+	__type(key, __u32);
+	__type(value, struct slot);
+} slots SEC(".maps");
+
+struct bpf_res_spin_lock first_lock SEC(".data.A");
+struct bpf_res_spin_lock second_lock SEC(".data.B");
+
+int ba_error;
+
+/* Two lookups of element 0 give the same lock: the second acquisition must
+ * fail with -EDEADLK. Returns 0 when it did. */
+SEC("tc")
+int same_element_twice(struct __sk_buff *ctx)
+{
+	__u32 key = 0;
+	struct slot *a, *b;
+	int err;
+
+	a = bpf_map_lookup_elem(&slots, &key);
+	b = bpf_map_lookup_elem(&slots, &key);
+	if (!a || !b)
+		return -1;
+	if (bpf_res_spin_lock(&a->lock))
+		return -2;
+	err = bpf_res_spin_lock(&b->lock);
+	if (!err) {
+		bpf_res_spin_unlock(&b->lock);
+		bpf_res_spin_unlock(&a->lock);
+		return -3;
+	}
+	bpf_res_spin_unlock(&a->lock);
+	return err == -EDEADLK ? 0 : err;
+}
+
+/* first_lock, then second_lock. */
+SEC("tc")
+int order_ab(struct __sk_buff *ctx)
+{
+	if (bpf_res_spin_lock(&first_lock))
+		return 0;
+	if (!bpf_res_spin_lock(&second_lock))
+		bpf_res_spin_unlock(&second_lock);
+	bpf_res_spin_unlock(&first_lock);
+	return 0;
+}
+
+/* second_lock, then first_lock: returns the error of the inner lock. */
+SEC("tc")
+int order_ba(struct __sk_buff *ctx)
+{
+	int err;
+
+	if (bpf_res_spin_lock(&second_lock))
+		return 0;
+	err = bpf_res_spin_lock(&first_lock);
+	if (!err)
+		bpf_res_spin_unlock(&first_lock);
+	else
+		ba_error = err;
+	bpf_res_spin_unlock(&second_lock);
+	return err;
+}
+
+/* Hold NLOCKS element locks (more than the held-lock table's 31 entries),
+ * then take the last one again: it is not in the table, so only the timeout
+ * can end that wait. Returns 0 when the acquisition failed with -ETIMEDOUT
+ * after at least 1/4 s. */
+SEC("tc")
+int beyond_held_table(struct __sk_buff *ctx)
+{
+	struct bpf_res_spin_lock *locks[NLOCKS + 1];
+	__u64 start, spent;
+	int i, ret = 0;
+
+	for (i = 0; i < NLOCKS; i++) {
+		__u32 key = i;
+		struct slot *s = bpf_map_lookup_elem(&slots, &key);
+
+		if (!s)
+			return 10;
+		locks[i] = &s->lock;
+	}
+	{
+		__u32 key = NLOCKS - 1;
+		struct slot *s = bpf_map_lookup_elem(&slots, &key);
+
+		if (!s)
+			return 11;
+		locks[NLOCKS] = &s->lock;
+	}
+	start = bpf_ktime_get_ns();
+	for (i = 0; i < NLOCKS; i++)
+		if (bpf_res_spin_lock(locks[i]))
+			break;
+	if (i == NLOCKS) {
+		ret = bpf_res_spin_lock(locks[NLOCKS]);
+		if (!ret) {
+			bpf_res_spin_unlock(locks[NLOCKS]);
+			ret = 12;
+		} else {
+			ret = ret == -ETIMEDOUT ? 0 : ret;
+		}
+	} else {
+		ret = 13;
+	}
+	while (--i >= 0)
+		bpf_res_spin_unlock(locks[i]);
+	spent = bpf_ktime_get_ns() - start;
+	if (ret)
+		return ret;
+	return spent >= 1000000000ull / 4 ? 0 : 14;
+}
+
+char _license[] SEC("license") = "GPL";

@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rqbpf: list, run, verify and dump the programs and maps of an eBPF object.
+ *
+ *   rqbpf list OBJ
+ *   rqbpf run OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]
+ *             [--set MAP:KEY=HEXVALUE]... [--dump MAP]
+ *   rqbpf verify OBJ [--prog NAME]... [-v]
+ *   rqbpf dump OBJ --map NAME
+ *
+ * Exit status: 0 success (run: the program ran, whatever it returned;
+ * verify: every program accepted), 1 the object could not be loaded, a run
+ * faulted or a program was rejected, 2 bad usage.
+ */
+#include <errno.h>
+#include <linux/bpf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rqbpf.h"
+
+#define MAX_SETS    16
+#define MAX_VERIFY  64
+#define MAX_RETVALS 64
+
+static const char usage[] =
+    "usage: rqbpf list OBJ\n"
+    "       rqbpf run OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]\n"
+    "                 [--set MAP:KEY=HEXVALUE]... [--dump MAP]\n"
+    "       rqbpf verify OBJ [--prog NAME]... [-v]\n"
+    "       rqbpf dump OBJ --map NAME\n";
+
+struct options {
+	const char *cmd, *obj, *prog, *dump;
+	const char *progs[MAX_VERIFY];
+	int nprogs;
+	const char *sets[MAX_SETS];
+	int nsets;
+	long threads, repeat;
+	int verbose, no_verify;
+};
+
+static int bad_usage(const char *why)
+{
+	fprintf(stderr, "rqbpf: %s\n%s", why, usage);
+	return 2;
+}
+
+static int parse_count(const char *s, long *out)
+{
+	char *end;
+	long v = s ? strtol(s, &end, 10) : 0;
+
+	if (!s || *end || v < 1 || v > 100000000)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_opt(struct options *o, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+
+	if (!strcmp(a, "-v")) {
+		o->verbose = 1;
+		return 0;
+	}
+	if (!strcmp(a, "--no-verify")) {
+		o->no_verify = 1;
+		return 0;
+	}
+	if (!v)
+		return -1;
+	(*i)++;
+	if (!strcmp(a, "--prog") && o->nprogs < MAX_VERIFY)
+		o->prog = o->progs[o->nprogs++] = v;
+	else if (!strcmp(a, "--threads"))
+		return parse_count(v, &o->threads);
+	else if (!strcmp(a, "--repeat"))
+		return parse_count(v, &o->repeat);
+	else if (!strcmp(a, "--dump") || !strcmp(a, "--map"))
+		o->dump = v;
+	else if (!strcmp(a, "--set") && o->nsets < MAX_SETS)
+		o->sets[o->nsets++] = v;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_args(struct options *o, int argc, char **argv)
+{
+	*o = (struct options){.threads = 1, .repeat = 1};
+	if (argc < 3)
+		return -1;
+	o->cmd = argv[1];
+	o->obj = argv[2];
+	for (int i = 3; i < argc; i++)
+		if (parse_opt(o, argc, argv, &i))
+			return -1;
+	if (!strcmp(o->cmd, "run"))
+		return o->prog && o->nprogs == 1 ? 0 : -1;
+	if (!strcmp(o->cmd, "dump"))
+		return o->dump ? 0 : -1;
+	return !strcmp(o->cmd, "list") || !strcmp(o->cmd, "verify") ? 0 : -1;
+}
+
+static const char *map_type_name(uint32_t type)
+{
+	switch (type) {
+	case BPF_MAP_TYPE_ARRAY:
+		return "array";
+	case BPF_MAP_TYPE_HASH:
+		return "hash";
+	case BPF_MAP_TYPE_LPM_TRIE:
+		return "lpm_trie";
+	default:
+		return "other";
+	}
+}
+
+static int cmd_list(struct rqbpf_object *obj)
+{
+	for (size_t i = 0; i < rqbpf_object_prog_count(obj); i++) {
+		const struct rqbpf_prog *p = rqbpf_object_prog(obj, i);
+
+		printf("prog %s section=%s insns=%zu\n", rqbpf_prog_name(p), rqbpf_prog_section(p),
+		       rqbpf_prog_insn_count(p));
+	}
+	for (size_t i = 0; i < rqbpf_object_map_count(obj); i++) {
+		struct rqbpf_map_info mi;
+
+		rqbpf_map_get_info(rqbpf_object_map(obj, i), &mi);
+		printf("map %s type=%s key=%u value=%u max_entries=%u\n", mi.name,
+		       map_type_name(mi.type), mi.key_size, mi.value_size, mi.max_entries);
+	}
+	return 0;
+}
+
+static int cmd_verify(struct rqbpf_object *obj, const struct options *o)
+{
+	int rejected = 0;
+
+	for (size_t i = 0; i < rqbpf_object_prog_count(obj); i++) {
+		const struct rqbpf_prog *p = rqbpf_object_prog(obj, i);
+		struct rqbpf_error err;
+		uint64_t n = 0;
+		int want = o->nprogs == 0;
+
+		for (int k = 0; k < o->nprogs; k++)
+			want |= !strcmp(o->progs[k], rqbpf_prog_name(p));
+		if (!want)
+			continue;
+		if (rqbpf_prog_verify(p, o->verbose ? stdout : NULL, &n, &err)) {
+			printf("%s: rejected: %s\n", rqbpf_prog_name(p), err.msg);
+			rejected++;
+		} else {
+			printf("%s: accepted (%llu insns processed)\n", rqbpf_prog_name(p),
+			       (unsigned long long)n);
+		}
+	}
+	for (int k = 0; k < o->nprogs; k++)
+		if (!rqbpf_object_find_prog(obj, o->progs[k])) {
+			fprintf(stderr, "rqbpf: no program named %s\n", o->progs[k]);
+			rejected++;
+		}
+	return rejected ? 1 : 0;
+}
+
+static void print_hex(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("%02x", p[i]);
+}
+
+static int dump_map(struct rqbpf_object *obj, const char *name)
+{
+	struct rqbpf_map *m = rqbpf_object_find_map(obj, name);
+	struct rqbpf_map_info mi;
+	uint8_t *key, *next, *val;
+	int ret;
+
+	if (!m) {
+		fprintf(stderr, "rqbpf: no map named %s\n", name);
+		return 1;
+	}
+	rqbpf_map_get_info(m, &mi);
+	key = malloc(mi.key_size);
+	next = malloc(mi.key_size);
+	val = malloc(mi.value_size);
+	ret = key && next && val ? rqbpf_map_get_next_key(m, NULL, next) : -ENOMEM;
+	while (!ret) {
+		memcpy(key, next, mi.key_size);
+		if (!rqbpf_map_lookup(m, key, val)) {
+			printf("key=");
+			print_hex(key, mi.key_size);
+			printf(" value=");
+			print_hex(val, mi.value_size);
+			printf("\n");
+		}
+		ret = rqbpf_map_get_next_key(m, key, next);
+	}
+	free(key);
+	free(next);
+	free(val);
+	return ret == -ENOENT ? 0 : 1;
+}
+
+static int hex_bytes(const char *s, uint8_t *out, size_t n)
+{
+	if (strlen(s) != 2 * n)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+/* --set MAP:KEY=VALUE, KEY a decimal index for arrays, VALUE hex bytes. */
+static int set_map(struct rqbpf_object *obj, const char *spec)
+{
+	char name[64];
+	unsigned long key;
+	const char *colon = strchr(spec, ':'), *eq = strchr(spec, '=');
+	struct rqbpf_map *m;
+	struct rqbpf_map_info mi;
+	uint8_t *val;
+	uint32_t k;
+	int ret;
+
+	if (!colon || !eq || eq < colon || (size_t)(colon - spec) >= sizeof(name))
+		return -EINVAL;
+	snprintf(name, sizeof(name), "%.*s", (int)(colon - spec), spec);
+	key = strtoul(colon + 1, NULL, 10);
+	m = rqbpf_object_find_map(obj, name);
+	if (!m || rqbpf_map_get_info(m, &mi) || mi.key_size != 4 || !(val = malloc(mi.value_size)))
+		return -EINVAL;
+	k = (uint32_t)key;
+	ret = hex_bytes(eq + 1, val, mi.value_size) ? -EINVAL : rqbpf_map_update(m, &k, val, 0);
+	free(val);
+	return ret;
+}
+
+struct worker {
+	pthread_t tid;
+	const struct rqbpf_prog *prog;
+	pthread_barrier_t *start;
+	long repeat;
+	uint32_t *ns;
+	int64_t retvals[MAX_RETVALS];
+	long counts[MAX_RETVALS];
+	int nret;
+	int faults;
+	char fault[160];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void count_retval(struct worker *w, int64_t v)
+{
+	for (int i = 0; i < w->nret; i++)
+		if (w->retvals[i] == v) {
+			w->counts[i]++;
+			return;
+		}
+	if (w->nret < MAX_RETVALS) {
+		w->retvals[w->nret] = v;
+		w->counts[w->nret++] = 1;
+	}
+}
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	size_t ctx_size = rqbpf_prog_ctx_size(w->prog);
+	void *ctx = calloc(1, ctx_size ? ctx_size : 1);
+
+	pthread_barrier_wait(w->start);
+	for (long i = 0; ctx && i < w->repeat; i++) {
+		struct rqbpf_run_result res;
+		uint64_t t0 = now_ns();
+		int ret = rqbpf_prog_run(w->prog, ctx, ctx_size, &res);
+		uint64_t dt = now_ns() - t0;
+
+		w->ns[i] = dt > UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
+		if (ret) {
+			if (!w->faults++)
+				snprintf(w->fault, sizeof(w->fault), "%s", res.msg);
+			continue;
+		}
+		/* The program's return value is 32 bits, as BPF_PROG_TEST_RUN reports it. */
+		count_retval(w, (int32_t)(uint32_t)res.retval);
+	}
+	free(ctx);
+	return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void report(struct worker *w, long nthreads, long repeat, uint32_t *all)
+{
+	struct worker sum = {0};
+	size_t total = (size_t)nthreads * (size_t)repeat;
+
+	for (long t = 0; t < nthreads; t++)
+		for (int i = 0; i < w[t].nret; i++)
+			for (long c = 0; c < w[t].counts[i]; c++)
+				count_retval(&sum, w[t].retvals[i]);
+	for (int i = 0; i < sum.nret; i++)
+		printf("retval=%lld count=%ld\n", (long long)sum.retvals[i], sum.counts[i]);
+	qsort(all, total, sizeof(*all), cmp_u32);
+	printf("runs=%zu ns_per_run=%u\n", total, all[total / 2]);
+}
+
+static int run_threads(const struct rqbpf_prog *prog, long nthreads, long repeat)
+{
+	struct worker *w = calloc((size_t)nthreads, sizeof(*w));
+	uint32_t *ns = calloc((size_t)nthreads * (size_t)repeat, sizeof(*ns));
+	pthread_barrier_t start;
+	int faults = 0;
+
+	if (!w || !ns) {
+		free(w);
+		free(ns);
+		fprintf(stderr, "rqbpf: out of memory\n");
+		return 1;
+	}
+	pthread_barrier_init(&start, NULL, (unsigned)nthreads);
+	for (long t = 0; t < nthreads; t++) {
+		w[t] = (struct worker){
+		    .prog = prog, .start = &start, .repeat = repeat, .ns = ns + t * repeat};
+		if (pthread_create(&w[t].tid, NULL, work, &w[t])) {
+			fprintf(stderr, "rqbpf: cannot start thread %ld\n", t);
+			exit(1);
+		}
+	}
+	for (long t = 0; t < nthreads; t++) {
+		pthread_join(w[t].tid, NULL);
+		if (w[t].faults && !faults)
+			fprintf(stderr, "rqbpf: %s: fault: %s\n", rqbpf_prog_name(prog),
+			        w[t].fault);
+		faults += w[t].faults;
+	}
+	pthread_barrier_destroy(&start);
+	report(w, nthreads, repeat, ns);
+	free(w);
+	free(ns);
+	return faults ? 1 : 0;
+}
+
+static int cmd_run(struct rqbpf_object *obj, const struct options *o)
+{
+	struct rqbpf_prog *prog = rqbpf_object_find_prog(obj, o->prog);
+	struct rqbpf_error err;
+	int ret;
+
+	if (!prog) {
+		fprintf(stderr, "rqbpf: no program named %s\n", o->prog);
+		return 1;
+	}
+	for (size_t i = 0; i < rqbpf_object_prog_count(obj); i++) {
+		struct rqbpf_prog *p = rqbpf_object_prog(obj, i);
+
+		rqbpf_prog_set_autoload(p, p == prog);
+	}
+	if (rqbpf_object_load(obj, o->no_verify ? RQBPF_LOAD_NO_VERIFY : 0, &err)) {
+		fprintf(stderr, "rqbpf: %s\n", err.msg);
+		return 1;
+	}
+	for (int i = 0; i < o->nsets; i++)
+		if (set_map(obj, o->sets[i])) {
+			fprintf(stderr, "rqbpf: bad --set %s\n", o->sets[i]);
+			return 2;
+		}
+	ret = run_threads(prog, o->threads, o->repeat);
+	if (o->dump && dump_map(obj, o->dump))
+		ret = 1;
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct rqbpf_object *obj;
+	struct rqbpf_error err;
+	int ret;
+
+	if (parse_args(&o, argc, argv))
+		return bad_usage(argc < 3 ? "missing arguments" : "bad arguments");
+	if (rqbpf_object_open_file(o.obj, &obj, &err)) {
+		fprintf(stderr, "rqbpf: %s\n", err.msg);
+		return 1;
+	}
+	if (!strcmp(o.cmd, "list")) {
+		ret = cmd_list(obj);
+	} else if (!strcmp(o.cmd, "verify")) {
+		ret = cmd_verify(obj, &o);
+	} else if (!strcmp(o.cmd, "run")) {
+		ret = cmd_run(obj, &o);
+	} else if (rqbpf_object_load(obj, 0, &err)) {
+		fprintf(stderr, "rqbpf: %s\n", err.msg);
+		ret = 1;
+	} else {
+		ret = dump_map(obj, o.dump);
+	}
+	rqbpf_object_close(obj);
+	return ret;
+}
