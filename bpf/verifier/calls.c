@@ -271,9 +271,9 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
 		    "region");
 		return -1;
 	}
-	if (check_reg_read(env, st, BPF_REG_0))
-		return -1;
 	if (st->curframe) {
+		/* A static subprogram may leave R0 unset; the caller may then not
+		 * read it. */
 		struct vframe *callee = cur_frame(st);
 
 		if (r0->type == T_STACK) {
@@ -286,6 +286,8 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
 		free(callee);
 		return 0;
 	}
+	if (check_reg_read(env, st, BPF_REG_0))
+		return -1;
 	if (r0->type != T_SCALAR) {
 		verr(env, idx, "At program exit the register R0 is not a known value (%s)",
 		     vtype_name(r0->type));

@@ -254,7 +254,19 @@ static void rng_shift(struct vrange *dst, uint64_t k, uint8_t op, bool is64)
 	struct vrange r;
 
 	rng_unknown(&r);
-	if (op == BPF_LSH) {
+	if (op == BPF_LSH && is64 && k >= 32) {
+		/* Only the low 64-k bits survive: with k == 32 they are the
+		 * subregister, whose bounds carry over (the zero- or sign-extension
+		 * idiom "<<= 32; >>= 32" or "s>>= 32" keeps them). */
+		if (k == 32 || dst->u32max < ((uint64_t)1 << (64 - k))) {
+			r.umin = (uint64_t)dst->u32min << k;
+			r.umax = (uint64_t)dst->u32max << k;
+		}
+		if (k == 32) {
+			r.smin = (int64_t)dst->s32min * ((int64_t)1 << 32);
+			r.smax = (int64_t)dst->s32max * ((int64_t)1 << 32);
+		}
+	} else if (op == BPF_LSH) {
 		if (k < 64 && (dst->umax >> (63 - k)) == 0) {
 			r.umin = dst->umin << k;
 			r.umax = dst->umax << k;

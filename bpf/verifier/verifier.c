@@ -48,8 +48,8 @@ static void path_done(struct explored *e)
 static int push_pending(struct venv *env, struct walk *w, struct vstate *st, int idx, int from,
                         struct explored *parent)
 {
-	if (w->depth >= V_MAX_PENDING) {
-		verr(env, from, "The sequence of %d jumps is too complex.", w->depth);
+	if (w->depth + 1 > V_MAX_PENDING) {
+		verr(env, from, "The sequence of %d jumps is too complex.", w->depth + 1);
 		state_free(st);
 		return -1;
 	}
