@@ -56,6 +56,28 @@ static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 	return &obj->maps[off / sizeof(*obj->maps)];
 }
 
+/* A hash value is valid until the run's read-side section ends; the run
+ * remembers the last RQBPF_DYN_REGIONS of them for its bounds checks. */
+static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key, uint64_t *reg)
+{
+	uint8_t *p;
+
+	if (m->hash && !r->rcu) {
+		if (rqmap_read_lock())
+			return rqbpf_fault(r, "map_lookup_elem: cannot open a read-side section");
+		r->rcu = true;
+	}
+	p = rqbpf_map_elem(m, key);
+	if (p && m->hash) {
+		r->dyn[r->dyn_next] = (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, true};
+		r->dyn_next = (r->dyn_next + 1) % RQBPF_DYN_REGIONS;
+		if (r->ndyn < RQBPF_DYN_REGIONS)
+			r->ndyn++;
+	}
+	reg[BPF_REG_0] = (uintptr_t)p;
+	return 0;
+}
+
 static int map_helper(struct rqbpf_run *r, int32_t id, uint64_t *reg)
 {
 	struct rqbpf_map *m = map_arg(r, reg[BPF_REG_1]);
@@ -73,8 +95,7 @@ static int map_helper(struct rqbpf_run *r, int32_t id, uint64_t *reg)
 	}
 	switch (id) {
 	case BPF_FUNC_map_lookup_elem:
-		reg[BPF_REG_0] = (uintptr_t)rqbpf_map_elem(m, key);
-		break;
+		return map_lookup(r, m, key, reg);
 	case BPF_FUNC_map_update_elem:
 		reg[BPF_REG_0] = (uint64_t)(int64_t)rqbpf_map_update(m, key, value, reg[BPF_REG_4]);
 		break;
@@ -312,6 +333,10 @@ int rqbpf_release_all(struct rqbpf_run *r)
 {
 	int n = r->nheld;
 
+	if (r->rcu) {
+		rqmap_read_unlock();
+		r->rcu = false;
+	}
 	while (r->nheld > 0) {
 		const struct rqbpf_held *h = &r->held[--r->nheld];
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../include/rqbpf.h"
+#include "rqmap.h"
 #include "prog.h"
 
 struct btf;
@@ -28,11 +29,12 @@ struct rqbpf_map {
 	struct rqbpf_map_desc desc; /* desc.name points into name[] */
 	char name[64];
 	struct rqbpf_object *obj;
-	uint32_t elem_size; /* array stride: value_size rounded up to 8 */
-	uint8_t *values;    /* array and data maps: max_entries * elem_size */
-	uint8_t *init;      /* data maps: initial contents (NULL for .bss) */
-	uint32_t sec_idx;   /* data maps: the ELF section */
-	uint32_t btf_value; /* BTF maps: the value type id, 0 if unknown */
+	struct rqmap_array *array; /* array and data maps, once loaded */
+	struct rqmap_hash *hash;   /* hash maps, once loaded */
+	uint32_t elem_size;        /* array stride: value_size rounded up to 8 */
+	uint8_t *values;           /* array values: max_entries * elem_size bytes */
+	uint32_t sec_idx;          /* data maps: the ELF section */
+	uint32_t btf_value;        /* BTF maps: the value type id, 0 if unknown */
 };
 
 /* One piece of ELF code: a function symbol in an executable section. */
@@ -92,6 +94,7 @@ struct rqbpf_object {
 	struct rqbpf_prog *progs;
 	size_t prog_cnt;
 	bool loaded;
+	bool has_hash; /* runs open a read-side section for in-place hash lookups */
 };
 
 /* errors.c-free helper: format into err (NULL allowed); returns code. */

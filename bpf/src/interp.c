@@ -224,24 +224,31 @@ static uint64_t sext(uint64_t v, int bits)
 	return (v ^ m) - m;
 }
 
+/* Loads and stores of map values race with other threads' by design (as
+ * in the kernel): aligned ones are relaxed atomics (plain moves on x86,
+ * defined behaviour for the C11 model and TSan); unaligned ones are copies. */
 static uint64_t load(const void *p, uint8_t size)
 {
-	uint8_t b;
 	uint16_t h;
 	uint32_t w;
 	uint64_t d;
 
 	switch (size) {
 	case BPF_B:
-		memcpy(&b, p, 1);
-		return b;
+		return __atomic_load_n((const uint8_t *)p, __ATOMIC_RELAXED);
 	case BPF_H:
+		if (!((uintptr_t)p % 2))
+			return __atomic_load_n((const uint16_t *)p, __ATOMIC_RELAXED);
 		memcpy(&h, p, 2);
 		return h;
 	case BPF_W:
+		if (!((uintptr_t)p % 4))
+			return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED);
 		memcpy(&w, p, 4);
 		return w;
 	default:
+		if (!((uintptr_t)p % 8))
+			return __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
 		memcpy(&d, p, 8);
 		return d;
 	}
@@ -249,22 +256,30 @@ static uint64_t load(const void *p, uint8_t size)
 
 static void store(void *p, uint8_t size, uint64_t v)
 {
-	uint8_t b = (uint8_t)v;
 	uint16_t h = (uint16_t)v;
 	uint32_t w = (uint32_t)v;
 
 	switch (size) {
 	case BPF_B:
-		memcpy(p, &b, 1);
+		__atomic_store_n((uint8_t *)p, (uint8_t)v, __ATOMIC_RELAXED);
 		break;
 	case BPF_H:
-		memcpy(p, &h, 2);
+		if (!((uintptr_t)p % 2))
+			__atomic_store_n((uint16_t *)p, h, __ATOMIC_RELAXED);
+		else
+			memcpy(p, &h, 2);
 		break;
 	case BPF_W:
-		memcpy(p, &w, 4);
+		if (!((uintptr_t)p % 4))
+			__atomic_store_n((uint32_t *)p, w, __ATOMIC_RELAXED);
+		else
+			memcpy(p, &w, 4);
 		break;
 	default:
-		memcpy(p, &v, 8);
+		if (!((uintptr_t)p % 8))
+			__atomic_store_n((uint64_t *)p, v, __ATOMIC_RELAXED);
+		else
+			memcpy(p, &v, 8);
 	}
 }
 
@@ -644,6 +659,7 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.msg_size = sizeof(res->msg);
 	r.nheld = 0;
 	r.ndyn = r.dyn_next = 0;
+	r.rcu = false;
 	reg[BPF_REG_1] = (uintptr_t)ctx;
 	ret = interpret(&r, reg, &res->insns);
 	rel = rqbpf_release_all(&r);

@@ -1,39 +1,64 @@
 /* SPDX-License-Identifier: MIT */
-/* maps.c: map storage and the map API. BPF_MAP_TYPE_ARRAY and global data
- * sections: values preallocated, zeroed (data sections: their initial
- * contents), each element 8-byte aligned so that locks and atomics in a
- * value are aligned. Updates leave a lock field in the value alone, as the
- * kernel's copy_map_value() does. */
+/* maps.c: the object's maps on rqmaps (maps/): BPF_MAP_TYPE_ARRAY and the
+ * global data sections on rqmap_array (values preallocated and zeroed, data
+ * sections filled with their initial contents), BPF_MAP_TYPE_HASH on
+ * rqmap_hash. A lock in the value (bpf_res_spin_lock or bpf_spin_lock) is
+ * the maps' value lock: copies leave it alone, as the kernel's do. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-#define MAX_MAP_BYTES (1ull << 30)
+static int lock_attr(const struct rqbpf_map_desc *d, uint32_t *flags, uint32_t *off)
+{
+	int32_t lock = d->res_lock_off >= 0 ? d->res_lock_off : d->spin_lock_off;
+
+	*flags = lock >= 0 ? RQMAP_F_VALUE_LOCK : 0;
+	*off = lock >= 0 ? (uint32_t)lock : 0;
+	return 0;
+}
 
 static int create_array(struct rqbpf_map *m, struct rqbpf_error *err)
 {
 	const struct rqbpf_map_desc *d = &m->desc;
+	struct rqmap_array_attr a = {.value_size = d->value_size, .max_entries = d->max_entries};
+	uint32_t first = 0, last = d->max_entries - 1;
 	const struct rqbpf_sec *s;
+	int ret;
 
-	if (d->key_size != 4 || d->value_size == 0 || d->max_entries == 0)
-		return rqbpf_fail(
-		    err, -EINVAL,
-		    "map %s: an array needs key_size 4, value_size > 0 and max_entries > 0",
-		    m->name);
+	if (d->key_size != 4)
+		return rqbpf_fail(err, -EINVAL, "map %s: an array needs key_size 4", m->name);
+	lock_attr(d, &a.flags, &a.lock_off);
+	ret = rqmap_array_create(&a, &m->array);
+	if (ret)
+		return rqbpf_fail(err, ret, "map %s: cannot create the array (%s)", m->name,
+		                  strerror(-ret));
+	/* Values are contiguous, 8-byte strides: one region for the run-time checks. */
 	m->elem_size = (d->value_size + 7u) & ~7u;
-	if ((uint64_t)m->elem_size * d->max_entries > MAX_MAP_BYTES || m->elem_size < d->value_size)
-		return rqbpf_fail(err, -E2BIG, "map %s: larger than %llu bytes", m->name,
-		                  (unsigned long long)MAX_MAP_BYTES);
-	m->values = calloc(d->max_entries, m->elem_size);
-	if (!m->values)
-		return rqbpf_fail(err, -ENOMEM, "map %s: out of memory", m->name);
+	m->values = rqmap_array_lookup_elem(m->array, &first);
+	if ((uint8_t *)rqmap_array_lookup_elem(m->array, &last) !=
+	    m->values + (size_t)last * m->elem_size)
+		return rqbpf_fail(err, -EINVAL, "map %s: array values are not contiguous", m->name);
 	if (!d->global_data)
 		return 0;
 	s = &m->obj->secs[m->sec_idx];
-	if (s->data)
-		memcpy(m->values, s->data, d->value_size);
+	return s->data ? rqmap_array_update(m->array, &first, s->data, RQMAP_ANY) : 0;
+}
+
+static int create_hash(struct rqbpf_map *m, struct rqbpf_error *err)
+{
+	const struct rqbpf_map_desc *d = &m->desc;
+	struct rqmap_hash_attr a = {
+	    .key_size = d->key_size, .value_size = d->value_size, .max_entries = d->max_entries};
+	int ret;
+
+	lock_attr(d, &a.flags, &a.lock_off);
+	ret = rqmap_hash_create(&a, &m->hash);
+	if (ret)
+		return rqbpf_fail(err, ret, "map %s: cannot create the hash map (%s)", m->name,
+		                  strerror(-ret));
+	m->obj->has_hash = true;
 	return 0;
 }
 
@@ -43,10 +68,13 @@ int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 		struct rqbpf_map *m = &obj->maps[i];
 		int ret;
 
-		if (m->desc.type != BPF_MAP_TYPE_ARRAY)
-			return rqbpf_fail(err, -ENOTSUP, "map %s: map type %u is not supported",
-			                  m->name, m->desc.type);
-		ret = create_array(m, err);
+		if (m->desc.type == BPF_MAP_TYPE_ARRAY)
+			ret = create_array(m, err);
+		else if (m->desc.type == BPF_MAP_TYPE_HASH)
+			ret = create_hash(m, err);
+		else
+			ret = rqbpf_fail(err, -ENOTSUP, "map %s: map type %u is not supported",
+			                 m->name, m->desc.type);
 		if (ret)
 			return ret;
 	}
@@ -56,101 +84,64 @@ int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 void rqbpf_maps_free(struct rqbpf_object *obj)
 {
 	for (size_t i = 0; i < obj->map_cnt; i++) {
-		free(obj->maps[i].values);
+		rqmap_array_destroy(obj->maps[i].array);
+		rqmap_hash_destroy(obj->maps[i].hash);
+		obj->maps[i].array = NULL;
+		obj->maps[i].hash = NULL;
 		obj->maps[i].values = NULL;
 	}
 }
 
 void *rqbpf_map_elem(struct rqbpf_map *m, const void *key)
 {
-	uint32_t idx;
-
-	memcpy(&idx, key, sizeof(idx));
-	if (idx >= m->desc.max_entries)
-		return NULL;
-	return m->values + (size_t)idx * m->elem_size;
-}
-
-/* Copy a value, leaving the bytes of the lock fields of @p dst as they are. */
-static void copy_value(const struct rqbpf_map_desc *d, uint8_t *dst, const uint8_t *src)
-{
-	int32_t skip[2] = {d->res_lock_off, d->spin_lock_off};
-	uint32_t from = 0;
-
-	if (skip[0] > skip[1]) {
-		skip[0] = d->spin_lock_off;
-		skip[1] = d->res_lock_off;
-	}
-	for (int i = 0; i < 2; i++) {
-		if (skip[i] < 0 || (uint32_t)skip[i] + 4 > d->value_size)
-			continue;
-		memcpy(dst + from, src + from, (uint32_t)skip[i] - from);
-		from = (uint32_t)skip[i] + 4;
-	}
-	memcpy(dst + from, src + from, d->value_size - from);
+	return m->array ? rqmap_array_lookup_elem(m->array, key)
+	                : rqmap_hash_lookup_elem(m->hash, key);
 }
 
 static int check(const struct rqbpf_map *m, const void *key)
 {
 	if (!m || !key)
 		return -EINVAL;
-	return m->values ? 0 : -EPERM;
+	return m->array || m->hash ? 0 : -EPERM;
 }
 
 int rqbpf_map_lookup(struct rqbpf_map *m, const void *key, void *value)
 {
-	const uint8_t *elem;
 	int ret = check(m, key);
 
 	if (ret || !value)
 		return ret ? ret : -EINVAL;
-	elem = rqbpf_map_elem(m, key);
-	if (!elem)
-		return -ENOENT;
-	memset(value, 0, m->desc.value_size);
-	copy_value(&m->desc, value, elem);
-	return 0;
+	return m->array ? rqmap_array_lookup(m->array, key, value, 0)
+	                : rqmap_hash_lookup(m->hash, key, value, 0);
 }
 
 int rqbpf_map_update(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
 {
-	uint8_t *elem;
 	int ret = check(m, key);
 
-	if (ret || !value || flags > BPF_EXIST)
+	if (ret || !value)
 		return ret ? ret : -EINVAL;
-	elem = rqbpf_map_elem(m, key);
-	if (!elem)
-		return -E2BIG;
-	if (flags == BPF_NOEXIST)
-		return -EEXIST;
-	copy_value(&m->desc, elem, value);
-	return 0;
+	return m->array ? rqmap_array_update(m->array, key, value, flags)
+	                : rqmap_hash_update(m->hash, key, value, flags);
 }
 
 int rqbpf_map_delete(struct rqbpf_map *m, const void *key)
 {
 	int ret = check(m, key);
 
-	return ret ? ret : -EINVAL;
+	if (ret)
+		return ret;
+	return m->array ? rqmap_array_delete(m->array, key) : rqmap_hash_delete(m->hash, key);
 }
 
 int rqbpf_map_get_next_key(struct rqbpf_map *m, const void *key, void *next_key)
 {
-	uint32_t idx = 0;
-
 	if (!m || !next_key)
 		return -EINVAL;
-	if (!m->values)
+	if (!m->array && !m->hash)
 		return -EPERM;
-	if (key) {
-		memcpy(&idx, key, sizeof(idx));
-		if (idx + 1 == m->desc.max_entries)
-			return -ENOENT;
-		idx = idx >= m->desc.max_entries ? 0 : idx + 1;
-	}
-	memcpy(next_key, &idx, sizeof(idx));
-	return 0;
+	return m->array ? rqmap_array_get_next_key(m->array, key, next_key)
+	                : rqmap_hash_get_next_key(m->hash, key, next_key);
 }
 
 int rqbpf_map_get_info(const struct rqbpf_map *m, struct rqbpf_map_info *info)

@@ -29,9 +29,10 @@
 
 /* The kfuncs the runtime binds by name. */
 enum rqbpf_kfunc_id {
-	RQBPF_KF_RES_SPIN_LOCK = 1,         /* int bpf_res_spin_lock(struct bpf_res_spin_lock *) */
-	RQBPF_KF_RES_SPIN_UNLOCK,           /* void bpf_res_spin_unlock(struct bpf_res_spin_lock *) */
-	RQBPF_KF_RES_SPIN_LOCK_IRQSAVE,     /* int bpf_res_spin_lock_irqsave(lock, unsigned long *flags) */
+	RQBPF_KF_RES_SPIN_LOCK = 1,     /* int bpf_res_spin_lock(struct bpf_res_spin_lock *) */
+	RQBPF_KF_RES_SPIN_UNLOCK,       /* void bpf_res_spin_unlock(struct bpf_res_spin_lock *) */
+	RQBPF_KF_RES_SPIN_LOCK_IRQSAVE, /* int bpf_res_spin_lock_irqsave(lock, unsigned long *flags)
+	                                 */
 	RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE, /* void bpf_res_spin_unlock_irqrestore(lock, flags) */
 	RQBPF_KF_LOCAL_IRQ_SAVE,            /* void bpf_local_irq_save(unsigned long *flags) */
 	RQBPF_KF_LOCAL_IRQ_RESTORE,         /* void bpf_local_irq_restore(unsigned long *flags) */
@@ -40,27 +41,27 @@ enum rqbpf_kfunc_id {
 /* One map of the object: a BTF-defined map, or a global-data section
  * (.data, .rodata, .bss, .data.*) as a one-element array map. */
 struct rqbpf_map_desc {
-	const char *name;       /* libbpf's name: "counters", or "prog_na.bss" */
-	uint32_t type;          /* BPF_MAP_TYPE_ARRAY, _HASH, _LPM_TRIE */
+	const char *name; /* libbpf's name: "counters", or "prog_na.bss" */
+	uint32_t type;    /* BPF_MAP_TYPE_ARRAY, _HASH, _LPM_TRIE */
 	uint32_t key_size;
 	uint32_t value_size;
 	uint32_t max_entries;
-	int32_t res_lock_off;   /* offset of struct bpf_res_spin_lock in the value, -1 if none */
-	int32_t spin_lock_off;  /* offset of struct bpf_spin_lock in the value, -1 if none */
-	bool global_data;       /* a data section, not a BTF map */
-	bool read_only;         /* .rodata */
+	int32_t res_lock_off;  /* offset of struct bpf_res_spin_lock in the value, -1 if none */
+	int32_t spin_lock_off; /* offset of struct bpf_spin_lock in the value, -1 if none */
+	bool global_data;      /* a data section, not a BTF map */
+	bool read_only;        /* .rodata */
 };
 
 /* One program, linked and ready to verify or run. Owned by the loader. */
 struct rqbpf_linked_prog {
-	const char *name;               /* the function's name */
-	const char *section;            /* "tc", "?tc", "syscall", ... */
-	uint32_t prog_type;             /* enum bpf_prog_type from the section */
-	const struct bpf_insn *insns;   /* main program, then its subprograms */
+	const char *name;             /* the function's name */
+	const char *section;          /* "tc", "?tc", "syscall", ... */
+	uint32_t prog_type;           /* enum bpf_prog_type from the section */
+	const struct bpf_insn *insns; /* main program, then its subprograms */
 	size_t insn_cnt;
 	const struct rqbpf_map_desc *maps; /* all maps of the object */
 	size_t map_cnt;
-	uint32_t ctx_size;              /* size of the context buffer a run gets */
+	uint32_t ctx_size; /* size of the context buffer a run gets */
 };
 
 #endif /* RQBPF_PROG_H */

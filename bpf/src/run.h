@@ -33,6 +33,7 @@ struct rqbpf_run {
 	size_t msg_size;
 	int nheld;
 	struct rqbpf_held held[RQBPF_MAX_HELD];
+	bool rcu; /* a read-side section is open (in-place hash lookups) */
 	int ndyn, dyn_next;
 	struct rqbpf_region dyn[RQBPF_DYN_REGIONS];
 	_Alignas(16) uint8_t stack[RQBPF_MAX_FRAMES * RQBPF_STACK_SIZE];

@@ -3,8 +3,9 @@
  * @file rqmap.h
  * @brief BPF-style maps built on the resilient queued spin lock.
  *
- * Two map types with the semantics of the kernel's BPF_MAP_TYPE_HASH and
- * BPF_MAP_TYPE_LPM_TRIE, as converted to rqspinlock in the kernel series:
+ * Three map types with the semantics of the kernel's BPF_MAP_TYPE_HASH,
+ * BPF_MAP_TYPE_LPM_TRIE and BPF_MAP_TYPE_ARRAY, the first two as converted
+ * to rqspinlock in the kernel series (the array needs no map lock):
  *  - writers take one rqspinlock (a bucket lock, the trie lock) and return its
  *    -EDEADLK / -ETIMEDOUT unchanged, leaving the map exactly as it was;
  *  - lookups take no lock: they run inside a liburcu (memb flavour) read-side
@@ -23,10 +24,12 @@
  *    call from a signal handler: call rqmap_thread_init() once in the thread
  *    (normal context). Calls from normal context register lazily; threads are
  *    unregistered automatically when they exit.
- *  - Values are copied in and out; no pointer into the map is ever returned,
- *    so there is nothing to hold after a call returns.
- *  - rqmap_*_destroy() and rqmap_quiesce() wait for retired elements to be recycled: never call
- *    them from a signal handler or while another thread still uses the map.
+ *  - Values are copied in and out, except by the in-place lookups
+ *    rqmap_hash_lookup_elem() and rqmap_array_lookup_elem(), which return a
+ *    pointer into the map for a BPF runtime (see "In-place access" below).
+ *  - rqmap_*_destroy() and rqmap_quiesce() wait for retired elements to be
+ *    recycled: never call them from a signal handler, inside a read-side
+ *    section, or while another thread still uses the map.
  */
 #ifndef RQMAP_H
 #define RQMAP_H
@@ -37,6 +40,53 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/**
+ * @defgroup inplace In-place access (for a BPF runtime)
+ *
+ * rqmap_hash_lookup_elem() returns a pointer to an element's value inside the
+ * map, as a BPF program's bpf_map_lookup_elem() does. The pointer is valid
+ * only inside the read-side section that was open when it was returned:
+ *
+ *  - Open a section with rqmap_read_lock() and close it with
+ *    rqmap_read_unlock(). Sections nest (a count per thread) and both calls
+ *    are async-signal-safe once the thread is registered (rqmap_thread_init();
+ *    in normal context rqmap_read_lock() registers lazily). A signal handler
+ *    may open its own section over an interrupted one.
+ *  - Until the section ends, the element's memory is not recycled: it stays
+ *    the value of the element the lookup found. An update of the same key
+ *    does not write into it: the update links a new element and unlinks the
+ *    old one (copy-on-write), so the pointer keeps showing the old element's
+ *    value, and a delete unlinks it; either way the old element is reused
+ *    only after every section open at its removal has ended (the kernel's
+ *    RCU rule). A later lookup finds the new element.
+ *  - Writes through the pointer are plain stores into the live element, as a
+ *    BPF program's are: other threads' lookups may see them torn. To write or
+ *    read a value consistently, take its embedded lock (RQMAP_F_VALUE_LOCK)
+ *    with res_spin_lock() on (char *)ptr + lock_off, the lock the map's own
+ *    RQMAP_F_LOCK copies take; never write the lock word otherwise.
+ *  - Inside a section do not call rqmap_quiesce(), rqmap_*_destroy() or
+ *    anything else that waits for a grace period (it would wait for itself),
+ *    and keep the section short: removed elements of every map wait for it.
+ *    Map updates inside a section are fine.
+ *
+ * rqmap_array_lookup_elem() needs no section: array values are never
+ * removed, so its pointer is valid until the map is destroyed. The same rule
+ * on writes and on the embedded lock applies.
+ * @{
+ */
+
+/**
+ * @brief Open a read-side section (nestable, async-signal-safe once the
+ * thread is registered).
+ * @return 0; -ENOMEM when lazy registration failed (no section was opened).
+ */
+int rqmap_read_lock(void);
+
+/** @brief Close the innermost read-side section opened by rqmap_read_lock(). */
+void rqmap_read_unlock(void);
+
+/** @} */
 
 /* Update flags (values as in the kernel's uapi). */
 #define RQMAP_ANY     0ULL /**< create or replace (BPF_ANY) */
@@ -169,6 +219,14 @@ int rqmap_hash_lookup_batch(struct rqmap_hash *map, uint32_t *cursor, void *keys
 int rqmap_hash_lookup_and_delete_batch(struct rqmap_hash *map, uint32_t *cursor, void *keys,
                                        void *values, uint32_t *count, uint64_t flags);
 
+/**
+ * @brief In-place lookup: a pointer to the value of @p key, or NULL when the
+ * key is absent (or an argument is NULL). Takes no lock. Call it inside a
+ * read-side section; the pointer is valid until that section ends (see
+ * "In-place access" above). Async-signal-safe.
+ */
+void *rqmap_hash_lookup_elem(struct rqmap_hash *map, const void *key);
+
 /** Element accounting of a hash map. */
 struct rqmap_hash_info {
 	uint32_t max_entries; /**< as created */
@@ -236,6 +294,89 @@ int rqmap_lpm_get_next_key(struct rqmap_lpm *trie, const void *key, void *next_k
 
 /** @brief Number of prefixes stored. */
 uint32_t rqmap_lpm_count(struct rqmap_lpm *trie);
+
+/** Node accounting of an LPM trie. */
+struct rqmap_lpm_info {
+	uint32_t max_entries; /**< as created */
+	uint32_t capacity;    /**< preallocated nodes: 2 * max_entries + spare */
+	uint32_t count;       /**< prefixes stored */
+	uint32_t nodes;       /**< nodes in the trie (prefixes and intermediate nodes) */
+	uint32_t free;        /**< nodes in the freelist */
+};
+
+/**
+ * @brief Fill @p info, under the trie lock. @c free is exact only at a
+ * quiescent point (no concurrent writer, after rqmap_quiesce()); then
+ * nodes + free == capacity.
+ * @return 0; -EINVAL; -EDEADLK / -ETIMEDOUT from the trie lock.
+ */
+int rqmap_lpm_info(struct rqmap_lpm *trie, struct rqmap_lpm_info *info);
+
+/** Attributes of an array map (BPF_MAP_TYPE_ARRAY; keys are u32 indices). */
+struct rqmap_array_attr {
+	uint32_t value_size;  /**< bytes, 1..RQMAP_MAX_VALUE_SIZE */
+	uint32_t max_entries; /**< elements, >= 1 */
+	uint32_t flags;       /**< 0 or RQMAP_F_VALUE_LOCK */
+	uint32_t lock_off;    /**< with RQMAP_F_VALUE_LOCK: offset of the rqspinlock_t in the
+	                           value, a multiple of 4 */
+};
+
+struct rqmap_array;
+
+/**
+ * @brief Create an array map: max_entries values, preallocated and zeroed.
+ * Values are 8-byte aligned (stride value_size rounded up to 8).
+ * @return 0 and *out set; -EINVAL (zero sizes, unknown flags, bad lock_off);
+ *  -E2BIG (value_size over the limit, array over 1 TiB); -ENOMEM.
+ */
+int rqmap_array_create(const struct rqmap_array_attr *attr, struct rqmap_array **out);
+
+/** @brief Destroy @p map (no pointer into it may be in use). NULL is a no-op. */
+void rqmap_array_destroy(struct rqmap_array *map);
+
+/**
+ * @brief Copy @p value into element *(uint32_t *)@p key.
+ *
+ * @p flags: RQMAP_ANY or RQMAP_EXIST (every element exists), optionally with
+ * RQMAP_F_LOCK (copy under the value's embedded lock). The embedded lock word
+ * is never copied. Async-signal-safe; needs no registration.
+ * @return 0; -E2BIG (index >= max_entries); -EEXIST (RQMAP_NOEXIST);
+ *  -EINVAL (NULL arguments, unknown flags or NOEXIST|EXIST, RQMAP_F_LOCK
+ *  without a value lock); -EDEADLK / -ETIMEDOUT from the value lock, value
+ *  unchanged. Checks run in the kernel's order.
+ */
+int rqmap_array_update(struct rqmap_array *map, const void *key, const void *value, uint64_t flags);
+
+/**
+ * @brief Copy element *(uint32_t *)@p key out into @p value; the embedded lock
+ * word, if any, reads as zero. @p flags: 0 or RQMAP_F_LOCK.
+ * @return 0; -ENOENT (index >= max_entries); -EINVAL; with RQMAP_F_LOCK also
+ *  -EDEADLK / -ETIMEDOUT.
+ */
+int rqmap_array_lookup(struct rqmap_array *map, const void *key, void *value, uint64_t flags);
+
+/** @brief Arrays have no delete: always -EINVAL, as in the kernel. */
+int rqmap_array_delete(struct rqmap_array *map, const void *key);
+
+/**
+ * @brief In-place lookup: a pointer to element *(uint32_t *)@p key, valid for
+ * the map's lifetime, or NULL when the index is out of range (or an argument
+ * is NULL). Async-signal-safe; no read-side section needed.
+ */
+void *rqmap_array_lookup_elem(struct rqmap_array *map, const void *key);
+
+/**
+ * @brief Iterate indices: NULL or an out-of-range @p key gives 0, the last
+ * index gives -ENOENT, else key + 1 (the kernel's order).
+ * @return 0; -ENOENT; -EINVAL.
+ */
+int rqmap_array_get_next_key(struct rqmap_array *map, const void *key, void *next_key);
+
+/** @brief value_size as created (0 for NULL). */
+uint32_t rqmap_array_value_size(const struct rqmap_array *map);
+
+/** @brief max_entries as created (0 for NULL). */
+uint32_t rqmap_array_max_entries(const struct rqmap_array *map);
 
 #ifdef __cplusplus
 }

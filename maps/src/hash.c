@@ -272,12 +272,12 @@ static int update_in_place(struct rqmap_hash *m, const struct keyref *k, const v
 	struct htab_elem *old;
 	int ret;
 
-	rqmap_read_lock();
+	rqmap_rcu_lock();
 	old = bucket_find(m, k);
 	ret = check_exist(old, flags);
 	if (!ret)
 		ret = old ? value_store_locked(m, old, value) : -EAGAIN;
-	rqmap_read_unlock();
+	rqmap_rcu_unlock();
 	return ret;
 }
 
@@ -386,11 +386,25 @@ int rqmap_hash_lookup(struct rqmap_hash *m, const void *key, void *value, uint64
 		pthread_spin_unlock(&m->global);
 		return ret;
 	}
-	rqmap_read_lock();
+	rqmap_rcu_lock();
 	e = bucket_find(m, &k);
 	ret = e ? value_load(m, e, value, flags) : -ENOENT;
-	rqmap_read_unlock();
+	rqmap_rcu_unlock();
 	return ret;
+}
+
+void *rqmap_hash_lookup_elem(struct rqmap_hash *m, const void *key)
+{
+	struct htab_elem *e;
+	struct keyref k;
+
+	if (!m || !key)
+		return NULL;
+	key_prepare(m, key, &k);
+	/* The caller's read-side section keeps the element from being recycled
+	 * (any lock kind: this walk is the lock-free one). */
+	e = bucket_find(m, &k);
+	return e ? (void *)elem_value(m, e) : NULL;
 }
 
 static int delete_common_impl(struct rqmap_hash *m, const void *key, void *value, uint64_t flags)
@@ -462,7 +476,7 @@ int rqmap_hash_get_next_key(struct rqmap_hash *m, const void *key, void *next_ke
 	ret = rqmap_thread_ensure();
 	if (ret)
 		return ret;
-	rqmap_read_lock();
+	rqmap_rcu_lock();
 	if (key) {
 		key_prepare(m, key, &k);
 		e = bucket_find(m, &k);
@@ -479,7 +493,7 @@ int rqmap_hash_get_next_key(struct rqmap_hash *m, const void *key, void *next_ke
 		e = atomic_load_explicit(&m->buckets[i].first, memory_order_acquire);
 	if (e)
 		key_copy_out(m, e, next_key);
-	rqmap_read_unlock();
+	rqmap_rcu_unlock();
 	return e ? 0 : -ENOENT;
 }
 

@@ -50,12 +50,12 @@ extern char rqmap_tsan_gp;
 #define RQMAP_TSAN_ACQUIRE() ((void)0)
 #endif
 
-static inline void rqmap_read_lock(void)
+static inline void rqmap_rcu_lock(void)
 {
 	urcu_memb_read_lock();
 }
 
-static inline void rqmap_read_unlock(void)
+static inline void rqmap_rcu_unlock(void)
 {
 	RQMAP_TSAN_RELEASE();
 	urcu_memb_read_unlock();

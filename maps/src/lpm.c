@@ -372,7 +372,7 @@ int rqmap_lpm_lookup(struct rqmap_lpm *t, const void *key, void *value)
 	ret = keyed_op_start(t, key, &k);
 	if (ret)
 		return ret;
-	rqmap_read_lock();
+	rqmap_rcu_lock();
 	for (n = root_of(t); n;) {
 		uint32_t plen = node_plen(n), m = prefix_match(t, n, &k);
 
@@ -386,7 +386,7 @@ int rqmap_lpm_lookup(struct rqmap_lpm *t, const void *key, void *value)
 	}
 	if (found)
 		rqmap_words_load(value, node_value(t, found), t->value_size);
-	rqmap_read_unlock();
+	rqmap_rcu_unlock();
 	return found ? 0 : -ENOENT;
 }
 
@@ -457,7 +457,7 @@ int rqmap_lpm_get_next_key(struct rqmap_lpm *t, const void *key, void *next_key)
 		ret = rqmap_thread_ensure();
 	if (ret)
 		return ret;
-	rqmap_read_lock();
+	rqmap_rcu_lock();
 	root = root_of(t);
 	if (key && root)
 		depth = find_path(t, &k, stack);
@@ -467,13 +467,48 @@ int rqmap_lpm_get_next_key(struct rqmap_lpm *t, const void *key, void *next_key)
 		next = leftmost_leaf(root);
 	if (next)
 		key_copy_out(t, next, next_key);
-	rqmap_read_unlock();
+	rqmap_rcu_unlock();
 	return next ? 0 : -ENOENT;
 }
 
 uint32_t rqmap_lpm_count(struct rqmap_lpm *t)
 {
 	return t ? atomic_load_explicit(&t->n_entries, memory_order_relaxed) : 0;
+}
+
+/* Nodes reachable from @n (the trie lock held: nothing moves). */
+static uint32_t count_nodes(struct lpm_node *n)
+{
+	uint32_t total = 0;
+
+	while (n) {
+		struct lpm_node *c1 = child_of(n, 1);
+
+		total++;
+		total += count_nodes(child_of(n, 0)); /* depth <= prefix bits */
+		n = c1;
+	}
+	return total;
+}
+
+int rqmap_lpm_info(struct rqmap_lpm *t, struct rqmap_lpm_info *info)
+{
+	int ret;
+
+	if (!t || !info)
+		return -EINVAL;
+	rqmap_enter();
+	ret = res_spin_lock(&t->lock);
+	if (!ret) {
+		info->max_entries = t->max_entries;
+		info->capacity = t->capacity;
+		info->count = atomic_load_explicit(&t->n_entries, memory_order_relaxed);
+		info->nodes = count_nodes(atomic_load_explicit(&t->root, memory_order_relaxed));
+		info->free = (uint32_t)rqfl_count(&t->fl);
+		res_spin_unlock(&t->lock);
+	}
+	rqmap_leave();
+	return ret;
 }
 
 /* ---- creation */

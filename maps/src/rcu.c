@@ -57,6 +57,20 @@ int rqmap_thread_init(void)
 	return rqmap_thread_ensure();
 }
 
+int rqmap_read_lock(void)
+{
+	int ret = rqmap_thread_ensure();
+
+	if (!ret)
+		rqmap_rcu_lock();
+	return ret;
+}
+
+void rqmap_read_unlock(void)
+{
+	rqmap_rcu_unlock();
+}
+
 /* How long an update waits for recycled elements before -ENOMEM. */
 #define POP_WAIT_NS (50ULL * 1000 * 1000)
 

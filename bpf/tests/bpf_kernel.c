@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel as the reference: where the test runs as root and the kernel
+ * loads the objects (it needs the res_spin_lock kfuncs, Linux 6.15+), run
+ * the same programs with BPF_PROG_TEST_RUN through libbpf and with rqbpf,
+ * with the same inputs, and compare the return values. Elsewhere the test
+ * is skipped (exit 77) with a message saying why.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpftest.h"
+
+#define SKIP 77
+
+struct case_ {
+	const char *obj, *prog;
+	int inputs; /* runs with varied cb inputs (1: stateful, run once) */
+};
+
+static const struct case_ cases[] = {
+    {"conform", "arith", 64},
+    {"conform", "branches", 64},
+    {"conform", "loop", 64},
+    {"conform", "bytes", 64},
+    {"conform", "calls", 64},
+    {"conform", "atomics", 64},
+    {"conform", "globals", 1},
+    {"conform_v4", "signed_ops", 64},
+    {"conform_v4", "bytes_v4", 64},
+    {"conform_v4", "arith_v4", 64},
+    {"res_lock", "same_element_twice", 1},
+    {"res_lock", "order_ab", 1},
+    {"res_lock", "order_ba", 1},
+    {"irqsave", "irqsave_nested", 1},
+    {"irqsave", "irqsave_aa", 1},
+    {"irqsave", "handler_take", 1},
+    {"counter", "count", 1},
+    {"hash", "hash_count", 3},
+    {"hash", "hash_aa", 1},
+    {"hash", "hash_delete", 1},
+};
+
+static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static uint32_t kernel_run(struct bpf_object *ko, const char *prog, const uint32_t *cb)
+{
+	struct __sk_buff ctx;
+	uint8_t pkt[64] = {0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt, .data_size_in = sizeof(pkt),
+	            .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1);
+	struct bpf_program *p = bpf_object__find_program_by_name(ko, prog);
+
+	memset(&ctx, 0, sizeof(ctx));
+	memcpy(ctx.cb, cb, sizeof(ctx.cb));
+	CHECK(p != NULL);
+	CHECK_EQ(bpf_prog_test_run_opts(bpf_program__fd(p), &opts), 0);
+	return opts.retval;
+}
+
+/* Returns the number of programs compared, or -1 when the kernel refused. */
+static int compare_object(const char *name, const char *cc)
+{
+	struct rqbpf_object *ro = bt_load(name, cc, 0);
+	struct bpf_object *ko;
+	char path[512];
+	uint64_t seed = 0x9e3779b9;
+	int n = 0, err;
+
+	if (!ro)
+		return 0;
+	bt_obj_path(path, sizeof(path), name, cc);
+	ko = bpf_object__open_file(path, NULL);
+	CHECK(ko != NULL);
+	err = bpf_object__load(ko);
+	if (err) {
+		printf("# %s (%s): the kernel did not load it (%s)\n", name, cc, strerror(-err));
+		bpf_object__close(ko);
+		rqbpf_object_close(ro);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (strcmp(cases[i].obj, name))
+			continue;
+		for (int k = 0; k < cases[i].inputs; k++) {
+			uint32_t cb[5];
+
+			for (int j = 0; j < 5; j++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				cb[j] = k == 0 ? 0 : (uint32_t)(seed >> (j * 7));
+			}
+			uint32_t want = kernel_run(ko, cases[i].prog, cb);
+			uint32_t got = (uint32_t)bt_run_cb(ro, cases[i].prog, cb);
+
+			if (got != want)
+				tu_fail(__FILE__, __LINE__,
+				        "%s/%s (%s) cb %x %x %x %x %x: rqbpf %x kernel %x", name,
+				        cases[i].prog, cc, cb[0], cb[1], cb[2], cb[3], cb[4], got,
+				        want);
+		}
+		n++;
+	}
+	bpf_object__close(ko);
+	rqbpf_object_close(ro);
+	return n;
+}
+
+static void test_kernel_ref(void)
+{
+	static const char *const objs[] = {"conform", "conform_v4", "res_lock",
+	                                   "irqsave", "counter",    "hash"};
+	int compared = 0, refused = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
+		exit(SKIP);
+	}
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++)
+		for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+			int n = compare_object(objs[i], *cc);
+
+			if (n < 0)
+				refused++;
+			else
+				compared += n;
+		}
+	printf("# %d programs compared with the kernel, %d objects refused by it\n", compared,
+	       refused);
+	if (compared == 0) {
+		printf("# skipped: this kernel loads none of the objects\n");
+		exit(SKIP);
+	}
+	CHECK_EQ(refused, 0);
+}
+
+static const struct tu_test tests[] = {
+    {"bpf_kernel_ref", test_kernel_ref, 120},
+};
+
+TU_MAIN(tests)

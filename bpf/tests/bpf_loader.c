@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The loader: programs, sections, maps and lock offsets of compiled objects
+ * (names and sizes as libbpf's open-only mode reports them), global data,
+ * '?tc' autoload, the C map API; and bad objects, each of which must give a
+ * clear error and never crash: truncated ELF, unknown helper, unknown
+ * instruction, bad jump, bad relocation, missing section, and run-time
+ * faults (out-of-bounds read, exit holding a lock, unlock of a lock not held).
+ */
+#include <bpf/libbpf.h>
+#include <gelf.h>
+
+#include "bpftest.h"
+#include "internal.h"
+
+static void check_libbpf_names(const char *path, struct rqbpf_object *obj)
+{
+	struct bpf_object *lo = bpf_object__open_file(path, NULL);
+	struct bpf_program *p;
+	struct bpf_map *m;
+	size_t np = 0, nm = 0;
+
+	CHECK(lo != NULL);
+	bpf_object__for_each_program(p, lo)
+	{
+		struct rqbpf_prog *rp = rqbpf_object_find_prog(obj, bpf_program__name(p));
+
+		CHECK(rp != NULL);
+		/* libbpf drops the '?' of sections it does not autoload; rqbpf keeps it. */
+		CHECK(!strcmp(rqbpf_prog_section(rp) + (rqbpf_prog_section(rp)[0] == '?'),
+		              bpf_program__section_name(p)));
+		CHECK_GE(rqbpf_prog_insn_count(rp), bpf_program__insn_cnt(p));
+		np++;
+	}
+	bpf_object__for_each_map(m, lo)
+	{
+		struct rqbpf_map *rm = rqbpf_object_find_map(obj, bpf_map__name(m));
+		struct rqbpf_map_info mi;
+
+		if (!rm)
+			tu_fail(__FILE__, __LINE__, "libbpf map %s not in rqbpf", bpf_map__name(m));
+		CHECK_EQ(rqbpf_map_get_info(rm, &mi), 0);
+		CHECK_EQ(mi.type, bpf_map__type(m));
+		CHECK_EQ(mi.key_size, bpf_map__key_size(m));
+		CHECK_EQ(mi.value_size, bpf_map__value_size(m));
+		CHECK_EQ(mi.max_entries, bpf_map__max_entries(m));
+		nm++;
+	}
+	CHECK_EQ(np, rqbpf_object_prog_count(obj));
+	CHECK_EQ(nm, rqbpf_object_map_count(obj));
+	bpf_object__close(lo);
+}
+
+static void test_load(void)
+{
+	static const char *const objs[] = {"res_lock", "irqsave", "counter",
+	                                   "conform",  "bad",     "hash"};
+
+	for (const char *const *cc = bt_compilers; *cc; cc++)
+		for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+			char path[512];
+			struct rqbpf_object *obj = bt_open(objs[i], *cc);
+
+			if (!obj)
+				continue;
+			bt_obj_path(path, sizeof(path), objs[i], *cc);
+			check_libbpf_names(path, obj);
+			rqbpf_object_close(obj);
+		}
+}
+
+/* Lock offsets, as the verifier sees them (prog.h). */
+static void test_lock_offsets(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_open("res_lock", *cc);
+		const struct rqbpf_linked_prog *lp;
+
+		if (!obj)
+			continue;
+		lp = rqbpf_prog_linked(bt_prog(obj, "order_ab"));
+		CHECK_EQ(lp->map_cnt, 4);
+		for (size_t i = 0; i < lp->map_cnt; i++) {
+			const struct rqbpf_map_desc *d = &lp->maps[i];
+
+			if (!strcmp(d->name, "slots") || !strcmp(d->name, ".data.A") ||
+			    !strcmp(d->name, ".data.B"))
+				CHECK_EQ(d->res_lock_off, 0);
+			else
+				CHECK_EQ(d->res_lock_off, -1);
+			CHECK_EQ(d->spin_lock_off, -1);
+			CHECK_EQ(d->global_data,
+			         d->name[0] == '.' || strstr(d->name, ".bss") != NULL);
+		}
+		rqbpf_object_close(obj);
+		obj = bt_open("irqsave", *cc);
+		lp = rqbpf_prog_linked(bt_prog(obj, "hold_long"));
+		CHECK(!strcmp(lp->maps[0].name, "elems"));
+		CHECK_EQ(lp->maps[0].res_lock_off, 0);
+		CHECK_EQ(lp->maps[0].value_size, 16);
+		CHECK_EQ(lp->prog_type, BPF_PROG_TYPE_SCHED_CLS);
+		CHECK_EQ(lp->ctx_size, sizeof(struct __sk_buff));
+		rqbpf_object_close(obj);
+	}
+}
+
+/* Global data: .rodata and .data initial values, .bss zeroed, '?tc'. */
+static void test_globals(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_open("conform", *cc);
+		struct rqbpf_error err;
+		struct rqbpf_run_result res;
+		uint32_t cb[5] = {0, 0, 0, 0, 2}, key = 0;
+		struct rqbpf_map *bss;
+		uint64_t total;
+
+		if (!obj)
+			continue;
+		CHECK_EQ(rqbpf_object_load(obj, 0, &err), 0);
+		/* old bss (0) + data_counter after increment (6), then 33 + 7 */
+		CHECK_EQ(bt_run_cb(obj, "globals", cb), 0 + 6);
+		CHECK_EQ(bt_run_cb(obj, "globals", cb), 33 + 7);
+		bss = rqbpf_object_find_map(obj, "conform.bss");
+		CHECK(bss != NULL);
+		CHECK_EQ(rqbpf_map_lookup(bss, &key, &total), 0);
+		CHECK_EQ(total, 66);
+		CHECK_EQ(rqbpf_prog_run(bt_prog(obj, "not_autoloaded"), NULL, 0, &res), -EPERM);
+		rqbpf_object_close(obj);
+
+		obj = bt_open("conform", *cc);
+		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "not_autoloaded"), 1), 0);
+		CHECK_EQ(rqbpf_object_load(obj, 0, &err), 0);
+		CHECK_EQ(bt_run(obj, "not_autoloaded"), 42);
+		CHECK_EQ(rqbpf_object_load(obj, 0, &err), -EALREADY);
+		rqbpf_object_close(obj);
+	}
+}
+
+static void test_map_api(void)
+{
+	struct rqbpf_object *obj = bt_load("res_lock", "clang14", 0);
+	struct rqbpf_map *m;
+	uint32_t key = 3, next, v[2] = {0xffffffff, 7}, out[2];
+
+	if (!obj)
+		obj = bt_load("res_lock", "clang19", 0);
+	CHECK(obj != NULL);
+	m = rqbpf_object_find_map(obj, "slots");
+	CHECK_EQ(rqbpf_map_update(m, &key, v, BPF_ANY), 0);
+	CHECK_EQ(rqbpf_map_lookup(m, &key, out), 0);
+	CHECK_EQ(out[0], 0); /* the lock field is left alone, and reads as 0 */
+	CHECK_EQ(out[1], 7);
+	CHECK_EQ(rqbpf_map_update(m, &key, v, BPF_NOEXIST), -EEXIST);
+	key = 40;
+	CHECK_EQ(rqbpf_map_update(m, &key, v, BPF_ANY), -E2BIG);
+	CHECK_EQ(rqbpf_map_lookup(m, &key, out), -ENOENT);
+	CHECK_EQ(rqbpf_map_delete(m, &key), -EINVAL);
+	CHECK_EQ(rqbpf_map_get_next_key(m, NULL, &next), 0);
+	CHECK_EQ(next, 0);
+	key = 38;
+	CHECK_EQ(rqbpf_map_get_next_key(m, &key, &next), 0);
+	CHECK_EQ(next, 39);
+	key = 39;
+	CHECK_EQ(rqbpf_map_get_next_key(m, &key, &next), -ENOENT);
+	rqbpf_object_close(obj);
+}
+
+/* --- bad objects --- */
+
+static uint8_t *read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = malloc(1 << 20);
+
+	CHECK(f && buf);
+	*size = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	return buf;
+}
+
+/* Opening (and loading) @p img must fail with a message containing @p want. */
+static void expect_open_error(const uint8_t *img, size_t size, const char *want)
+{
+	struct rqbpf_object *obj = NULL;
+	struct rqbpf_error err;
+	int ret = rqbpf_object_open_mem(img, size, "bad", &obj, &err);
+
+	if (!ret) {
+		ret = rqbpf_object_load(obj, 0, &err);
+		rqbpf_object_close(obj);
+	}
+	if (!ret)
+		tu_fail(__FILE__, __LINE__, "bad object accepted (want '%s')", want);
+	CHECK(ret < 0);
+	CHECK(err.msg[0] != 0);
+	if (want && !strstr(err.msg, want))
+		tu_fail(__FILE__, __LINE__, "error '%s' lacks '%s'", err.msg, want);
+}
+
+static void test_truncated(void)
+{
+	char path[512];
+	size_t size;
+	uint8_t *img;
+
+	CHECK(bt_obj_path(path, sizeof(path), "res_lock", "clang14") ||
+	      bt_obj_path(path, sizeof(path), "res_lock", "clang19"));
+	img = read_file(path, &size);
+	for (size_t n = 0; n < size; n += n < 128 ? 1 : 61)
+		expect_open_error(img, n, NULL);
+	free(img);
+}
+
+static void expect_insns_error(const struct bpf_insn *insns, size_t cnt, const char *want)
+{
+	struct rqbpf_object *obj;
+	struct rqbpf_error err;
+	int ret = bt_open_insns(insns, cnt, &obj, &err);
+
+	if (!ret) {
+		rqbpf_object_close(obj);
+		tu_fail(__FILE__, __LINE__, "accepted (want '%s')", want);
+	}
+	printf("# rejected: %s\n", err.msg);
+	if (!strstr(err.msg, want))
+		tu_fail(__FILE__, __LINE__, "error '%s' lacks '%s'", err.msg, want);
+}
+
+static void test_bad_insns(void)
+{
+	const struct bpf_insn helper[] = {BT_CALL(14), BT_EXIT};
+	const struct bpf_insn opcode[] = {BT_MOV64_IMM(0, 0), BT_I(0xff, 0, 0, 0, 0), BT_EXIT};
+	const struct bpf_insn jump[] = {BT_I(BPF_JMP | BPF_JA, 0, 0, 100, 0), BT_EXIT};
+	const struct bpf_insn into_imm64[] = {BT_I(BPF_JMP | BPF_JA, 0, 0, 1, 0), BT_LD_IMM64(0, 1),
+	                                      BT_EXIT};
+	const struct bpf_insn falls[] = {BT_MOV64_IMM(0, 0)};
+	const struct bpf_insn legacy[] = {BT_I(BPF_LD | BPF_ABS | BPF_W, 0, 0, 0, 0), BT_EXIT};
+	const struct bpf_insn r10[] = {BT_MOV64_IMM(BPF_REG_10, 0), BT_EXIT};
+	const struct bpf_insn pseudo[] = {
+	    BT_I(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, 0), BT_I(0, 0, 0, 0, 0),
+	    BT_EXIT};
+	const struct bpf_insn kfunc[] = {BT_I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, 1),
+	                                 BT_EXIT};
+
+	expect_insns_error(helper, 2, "prog: insn 0: unknown helper 14");
+	expect_insns_error(opcode, 3, "prog: insn 1: unknown");
+	expect_insns_error(jump, 2, "prog: insn 0: jump or call to bad instruction 101");
+	expect_insns_error(into_imm64, 4, "prog: insn 0: jump or call to bad instruction 2");
+	expect_insns_error(falls, 1, "prog: insn 0: function falls through its end");
+	expect_insns_error(legacy, 2, "prog: insn 0: legacy packet access");
+	expect_insns_error(r10, 2, "prog: insn 0: write to the frame pointer");
+	expect_insns_error(pseudo, 3, "prog: insn 0: ld_imm64 with source 1 and no relocation");
+	expect_insns_error(kfunc, 2, "prog: insn 0: call with source register 2 and no relocation");
+}
+
+/* Find section @p name in @p img; returns its header (in place) or NULL. */
+static Elf64_Shdr *find_section(uint8_t *img, const char *name)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff);
+	const char *names = (const char *)img + sh[eh->e_shstrndx].sh_offset;
+
+	for (int i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(names + sh[i].sh_name, name))
+			return &sh[i];
+	return NULL;
+}
+
+static void test_bad_sections(void)
+{
+	char path[512];
+	size_t size;
+	uint8_t *img, *copy;
+	Elf64_Shdr *sh;
+	Elf64_Rel *rel;
+
+	CHECK(bt_obj_path(path, sizeof(path), "res_lock", "clang14") ||
+	      bt_obj_path(path, sizeof(path), "res_lock", "clang19"));
+	img = read_file(path, &size);
+	copy = malloc(size);
+
+	/* Missing .BTF (renamed): the BTF-defined map cannot be read. */
+	memcpy(copy, img, size);
+	sh = find_section(copy, ".BTF");
+	CHECK(sh != NULL);
+	((char *)copy +
+	 ((Elf64_Shdr *)(copy + ((Elf64_Ehdr *)copy)->e_shoff))[((Elf64_Ehdr *)copy)->e_shstrndx]
+	     .sh_offset)[sh->sh_name + 3] = 'X';
+	expect_open_error(copy, size, "map slots: missing section .BTF");
+
+	/* Missing symbol table. */
+	memcpy(copy, img, size);
+	find_section(copy, ".symtab")->sh_type = SHT_PROGBITS;
+	expect_open_error(copy, size, "missing section .symtab");
+
+	/* Relocation against a symbol index past the table. */
+	memcpy(copy, img, size);
+	sh = find_section(copy, ".reltc");
+	CHECK(sh != NULL);
+	rel = (Elf64_Rel *)(copy + sh->sh_offset);
+	rel->r_info = ELF64_R_INFO(0xffff, ELF64_R_TYPE(rel->r_info));
+	expect_open_error(copy, size, "relocation with bad symbol index 65535");
+
+	/* Relocation of a type the linker does not apply. */
+	memcpy(copy, img, size);
+	rel = (Elf64_Rel *)(copy + find_section(copy, ".reltc")->sh_offset);
+	rel->r_info = ELF64_R_INFO(ELF64_R_SYM(rel->r_info), 3);
+	expect_open_error(copy, size, "bad relocation (type 3");
+
+	/* Relocation offset inside an instruction. */
+	memcpy(copy, img, size);
+	rel = (Elf64_Rel *)(copy + find_section(copy, ".reltc")->sh_offset);
+	rel->r_offset += 3;
+	expect_open_error(copy, size, "misaligned relocation offset");
+
+	/* Not BPF. */
+	memcpy(copy, img, size);
+	((Elf64_Ehdr *)copy)->e_machine = 62;
+	expect_open_error(copy, size, "is not BPF");
+	free(copy);
+	free(img);
+}
+
+static void expect_fault(struct rqbpf_object *obj, const char *name, const char *want)
+{
+	struct __sk_buff ctx;
+	struct rqbpf_run_result res;
+	int ret;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ret = rqbpf_prog_run(bt_prog(obj, name), &ctx, sizeof(ctx), &res);
+	printf("# %s: %d %s\n", name, ret, res.msg);
+	CHECK_EQ(ret, -EFAULT);
+	if (!strstr(res.msg, want))
+		tu_fail(__FILE__, __LINE__, "fault '%s' lacks '%s'", res.msg, want);
+}
+
+static void test_runtime_faults(void)
+{
+	const struct bpf_insn stack_top[] = {BT_LDX(BPF_DW, 0, BPF_REG_10, 0), BT_EXIT};
+	const struct bpf_insn ctx_end[] = {BT_LDX(BPF_W, 0, BPF_REG_1, sizeof(struct __sk_buff)),
+	                                   BT_EXIT};
+	const struct bpf_insn wild[] = {BT_LD_IMM64(1, 0x1000), BT_ST(BPF_DW, 1, 0, 1), BT_EXIT};
+	const struct bpf_insn misaligned[] = {
+	    BT_MOV64_IMM(1, 1), BT_I(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_10, 1, -12, BPF_ADD),
+	    BT_EXIT};
+	const struct bpf_insn *progs[] = {stack_top, ctx_end, wild, misaligned};
+	const size_t cnts[] = {2, 2, 4, 3};
+	const char *wants[] = {"insn 0: read of 8 bytes", "insn 0: read of 4 bytes",
+	                       "insn 2: write of 8 bytes at 0x1000", "insn 1: misaligned atomic"};
+
+	for (int i = 0; i < 4; i++) {
+		struct rqbpf_object *obj;
+		struct rqbpf_error err;
+
+		if (bt_open_insns(progs[i], cnts[i], &obj, &err) ||
+		    rqbpf_object_load(obj, RQBPF_LOAD_NO_VERIFY, &err))
+			tu_fail(__FILE__, __LINE__, "%s", err.msg);
+		expect_fault(obj, "prog", wants[i]);
+		rqbpf_object_close(obj);
+	}
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_open("bad", *cc);
+		struct rqbpf_error err;
+
+		if (!obj)
+			continue;
+		for (size_t i = 0; i < rqbpf_object_prog_count(obj); i++)
+			rqbpf_prog_set_autoload(rqbpf_object_prog(obj, i), 1);
+		CHECK_EQ(rqbpf_object_load(obj, RQBPF_LOAD_NO_VERIFY, &err), 0);
+		expect_fault(obj, "read_past_value", "read of 4 bytes");
+		expect_fault(obj, "exit_holding_lock", "exit with 1 lock held (released)");
+		CHECK_EQ(bt_run(obj, "lock_again"), 0); /* it was released */
+		expect_fault(obj, "unlock_not_held", "not a lock this run holds");
+		rqbpf_object_close(obj);
+	}
+}
+
+static const struct tu_test tests[] = {
+    {"bpf_load_libbpf", test_load, 60},          {"bpf_load_lock_offsets", test_lock_offsets, 30},
+    {"bpf_load_globals", test_globals, 30},      {"bpf_load_map_api", test_map_api, 30},
+    {"bpf_bad_truncated", test_truncated, 60},   {"bpf_bad_insns", test_bad_insns, 30},
+    {"bpf_bad_sections", test_bad_sections, 30}, {"bpf_bad_runtime", test_runtime_faults, 30},
+};
+
+TU_MAIN(tests)

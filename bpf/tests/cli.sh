@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The rqbpf command line, as other tools script it: list, run (retval lines,
+# runs= line, exit status 0 whatever the program returns), verify, dump, and
+# the exit statuses 1 (cannot load, fault) and 2 (bad usage).
+set -u
+bin=$1 dir=$2
+obj=$dir/res_lock.clang14.bpf.o
+[ -f "$obj" ] || obj=$dir/res_lock.clang19.bpf.o
+fail() { echo "not ok - $*"; exit 1; }
+expect_rc() { # rc, command...
+	local want=$1 rc; shift
+	"$@" >/tmp/rqbpf-cli.$$ 2>&1; rc=$?
+	[ "$rc" -eq "$want" ] || { cat /tmp/rqbpf-cli.$$; fail "$* exited $rc, want $want"; }
+}
+trap 'rm -f /tmp/rqbpf-cli.$$' EXIT
+
+out=$("$bin" list "$obj") || fail "list"
+grep -qx 'prog same_element_twice section=tc insns=[0-9]*' <<<"$out" || fail "list: prog line: $out"
+grep -qx 'map slots type=array key=4 value=8 max_entries=40' <<<"$out" || fail "list: map line: $out"
+grep -qx 'map \.data\.A type=array key=4 value=4 max_entries=1' <<<"$out" || fail "list: data map"
+
+out=$("$bin" run "$obj" --prog order_ab --threads 4 --repeat 50) || fail "run exit status"
+grep -qx 'retval=0 count=200' <<<"$out" || fail "run: retval line: $out"
+grep -qx 'runs=200 ns_per_run=[0-9]*' <<<"$out" || fail "run: runs line: $out"
+[ "$(wc -l <<<"$out")" -eq 2 ] || fail "run: extra output: $out"
+
+# A program returning non-zero still exits 0; the value is signed decimal.
+cobj=${obj/res_lock/conform}
+out=$("$bin" run "$cobj" --prog not_autoloaded) || fail "run ?tc program"
+grep -qx 'retval=42 count=1' <<<"$out" || fail "run ?tc: $out"
+
+out=$("$bin" verify "$obj") || fail "verify exit status"
+grep -qx 'same_element_twice: accepted ([0-9]* insns processed)' <<<"$out" || fail "verify: $out"
+out=$("$bin" verify "$obj" --prog order_ab) || fail "verify --prog"
+[ "$(wc -l <<<"$out")" -eq 1 ] || fail "verify --prog: $out"
+
+out=$("$bin" dump "$cobj" --map .rodata 2>&1) && fail "dump of a map that is not there"
+out=$("$bin" dump "$cobj" --map conform.rodata) || fail "dump"
+grep -qx 'key=00000000 value=0b000000160000002100000002c000000' <<<"$out" ||
+	grep -qx 'key=00000000 value=0b00000016000000210000002c000000' <<<"$out" || fail "dump: $out"
+out=$("$bin" run "$obj" --prog order_ab --set slots:1=0000000005000000 --dump slots) ||
+	fail "run --set --dump"
+grep -qx 'key=01000000 value=0000000005000000' <<<"$out" || fail "--set: $out"
+
+bobj=${obj/res_lock/bad}
+expect_rc 1 "$bin" run "$bobj" --prog read_past_value --no-verify
+grep -q 'fault: insn [0-9]*: read of 4 bytes' /tmp/rqbpf-cli.$$ || fail "fault message"
+expect_rc 1 "$bin" run /nonexistent.o --prog x
+expect_rc 1 "$bin" run "$obj" --prog no_such_prog
+printf 'garbage' >/tmp/rqbpf-cli-bad.$$
+expect_rc 1 "$bin" list /tmp/rqbpf-cli-bad.$$
+rm -f /tmp/rqbpf-cli-bad.$$
+expect_rc 2 "$bin"
+expect_rc 2 "$bin" run "$obj"
+expect_rc 2 "$bin" run "$obj" --prog order_ab --threads 0
+expect_rc 2 "$bin" frobnicate "$obj"
+echo "ok - bpf_cli"

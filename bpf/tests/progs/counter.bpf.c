@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+/* The benchmark's program: lock a value, increment its counter, unlock. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "bpf_res_spin_lock.h"
+
+struct counter {
+	struct bpf_res_spin_lock lock;
+	__u32 pad;
+	__u64 hits;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct counter);
+} counters SEC(".maps");
+
+SEC("tc")
+int count(struct __sk_buff *ctx)
+{
+	__u32 key = 0;
+	struct counter *c = bpf_map_lookup_elem(&counters, &key);
+	int err;
+
+	if (!c)
+		return 1;
+	err = bpf_res_spin_lock(&c->lock);
+	if (err)
+		return err;
+	c->hits++;
+	bpf_res_spin_unlock(&c->lock);
+	return 0;
+}
+
+char _license[] SEC("license") = "GPL";

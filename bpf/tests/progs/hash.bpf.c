@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+/* A hash map with a res lock in its value: counting per key under the lock,
+ * AA on two lookups of one element, and a value read after its delete (it
+ * stays valid until the run ends, as under the kernel's RCU). */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "bpf_res_spin_lock.h"
+
+#define EDEADLK 35
+
+struct hval {
+	struct bpf_res_spin_lock lock;
+	__u32 pad;
+	__u64 n;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct hval);
+} table SEC(".maps");
+
+static struct hval *get(__u32 key)
+{
+	struct hval zero = {}, *v = bpf_map_lookup_elem(&table, &key);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(&table, &key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&table, &key);
+}
+
+/* Increments key cb[0] % 64 under its lock; returns the new count. */
+SEC("tc")
+int hash_count(struct __sk_buff *ctx)
+{
+	struct hval *v = get(ctx->cb[0] & 63);
+	__u64 n;
+
+	if (!v)
+		return -1;
+	if (bpf_res_spin_lock(&v->lock))
+		return -2;
+	n = ++v->n;
+	bpf_res_spin_unlock(&v->lock);
+	return (int)n;
+}
+
+SEC("tc")
+int hash_aa(struct __sk_buff *ctx)
+{
+	struct hval *a = get(7), *b = get(7);
+	int err;
+
+	if (!a || !b)
+		return -1;
+	if (bpf_res_spin_lock(&a->lock))
+		return -2;
+	err = bpf_res_spin_lock(&b->lock);
+	if (!err) {
+		bpf_res_spin_unlock(&b->lock);
+		bpf_res_spin_unlock(&a->lock);
+		return -3;
+	}
+	bpf_res_spin_unlock(&a->lock);
+	return err == -EDEADLK ? 0 : err;
+}
+
+/* Deletes key cb[0] % 64 and returns its count, read after the delete. */
+SEC("tc")
+int hash_delete(struct __sk_buff *ctx)
+{
+	__u32 key = ctx->cb[0] & 63;
+	struct hval *v = bpf_map_lookup_elem(&table, &key);
+
+	if (!v)
+		return -1;
+	if (bpf_map_delete_elem(&table, &key))
+		return -2;
+	return (int)v->n;
+}
+
+char _license[] SEC("license") = "GPL";
