@@ -22,11 +22,12 @@ static bool is_pseudo_call(const struct bpf_insn *in)
 	return in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL;
 }
 
+/* A jump's target; out-of-range targets (even past INT_MAX) come back as -1. */
 static int jump_target(const struct bpf_insn *in, int i)
 {
-	if (in->code == (BPF_JMP32 | BPF_JA))
-		return i + in->imm + 1;
-	return i + in->off + 1;
+	int64_t t = (int64_t)i + 1 + (in->code == (BPF_JMP32 | BPF_JA) ? in->imm : in->off);
+
+	return t < 0 || t > INT32_MAX ? -1 : (int)t;
 }
 
 static bool falls_through(const struct bpf_insn *in)
@@ -49,7 +50,7 @@ static int check_subprogs(struct venv *env, uint8_t *is_start)
 	for (int i = 0; i < n; i++) {
 		if (!is_pseudo_call(&insns[i]))
 			continue;
-		int t = i + insns[i].imm + 1;
+		int64_t t = (int64_t)i + insns[i].imm + 1;
 
 		if (t < 0 || t >= n) {
 			verr(env, i, "call to invalid destination");
@@ -98,7 +99,9 @@ static int check_ldimm64(struct venv *env, uint8_t *second_half)
 		i++;
 	}
 	for (int i = 0; i < n; i++) {
-		if (is_jump(&insns[i]) && second_half[jump_target(&insns[i], i)]) {
+		int t = jump_target(&insns[i], i);
+
+		if (is_jump(&insns[i]) && t >= 0 && t < n && second_half[t]) {
 			verr(env, i, "jump into the middle of ldimm64 insn %d",
 			     jump_target(&insns[i], i));
 			return -1;

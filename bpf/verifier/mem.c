@@ -200,7 +200,7 @@ static int map_value_bounds(struct venv *env, const struct vreg *reg, int regno,
 	if (reg->r.smin + off < 0 || reg->r.smin + off + size > vs) {
 		verr(env, env->insn_idx,
 		     "invalid access to map value, value_size=%u off=%lld size=%d", m->value_size,
-		     (long long)(reg->r.smin + off), size);
+		     (long long)reg->r.smin + off, size);
 		return -1;
 	}
 	if (var && reg->r.umax >= MAX_VAR_OFF) {
@@ -212,7 +212,7 @@ static int map_value_bounds(struct venv *env, const struct vreg *reg, int regno,
 	if ((int64_t)reg->r.umax + off + size > vs) {
 		verr(env, env->insn_idx,
 		     "invalid access to map value, value_size=%u off=%lld size=%d", m->value_size,
-		     (long long)((int64_t)reg->r.umax + off), size);
+		     (long long)reg->r.umax + off, size);
 		return -1;
 	}
 	return check_lock_overlap(env, m, reg->r.smin + off, (int64_t)reg->r.umax + off + size);

@@ -106,6 +106,11 @@ struct idmap {
 	uint32_t cur[2 * V_NREGS * V_MAX_FRAMES + V_SLOTS * V_MAX_FRAMES + V_MAX_REFS];
 };
 
+struct idmap *idmap_new(void)
+{
+	return calloc(1, sizeof(struct idmap));
+}
+
 static bool check_ids(struct idmap *m, uint32_t old, uint32_t cur)
 {
 	if (!old || !cur)
@@ -224,11 +229,9 @@ static bool refs_equal(const struct vstate *o, const struct vstate *c, struct id
 static bool states_compare(struct venv *env, const struct vstate *old, const struct vstate *cur,
                            int insn, bool exact)
 {
-	struct idmap *m = malloc(sizeof(*m));
+	struct idmap *m = env->idmap;
 	bool ok = old->curframe == cur->curframe;
 
-	if (!m)
-		return false;
 	m->n = 0;
 	for (int i = 0; ok && i <= old->curframe; i++) {
 		/* Liveness is known for the innermost frame only; callers' registers
@@ -237,9 +240,7 @@ static bool states_compare(struct venv *env, const struct vstate *old, const str
 
 		ok = frame_covers(old->frame[i], cur->frame[i], m, live, exact);
 	}
-	ok = ok && refs_equal(old, cur, m);
-	free(m);
-	return ok;
+	return ok && refs_equal(old, cur, m);
 }
 
 bool states_cover(struct venv *env, const struct vstate *old, const struct vstate *cur, int insn)

@@ -77,21 +77,33 @@ static int visit_prune_point(struct venv *env, struct walk *w, struct vstate *st
 {
 	struct explored *e;
 
+	bool looping = false;
+
 	if (!env->prune_point[idx])
 		return 0;
+	env->jmps++;
 	for (e = w->at[idx]; e; e = e->next) {
 		if (e->branches == 0) {
 			if (states_cover(env, e->st, st, idx)) {
 				vlogf(env, "%d: safe\n", idx);
 				return 1;
 			}
-		} else if (states_equal_exact(env, e->st, st)) {
-			verr(env, idx, "infinite loop detected at insn %d", idx);
-			return -1;
+		} else {
+			if (states_equal_exact(env, e->st, st)) {
+				verr(env, idx, "infinite loop detected at insn %d", idx);
+				return -1;
+			}
+			looping = true;
 		}
 	}
-	if (w->nstates[idx] >= V_MAX_STATES_PER_INSN)
+	/* Remember states only every few jumps and instructions, and more
+	 * rarely inside a loop, as the kernel does: comparing costs too. */
+	if (w->nstates[idx] >= V_MAX_STATES_PER_INSN ||
+	    env->jmps - env->prev_jmps < (looping ? 20u : 2u) ||
+	    env->processed - env->prev_processed < (looping ? 100u : 8u))
 		return 0;
+	env->prev_jmps = env->jmps;
+	env->prev_processed = env->processed;
 	e = calloc(1, sizeof(*e));
 	if (!e || !(e->st = state_copy(st))) {
 		free(e);
@@ -404,9 +416,11 @@ static int verify(struct venv *env)
 	env->prune_point = calloc(n, 1);
 	env->live_in = calloc(n, sizeof(uint16_t));
 	env->subprog_of = calloc(n, sizeof(int));
-	w.at = calloc(n, sizeof(*w.at));
+	w.at = calloc(n, sizeof(struct explored *));
 	w.nstates = calloc(n, sizeof(*w.nstates));
-	if (!env->prune_point || !env->live_in || !env->subprog_of || !w.at || !w.nstates)
+	env->idmap = idmap_new();
+	if (!env->prune_point || !env->live_in || !env->subprog_of || !w.at || !w.nstates ||
+	    !env->idmap)
 		rc = -2;
 	else
 		rc = cfg_check(env);
@@ -420,6 +434,7 @@ static int verify(struct venv *env)
 	free(env->prune_point);
 	free(env->live_in);
 	free(env->subprog_of);
+	free(env->idmap);
 	return rc;
 }
 

@@ -69,10 +69,12 @@ static void print_range(FILE *f, const struct vrange *r)
 		fprintf(f, "%sumax=%" PRIu64, sep, r->umax);
 		sep = ",";
 	}
-	if (r->s32min != INT32_MIN && r->s32min != r->smin)
-		fprintf(f, "%ssmin32=%d", sep, r->s32min), sep = ",";
+	if (r->s32min != INT32_MIN && r->s32min != r->smin) {
+		fprintf(f, "%ssmin32=%d", sep, r->s32min);
+		sep = ",";
+	}
 	if (r->s32max != INT32_MAX && r->s32max != r->smax)
-		fprintf(f, "%ssmax32=%d", sep, r->s32max), sep = ",";
+		fprintf(f, "%ssmax32=%d", sep, r->s32max);
 }
 
 void vlog_reg(FILE *f, const struct venv *env, const struct vreg *r)

@@ -107,6 +107,8 @@ struct vstate {
 	struct vref refs[V_MAX_REFS];
 };
 
+struct idmap;
+
 /* The verifier's run: program, log, limits, id generator. */
 struct venv {
 	const struct rqbpf_linked_prog *prog;
@@ -116,9 +118,12 @@ struct venv {
 	uint64_t processed;
 	int insn_idx;
 	bool failed;
-	uint8_t *prune_point; /* per insn */
-	uint16_t *live_in;    /* per insn: bitmask of live registers */
-	int *subprog_of;      /* per insn: the start of its subprogram */
+	uint8_t *prune_point;               /* per insn */
+	uint16_t *live_in;                  /* per insn: bitmask of live registers */
+	int *subprog_of;                    /* per insn: the start of its subprogram */
+	uint64_t jmps;                      /* prune points visited */
+	uint64_t prev_jmps, prev_processed; /* ... when a state was last remembered */
+	struct idmap *idmap;                /* scratch for state comparison */
 };
 
 /* vlog.c: messages and the kernel-style log */
@@ -161,6 +166,7 @@ static inline struct vframe *cur_frame(struct vstate *st)
 }
 bool states_cover(struct venv *env, const struct vstate *old, const struct vstate *cur, int insn);
 bool states_equal_exact(struct venv *env, const struct vstate *old, const struct vstate *cur);
+struct idmap *idmap_new(void);
 
 /* cfg.c: structure checks before the walk, liveness, prune points */
 int cfg_check(struct venv *env);

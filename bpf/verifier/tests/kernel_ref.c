@@ -39,8 +39,9 @@ static void last_message_line(const char *log, char *out, size_t size)
 		const char *e = strchr(p, '\n');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
 
-		if (len && strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
-		    strncmp(p, "stack depth", 11)) {
+		if (len && strncmp(p, "processed ", 10) != 0 &&
+		    strncmp(p, "verification time", 17) != 0 &&
+		    strncmp(p, "stack depth", 11) != 0) {
 			best = p;
 			best_len = len;
 		}

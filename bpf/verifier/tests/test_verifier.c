@@ -64,7 +64,8 @@ static int run_case(const struct vcase *c, int verbose)
 		       (unsigned long long)v.insns_processed);
 		return 0;
 	}
-	if (v.accepted || strcmp(v.msg, c->msg) || (c->insn >= 0 && v.insn != (uint32_t)c->insn)) {
+	if (v.accepted || strcmp(v.msg, c->msg) != 0 ||
+	    (c->insn >= 0 && v.insn != (uint32_t)c->insn)) {
 		printf("FAIL %s: expected rejected: %s (insn %d), got %s: %s (insn %u)\n", c->name,
 		       c->msg, c->insn, v.accepted ? "accepted" : "rejected", v.msg, v.insn);
 		return 1;
@@ -265,7 +266,7 @@ int main(int argc, char **argv)
 			only = argv[i];
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (only && strcmp(only, cases[i].name))
+		if (only && strcmp(only, cases[i].name) != 0)
 			continue;
 		fails += run_case(&cases[i], verbose);
 		ran++;
