@@ -101,6 +101,30 @@ static int ptr_alu(struct venv *env, const struct bpf_insn *in, struct vreg *dst
 	return -1;
 }
 
+/* The fields an ALU instruction must leave zero, as the kernel checks. */
+static bool reserved_fields_used(const struct bpf_insn *in)
+{
+	uint8_t op = BPF_OP(in->code);
+	bool is64 = BPF_CLASS(in->code) == BPF_ALU64, x = BPF_SRC(in->code) == BPF_X;
+	bool divmod = op == BPF_DIV || op == BPF_MOD;
+
+	switch (op) {
+	case BPF_NEG:
+		return x || in->src_reg || in->off || in->imm;
+	case BPF_END:
+		return in->src_reg || in->off ||
+		       (in->imm != 16 && in->imm != 32 && in->imm != 64) || (is64 && x);
+	case BPF_MOV:
+		if (!x)
+			return in->src_reg || in->off;
+		return in->imm ||
+		       (in->off && in->off != 8 && in->off != 16 && (!is64 || in->off != 32));
+	default:
+		return (x ? in->imm != 0 : in->src_reg != 0) ||
+		       (in->off && !(divmod && in->off == 1));
+	}
+}
+
 static int check_alu_fields(struct venv *env, const struct bpf_insn *in)
 {
 	uint8_t op = BPF_OP(in->code);
@@ -118,13 +142,16 @@ static int check_alu_fields(struct venv *env, const struct bpf_insn *in)
 			     in->dst_reg > 10 ? in->dst_reg : in->src_reg);
 		return -1;
 	}
-	if (op == BPF_END) {
-		if (in->imm != 16 && in->imm != 32 && in->imm != 64) {
-			verr(env, env->insn_idx, "BPF_END uses reserved fields");
-			return -1;
-		}
-		return 0;
+	if (reserved_fields_used(in)) {
+		verr(env, env->insn_idx, "%s uses reserved fields",
+		     op == BPF_END   ? "BPF_END"
+		     : op == BPF_NEG ? "BPF_NEG"
+		     : op == BPF_MOV ? "BPF_MOV"
+		                     : "BPF_ALU");
+		return -1;
 	}
+	if (op == BPF_END)
+		return 0;
 	if ((op == BPF_DIV || op == BPF_MOD) && BPF_SRC(in->code) == BPF_K && in->imm == 0) {
 		verr(env, env->insn_idx, "div by zero");
 		return -1;

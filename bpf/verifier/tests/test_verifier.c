@@ -74,6 +74,49 @@ static int run_case(const struct vcase *c, int verbose)
 	return 0;
 }
 
+/* -v's log: one kernel-style line per processed instruction, the message. */
+static int check_log(void)
+{
+	const struct bpf_insn insns[] = {
+	    LD_MAPVAL(BPF_REG_1, M_DATA_A, 0),
+	    KCALL(RQBPF_KF_RES_SPIN_LOCK),
+	    MOV64_IMM(BPF_REG_0, 0),
+	    EXIT(),
+	};
+	const char *want[] = {
+	    "0: (18) r1 = 0x1 ll (src 2)\t; R1=map_value(map=.data.A,ks=4,vs=4) R10=fp0\n",
+	    "2: (85) call kfunc#1\t; R0=0 R10=fp0 refs[0]=lock(id=0)\n",
+	    "3: (b7) r0 = 0\t; R0=0 R10=fp0 refs[0]=lock(id=0)\n",
+	    "BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed region\n",
+	};
+	struct rqbpf_linked_prog p = {.name = "log",
+	                              .insns = insns,
+	                              .insn_cnt = 5,
+	                              .maps = test_maps,
+	                              .map_cnt = M_COUNT,
+	                              .ctx_size = 192};
+	struct rqbpf_verdict v;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int fails = 0;
+
+	if (!f)
+		return 1;
+	rqbpf_verify(&p, &v, f);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!strstr(buf, want[i])) {
+			printf("FAIL log: no line \"%s\" in:\n%s", want[i], buf);
+			fails++;
+		}
+	}
+	if (!fails)
+		printf("ok   log: kernel-style lines\n");
+	free(buf);
+	return fails;
+}
+
 int main(int argc, char **argv)
 {
 	int verbose = 0, fails = 0, ran = 0;
@@ -256,6 +299,15 @@ int main(int argc, char **argv)
 	     P(MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -4), LD_MAP(R1, M_PLAIN),
 	       CALL(BPF_FUNC_map_lookup_elem), RET0()),
 	     "invalid read from stack R2 off -4+0 size 4", 4},
+	    {"mov_reserved_off", P(INSN(BPF_ALU64 | BPF_MOV | BPF_X, R0, R1, 3, 0), RET0()),
+	     "BPF_MOV uses reserved fields", 0},
+	    {"alu_reserved_src",
+	     P(MOV64_IMM(R0, 0), INSN(BPF_ALU64 | BPF_ADD | BPF_K, R0, 1, 0, 1), EXIT()),
+	     "BPF_ALU uses reserved fields", 1},
+	    {"movsx_ok",
+	     P(MOV64_IMM(R1, 0xff), INSN(BPF_ALU64 | BPF_MOV | BPF_X, R0, R1, 8, 0),
+	       JMP_IMM(BPF_JEQ, R0, -1, 1), LDX(BPF_W, R0, R0, 0), EXIT()),
+	     NULL, -1},
 	    {"frame_pointer_write", P(MOV64_IMM(R10, 0), RET0()), "frame pointer is read only", 0},
 	};
 
@@ -269,6 +321,10 @@ int main(int argc, char **argv)
 		if (only && strcmp(only, cases[i].name) != 0)
 			continue;
 		fails += run_case(&cases[i], verbose);
+		ran++;
+	}
+	if (!only) {
+		fails += check_log();
 		ran++;
 	}
 	printf("%d/%d passed\n", ran - fails, ran);
