@@ -22,12 +22,9 @@ static bool is_pseudo_call(const struct bpf_insn *in)
 	return in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL;
 }
 
-/* A jump's target; out-of-range targets (even past INT_MAX) come back as -1. */
 static int jump_target(const struct bpf_insn *in, int i)
 {
-	int64_t t = (int64_t)i + 1 + (in->code == (BPF_JMP32 | BPF_JA) ? in->imm : in->off);
-
-	return t < 0 || t > INT32_MAX ? -1 : (int)t;
+	return insn_jump_target(in, i);
 }
 
 static bool falls_through(const struct bpf_insn *in)

@@ -584,9 +584,9 @@ static bool narrow(struct view *a, struct view *b, uint8_t op)
 				a->umin++;
 			if (a->umax == b->umin)
 				a->umax--;
-			if (a->smin == (int64_t)b->umin)
+			if (a->smin == b->smin)
 				a->smin++;
-			if (a->smax == (int64_t)b->umin)
+			if (a->smax == b->smin)
 				a->smax--;
 		}
 		break;

@@ -296,7 +296,12 @@ static int step(struct venv *env, struct vstate *st, int idx, int *next, struct 
 		break;
 	}
 	if (op == BPF_JA) {
-		*next = idx + 1 + (cls == BPF_JMP32 ? in->imm : in->off);
+		if (BPF_SRC(in->code) != BPF_K || in->src_reg || in->dst_reg ||
+		    (cls == BPF_JMP ? in->imm : in->off)) {
+			verr(env, idx, "BPF_JA uses reserved fields");
+			return -1;
+		}
+		*next = insn_jump_target(in, idx);
 		return 0;
 	}
 	if (op == BPF_CALL && cls == BPF_JMP)

@@ -202,4 +202,13 @@ static inline bool is_ldimm64(const struct bpf_insn *insn)
 }
 int check_reg_read(struct venv *env, struct vstate *st, int regno);
 
+/* A jump's target (gotol: JMP32 | JA takes imm); -1 when out of int range. */
+static inline int insn_jump_target(const struct bpf_insn *in, int i)
+{
+	bool gotol = BPF_CLASS(in->code) == BPF_JMP32 && BPF_OP(in->code) == BPF_JA;
+	int64_t t = (int64_t)i + 1 + (gotol ? in->imm : in->off);
+
+	return t < 0 || t > INT32_MAX ? -1 : (int)t;
+}
+
 #endif /* RQBPF_VSTATE_H */
