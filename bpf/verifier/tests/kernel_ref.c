@@ -133,3 +133,16 @@ void kref_free(struct kref_result *res, int n)
 		free(res[i].log);
 	free(res);
 }
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+void kref_quiet_libbpf(void)
+{
+	libbpf_set_print(quiet);
+}

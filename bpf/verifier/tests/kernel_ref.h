@@ -25,4 +25,7 @@ int kref_verify_object(const char *path, struct kref_result **out);
 
 void kref_free(struct kref_result *res, int n);
 
+/* Silence libbpf's own messages (the tests print the kernel's). */
+void kref_quiet_libbpf(void);
+
 #endif

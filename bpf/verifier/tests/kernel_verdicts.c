@@ -12,17 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <bpf/libbpf.h>
 
 #include "kernel_ref.h"
-
-static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -42,7 +33,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	path = argv[optind];
-	libbpf_set_print(silent_print);
+	kref_quiet_libbpf();
 	if (!kref_available()) {
 		printf("SKIP: needs root and a kernel with bpf_res_spin_lock in its BTF\n");
 		return 77;

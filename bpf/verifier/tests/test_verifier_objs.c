@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/libbpf.h>
 
 #include "kernel_ref.h"
 #include "rqbpf.h"
@@ -219,14 +218,6 @@ static int run_object(const char *path, bool kernel, struct tally *t)
 	return 0;
 }
 
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct tally t = {0};
@@ -239,7 +230,7 @@ int main(int argc, char **argv)
 	}
 	if (load_expectations(argv[first]))
 		return 1;
-	libbpf_set_print(quiet);
+	kref_quiet_libbpf();
 	if (kernel && !kref_available()) {
 		printf("SKIP: the kernel comparison needs root and a kernel with bpf_res_spin_lock "
 		       "in /sys/kernel/btf/vmlinux\n");
