@@ -44,6 +44,14 @@ static int check_map_arg(struct venv *env, struct vstate *st, const struct rqbpf
 	return 0;
 }
 
+static bool array_key_in_range(struct vstate *st, const struct rqbpf_map_desc *m)
+{
+	uint64_t key;
+
+	return m->type == BPF_MAP_TYPE_ARRAY &&
+	       mem_const_key(st, BPF_REG_2, (int)m->key_size, &key) && key < m->max_entries;
+}
+
 static int helper_map_op(struct venv *env, struct vstate *st, int func, struct vreg *r0)
 {
 	const struct rqbpf_map_desc *m;
@@ -63,10 +71,17 @@ static int helper_map_op(struct venv *env, struct vstate *st, int func, struct v
 		return 0;
 	}
 	reg_mark_not_init(r0);
-	r0->type = T_MAP_VALUE_OR_NULL;
 	r0->map = (uint16_t)map;
-	r0->id = ++env->id_gen;
 	rng_const(&r0->r, 0);
+	if (array_key_in_range(st, m)) {
+		/* As the kernel (6.14 on): an array lookup of a constant in-range
+		 * key cannot fail. Its id then only names a lock. */
+		r0->type = T_MAP_VALUE;
+		r0->id = map_has_lock_field(env, map) ? ++env->id_gen : 0;
+		return 0;
+	}
+	r0->type = T_MAP_VALUE_OR_NULL;
+	r0->id = ++env->id_gen;
 	return 0;
 }
 

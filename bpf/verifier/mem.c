@@ -324,3 +324,36 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 	}
 	return 0;
 }
+
+/*
+ * The constant a helper would read as a map key at R@regno: known-zero
+ * bytes, or the low bytes of a spilled constant at the start of a slot.
+ * False when the key is not known.
+ */
+bool mem_const_key(struct vstate *st, int regno, int size, uint64_t *key)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	struct vframe *f;
+	struct vslot_state *s;
+	int off;
+	bool zero = true;
+
+	if (reg->type != T_STACK || !rng_is_const(&reg->r) || size < 1 || size > 8)
+		return false;
+	off = reg->off + (int)reg->r.smin;
+	if (off < -V_STACK_SIZE || off + size > 0)
+		return false;
+	f = st->frame[reg->frameno];
+	for (int i = 0; i < size; i++)
+		zero = zero && *stack_byte(f, off + i, &s) == S_ZERO;
+	if (zero) {
+		*key = 0;
+		return true;
+	}
+	stack_byte(f, off, &s);
+	if (off % 8 || s->bytes[0] != S_SPILL || !reg_is_const(&s->spill, key))
+		return false;
+	if (size < 8)
+		*key &= ((uint64_t)1 << (size * 8)) - 1;
+	return true;
+}

@@ -175,6 +175,7 @@ int cfg_check(struct venv *env);
 int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size, bool write,
                struct vreg *val, bool sign_ext);
 int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size);
+bool mem_const_key(struct vstate *st, int regno, int size, uint64_t *key);
 
 /* locks.c: lock and irq-flag references */
 int lock_process(struct venv *env, struct vstate *st, int regno, bool is_lock, bool res, bool irq);

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #include "kernel_ref.h"
 
 int main(int argc, char **argv)

@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 	    {"unchecked_lookup_deref", P(LOOKUP(M_PLAIN, 0), LDX(BPF_W, R0, R0, 0), EXIT()),
 	     "R0 invalid mem access 'map_value_or_null'", 6},
 	    {"unchecked_lookup_lock",
-	     P(LOOKUP(M_ARR, 0), MOV64_REG(R1, R0), KCALL(RQBPF_KF_RES_SPIN_LOCK), RET0()),
+	     P(LOOKUP(M_ARR, 64), MOV64_REG(R1, R0), KCALL(RQBPF_KF_RES_SPIN_LOCK), RET0()),
 	     "Possibly NULL pointer passed to trusted arg0", 7},
 	    {"aa", P(ELEM_R6(M_ARR), LOCK_R(R6), LOCK_R(R6), RET0()),
 	     "Acquiring the same lock again, AA deadlock detected", 13},
@@ -316,6 +316,10 @@ int main(int argc, char **argv)
 	     P(MOV64_IMM(R1, 0xff), INSN(BPF_ALU64 | BPF_MOV | BPF_X, R0, R1, 8, 0),
 	       JMP_IMM(BPF_JEQ, R0, -1, 1), LDX(BPF_W, R0, R0, 0), EXIT()),
 	     NULL, -1},
+	    {"array_const_key_not_null", P(LOOKUP(M_BIG, 0), LDX(BPF_W, R0, R0, 0), EXIT()), NULL,
+	     -1},
+	    {"array_key_out_of_range", P(LOOKUP(M_BIG, 8), LDX(BPF_W, R0, R0, 0), EXIT()),
+	     "R0 invalid mem access 'map_value_or_null'", 6},
 	    {"frame_pointer_write", P(MOV64_IMM(R10, 0), RET0()), "frame pointer is read only", 0},
 	};
 

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "kernel_ref.h"
 #include "rqbpf.h"
 

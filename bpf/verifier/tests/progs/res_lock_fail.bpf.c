@@ -19,6 +19,18 @@ struct {
 	__type(value, __u64);
 } plain SEC(".maps");
 
+struct spin_elem {
+	struct bpf_spin_lock lock;
+	__u32 n;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, int);
+	__type(value, struct spin_elem);
+} spins SEC(".maps");
+
 struct bpf_res_spin_lock lock_x HIDDEN SEC(".data.X");
 struct bpf_res_spin_lock lock_y HIDDEN SEC(".data.Y");
 long scratch;
@@ -206,6 +218,68 @@ int unbounded_loop(struct __sk_buff *ctx)
 		i++;
 	}
 	return i;
+}
+
+SEC("?tc")
+int res_lock_on_spin_lock(struct __sk_buff *ctx)
+{
+	int key = 0;
+	struct spin_elem *s = bpf_map_lookup_elem(&spins, &key);
+
+	if (!s)
+		return 0;
+	bpf_res_spin_lock((struct bpf_res_spin_lock *)&s->lock);
+	return 0;
+}
+
+SEC("?tc")
+int lock_before_null_check(struct __sk_buff *ctx)
+{
+	int key = ctx->mark;
+	struct elem *e = bpf_map_lookup_elem(&elems, &key);
+
+	if (bpf_res_spin_lock(&e->lock))
+		return 0;
+	bpf_res_spin_unlock(&e->lock);
+	return 0;
+}
+
+SEC("?tc")
+int lock_in_loop(struct __sk_buff *ctx)
+{
+	struct elem *e = elem0();
+
+	if (!e)
+		return 0;
+	for (int i = 0; i < 2; i++)
+		if (bpf_res_spin_lock(&e->lock))
+			return 0;
+	return 0;
+}
+
+SEC("?tc")
+int restore_unsaved_flag(struct __sk_buff *ctx)
+{
+	unsigned long saved, other;
+
+	if (bpf_res_spin_lock_irqsave(&lock_x, &saved))
+		return 0;
+	bpf_res_spin_unlock_irqrestore(&lock_x, &other);
+	return 0;
+}
+
+SEC("?tc")
+int save_flag_twice(struct __sk_buff *ctx)
+{
+	unsigned long flag;
+
+	if (bpf_res_spin_lock_irqsave(&lock_x, &flag))
+		return 0;
+	if (bpf_res_spin_lock_irqsave(&lock_y, &flag)) {
+		bpf_res_spin_unlock_irqrestore(&lock_x, &flag);
+		return 0;
+	}
+	return 0;
 }
 
 char _license[] SEC("license") = "GPL";

@@ -196,4 +196,18 @@ int bounded_sum(struct __sk_buff *ctx)
 	return sum & 1;
 }
 
+/* An array lookup of a constant in-range key cannot fail (kernel 6.14 on):
+ * no null check is needed. */
+SEC("tc")
+int lock_const_key(struct __sk_buff *ctx)
+{
+	int key = 0;
+	struct elem *e = bpf_map_lookup_elem(&locks, &key);
+
+	if (bpf_res_spin_lock(&e->lock))
+		return 0;
+	bpf_res_spin_unlock(&e->lock);
+	return 0;
+}
+
 char _license[] SEC("license") = "GPL";
