@@ -252,8 +252,10 @@ int cfg_check(struct venv *env)
 		rc = check_subprogs(env, buf + n);
 	if (!rc)
 		rc = check_reachable(env);
-	if (!rc)
+	if (!rc) {
 		compute_liveness(env);
+		rc = precision_init(env) ? -2 : 0;
+	}
 	free(buf);
 	return rc;
 }

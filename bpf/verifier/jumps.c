@@ -69,6 +69,16 @@ static int check_jmp_fields(struct venv *env, const struct bpf_insn *in)
 	return 0;
 }
 
+/* The walk follows one side of the jump at @idx because of the ranges:
+ * its operands' values matter from now on (precise.c). */
+static void mark_decided(struct venv *env, int idx)
+{
+	if (!env->decided[idx]) {
+		env->decided[idx] = 1;
+		env->prec_dirty = true;
+	}
+}
+
 /* Store narrowed ranges into the state's registers. */
 static void set_ranges(struct vstate *st, const struct bpf_insn *in, const struct vrange *d,
                        const struct vrange *s)
@@ -110,6 +120,8 @@ static int scalar_fork(struct venv *env, struct vstate *st, int idx, int *next,
 		*other = fork;
 		*other_idx = target;
 	}
+	if (!jump_ok || !fall_ok)
+		mark_decided(env, idx);
 	if (fall_ok || !jump_ok) {
 		set_ranges(st, in, &fd, &fs);
 		*next = idx + 1;
@@ -157,6 +169,8 @@ int cond_jump(struct venv *env, struct vstate *st, int idx, int *next, struct vs
 		t = -1;
 	*other = NULL;
 	if (t >= 0) {
+		if (dst->type == T_SCALAR && src.type == T_SCALAR)
+			mark_decided(env, idx);
 		*next = t ? target : idx + 1;
 		return 0;
 	}

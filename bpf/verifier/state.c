@@ -194,20 +194,33 @@ static bool slot_covers(const struct vslot_state *o, const struct vslot_state *c
 	return true;
 }
 
+static bool spilled_scalar(const struct vslot_state *s)
+{
+	return s->bytes[0] == S_SPILL && s->spill.type == T_SCALAR;
+}
+
 static bool frame_covers(const struct vframe *o, const struct vframe *c, struct idmap *m,
-                         uint16_t live, bool exact)
+                         uint16_t live, uint16_t precise, uint64_t slots_precise, bool exact)
 {
 	if (o->callsite != c->callsite)
 		return false;
 	for (int i = 0; i < V_NREGS; i++) {
 		if (!exact && !(live & (1u << i)))
 			continue;
+		/* A scalar whose value reaches no check: any scalar will do. */
+		if (!exact && !(precise & (1u << i)) && o->regs[i].type == T_SCALAR &&
+		    c->regs[i].type == T_SCALAR)
+			continue;
 		if (!reg_covers(&o->regs[i], &c->regs[i], m, exact))
 			return false;
 	}
-	for (int i = 0; i < V_SLOTS; i++)
+	for (int i = 0; i < V_SLOTS; i++) {
+		if (!exact && !(slots_precise & ((uint64_t)1 << i)) &&
+		    spilled_scalar(&o->stack[i]) && spilled_scalar(&c->stack[i]))
+			continue;
 		if (!slot_covers(&o->stack[i], &c->stack[i], m, exact))
 			return false;
+	}
 	return true;
 }
 
@@ -236,9 +249,12 @@ static bool states_compare(struct venv *env, const struct vstate *old, const str
 	for (int i = 0; ok && i <= old->curframe; i++) {
 		/* Liveness is known for the innermost frame only; callers' registers
 		 * are compared in full. */
-		uint16_t live = i == old->curframe ? env->live_in[insn] : 0x7ff;
+		bool inner = i == old->curframe;
+		uint16_t live = inner ? env->live_in[insn] : 0x7ff;
+		uint16_t precise = inner ? env->prec_in[insn] : 0x7ff;
+		uint64_t slots = inner ? env->sprec_in[insn] : UINT64_MAX;
 
-		ok = frame_covers(old->frame[i], cur->frame[i], m, live, exact);
+		ok = frame_covers(old->frame[i], cur->frame[i], m, live, precise, slots, exact);
 	}
 	return ok && refs_equal(old, cur, m);
 }

@@ -82,6 +82,8 @@ static int visit_prune_point(struct venv *env, struct walk *w, struct vstate *st
 	if (!env->prune_point[idx])
 		return 0;
 	env->jmps++;
+	if (env->prec_dirty)
+		compute_precision(env);
 	for (e = w->at[idx]; e; e = e->next) {
 		if (e->branches == 0) {
 			if (states_cover(env, e->st, st, idx)) {
@@ -420,12 +422,15 @@ static int verify(struct venv *env)
 	}
 	env->prune_point = calloc(n, 1);
 	env->live_in = calloc(n, sizeof(uint16_t));
+	env->prec_in = calloc(n, sizeof(uint16_t));
+	env->sprec_in = calloc(n, sizeof(uint64_t));
+	env->decided = calloc(n, 1);
 	env->subprog_of = calloc(n, sizeof(int));
 	w.at = calloc(n, sizeof(struct explored *));
 	w.nstates = calloc(n, sizeof(*w.nstates));
 	env->idmap = idmap_new();
-	if (!env->prune_point || !env->live_in || !env->subprog_of || !w.at || !w.nstates ||
-	    !env->idmap)
+	if (!env->prune_point || !env->live_in || !env->prec_in || !env->sprec_in ||
+	    !env->decided || !env->subprog_of || !w.at || !w.nstates || !env->idmap)
 		rc = -2;
 	else
 		rc = cfg_check(env);
@@ -438,6 +443,10 @@ static int verify(struct venv *env)
 	free_walk(&w, n);
 	free(env->prune_point);
 	free(env->live_in);
+	free(env->prec_in);
+	free(env->sprec_in);
+	free(env->decided);
+	free(env->maybe_ptr);
 	free(env->subprog_of);
 	free(env->idmap);
 	return rc;

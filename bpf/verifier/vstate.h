@@ -120,6 +120,11 @@ struct venv {
 	bool failed;
 	uint8_t *prune_point;               /* per insn */
 	uint16_t *live_in;                  /* per insn: bitmask of live registers */
+	uint16_t *prec_in;                  /* per insn: registers whose value matters */
+	uint64_t *sprec_in;                 /* per insn: stack slots whose value matters */
+	uint16_t *maybe_ptr;                /* per insn: registers that may hold a pointer */
+	uint8_t *decided;                   /* per insn: a jump the walk decided by ranges */
+	bool prec_dirty;                    /* decided changed: redo the precision pass */
 	int *subprog_of;                    /* per insn: the start of its subprogram */
 	uint64_t jmps;                      /* prune points visited */
 	uint64_t prev_jmps, prev_processed; /* ... when a state was last remembered */
@@ -170,6 +175,10 @@ struct idmap *idmap_new(void);
 
 /* cfg.c: structure checks before the walk, liveness, prune points */
 int cfg_check(struct venv *env);
+
+/* precise.c: registers whose exact value can reach a check */
+int precision_init(struct venv *env);
+void compute_precision(struct venv *env);
 
 /* mem.c: loads, stores, stack and map value bounds */
 int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size, bool write,
