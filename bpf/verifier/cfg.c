@@ -116,7 +116,7 @@ static int check_reachable(struct venv *env)
 {
 	const struct bpf_insn *insns = env->prog->insns;
 	int n = (int)env->prog->insn_cnt, top = 0, rc = 0;
-	uint8_t *seen = calloc((size_t)n, 1);
+	uint8_t *seen = n > 0 ? calloc((size_t)n, 1) : NULL;
 	int *stack = malloc(sizeof(int) * (size_t)n * 2);
 
 	if (!seen || !stack) {

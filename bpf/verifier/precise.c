@@ -82,12 +82,11 @@ static void ptr_mem(const struct bpf_insn *in, struct maybe *p)
 
 	if (cls == BPF_LDX) {
 		slot = fp_slot(in, in->src_reg);
-		if (BPF_SIZE(in->code) != BPF_DW)
-			p->regs &= (uint16_t)~d;
-		else if (slot >= 0 && !(p->slots & ((uint64_t)1 << slot)))
-			p->regs &= (uint16_t)~d;
-		else
-			p->regs |= d; /* a spilled pointer, or through another base */
+		bool scalar = BPF_SIZE(in->code) != BPF_DW ||
+		              (slot >= 0 && !(p->slots & ((uint64_t)1 << slot)));
+
+		/* else a spilled pointer, or a load through another base */
+		p->regs = scalar ? (uint16_t)(p->regs & ~d) : (uint16_t)(p->regs | d);
 		return;
 	}
 	if (BPF_MODE(in->code) == BPF_ATOMIC) {

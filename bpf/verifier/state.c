@@ -268,3 +268,32 @@ bool states_equal_exact(struct venv *env, const struct vstate *old, const struct
 {
 	return states_compare(env, old, cur, 0, true);
 }
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/* A fingerprint of what states_equal_exact() compares first: equal states
+ * have equal fingerprints (ids, which only need to correspond, are left
+ * out). */
+uint64_t state_fingerprint(const struct vstate *st)
+{
+	const struct vframe *f = st->frame[st->curframe];
+	uint64_t h = mix(0xcbf29ce484222325ULL, (uint64_t)st->curframe << 8 | (uint64_t)st->nrefs);
+
+	for (int i = 0; i < V_NREGS; i++) {
+		const struct vreg *r = &f->regs[i];
+
+		h = mix(h, (uint64_t)r->type | (uint64_t)r->frameno << 8 | (uint64_t)r->map << 16 |
+		               (uint64_t)(uint32_t)r->off << 32);
+		h = mix(h, r->r.umin);
+		h = mix(h, r->r.umax);
+		h = mix(h, (uint64_t)r->r.smin);
+		h = mix(h, (uint64_t)r->r.smax);
+		h = mix(h, (uint64_t)r->r.u32min << 32 | r->r.u32max);
+	}
+	return h;
+}

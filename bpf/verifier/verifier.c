@@ -18,6 +18,7 @@
  * that are still being walked; at 0 it is fully verified. */
 struct explored {
 	struct vstate *st;
+	uint64_t fingerprint; /* state_fingerprint(st) */
 	struct explored *parent;
 	struct explored *next;
 	int branches;
@@ -76,8 +77,8 @@ static int visit_prune_point(struct venv *env, struct walk *w, struct vstate *st
                              struct explored **parent)
 {
 	struct explored *e;
-
-	bool looping = false;
+	bool looping = false, have_fp = false;
+	uint64_t fp = 0;
 
 	if (!env->prune_point[idx])
 		return 0;
@@ -91,7 +92,11 @@ static int visit_prune_point(struct venv *env, struct walk *w, struct vstate *st
 				return 1;
 			}
 		} else {
-			if (states_equal_exact(env, e->st, st)) {
+			if (!have_fp) {
+				fp = state_fingerprint(st);
+				have_fp = true;
+			}
+			if (fp == e->fingerprint && states_equal_exact(env, e->st, st)) {
 				verr(env, idx, "infinite loop detected at insn %d", idx);
 				return -1;
 			}
@@ -113,6 +118,7 @@ static int visit_prune_point(struct venv *env, struct walk *w, struct vstate *st
 		return -1;
 	}
 	e->parent = *parent;
+	e->fingerprint = have_fp ? fp : state_fingerprint(st);
 	e->branches = 1;
 	e->next = w->at[idx];
 	w->at[idx] = e;

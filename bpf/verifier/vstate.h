@@ -172,6 +172,7 @@ static inline struct vframe *cur_frame(struct vstate *st)
 bool states_cover(struct venv *env, const struct vstate *old, const struct vstate *cur, int insn);
 bool states_equal_exact(struct venv *env, const struct vstate *old, const struct vstate *cur);
 struct idmap *idmap_new(void);
+uint64_t state_fingerprint(const struct vstate *st);
 
 /* cfg.c: structure checks before the walk, liveness, prune points */
 int cfg_check(struct venv *env);
