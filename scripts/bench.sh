@@ -6,7 +6,11 @@
 #      instruction counts;
 #   3. deadlock injection AA / ABBA / ABBCCA, direct and from signal handlers,
 #      with recovery-latency histograms;
-#   4. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
+#   4. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent);
+#   5. BPF: a program that takes a value's bpf_res_spin_lock, increments a
+#      counter and unlocks, run by rqbpf, by plain C on rqspinlock and by the
+#      kernel's BPF_PROG_TEST_RUN (root only), on 1..4x the CPUs; and the
+#      interpreter's ns per instruction (skipped if rqbpf is not built).
 # Results: build/bench-results/ (text, CSV, JSON, PNG). About 3 minutes on 2 CPUs.
 # scripts/bench.sh --plots redraws the plots of the last run; --publish copies
 # the last run into bench/results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
@@ -263,6 +267,38 @@ PY
 	echo "bench: results copied to bench/results/ and docs/img/; docs/BENCHMARKS.md tables refreshed"
 }
 
+bpf_section() {
+	local bthreads t=1
+	say "BPF: rqbpf vs plain C vs kernel BPF_PROG_TEST_RUN"
+	cmake --build build/bench --target rqbpfbench -j"$ncpu" 2>&1 | grep -Ev '^\[|^-- ' || true
+	if [ ! -x build/bench/bpf/rqbpfbench ] || [ ! -f build/bench/bpf/counter.bpf.o ]; then
+		echo "bench: rqbpf not built (needs libbpf-dev, libelf-dev, liburcu-dev, clang): skipping"
+		return
+	fi
+	bthreads=
+	while [ "$t" -lt $((4 * ncpu)) ]; do bthreads+="$t,"; t=$((t * 2)); done
+	bthreads+=$((4 * ncpu))
+	set +e
+	build/bench/bpf/rqbpfbench build/bench/bpf/counter.bpf.o --threads "${BENCH_BPF_THREADS:-$bthreads}" \
+		--reps "$reps" --duration "$dur" | tee "$out/bpf.txt"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "bench: rqbpfbench reported errors" >&2; status=1; }
+	set -e
+	command -v valgrind >/dev/null || return 0
+	local v ir rq=0
+	echo "Instructions per run (callgrind, one thread, 100000 runs):" | tee -a "$out/bpf.txt"
+	for v in rqbpf C; do
+		valgrind --tool=callgrind --callgrind-out-file="$out/bpf-cg.out" --toggle-collect=cg_region \
+			build/bench/bpf/rqbpfbench build/bench/bpf/counter.bpf.o --callgrind "$v" \
+			--iters 100000 >/dev/null 2>&1 || continue
+		ir=$(awk '/^summary:/ { printf "%.1f", $2 / 100000 }' "$out/bpf-cg.out")
+		[ "$v" = rqbpf ] && rq=$ir
+		printf '%-8s %10s\n' "$v" "$ir" | tee -a "$out/bpf.txt"
+	done
+	rm -f "$out/bpf-cg.out"
+	awk -v a="$rq" -v b="$ir" 'BEGIN { if (b > 0) printf "rqbpf/C instructions: %.2f\n", a / b }' |
+		tee -a "$out/bpf.txt"
+}
+
 case "${1:-}" in
 --plots) # redraw the plots of an earlier run
 	plots
@@ -278,6 +314,7 @@ describe_machine
 sweep
 uncontended
 inject
+bpf_section
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 plots
 say "done: results in $out/"

@@ -4,10 +4,13 @@
 # Required: the compilers and CMake. Optional ones (gnuplot for plots, libck
 # for the Concurrency Kit peers, liburcu for the maps, spin for the formal
 # model, valgrind for instruction counts) degrade gracefully where absent.
+# rqbpf (bpf/) needs libbpf-dev and libelf-dev, and clang for its BPF test
+# programs (clang-19 adds the cpu v4 ones).
 set -euo pipefail
 pkgs=(cmake make gcc g++ clang libclang-rt-14-dev libtsan2 libasan8 libubsan1
       clang-format clang-tidy cppcheck valgrind pkg-config python3
-      libck-dev liburcu-dev gnuplot-nox spin relacy-dev)
+      libck-dev liburcu-dev gnuplot-nox spin relacy-dev
+      libbpf-dev libelf-dev clang-19)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

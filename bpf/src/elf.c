@@ -181,8 +181,8 @@ static int add_func(struct rqbpf_object *obj, const struct rqbpf_sym *s, struct 
 	const uint64_t insn_sz = sizeof(struct bpf_insn);
 	struct rqbpf_func *f = &obj->funcs[obj->func_cnt];
 
-	if (s->value % insn_sz || s->size % insn_sz || s->size == 0 || s->value > sec->size ||
-	    s->size > sec->size - s->value)
+	if (!sec->data || s->value % insn_sz || s->size % insn_sz || s->size == 0 ||
+	    s->value > sec->size || s->size > sec->size - s->value)
 		return rqbpf_fail(
 		    err, -EINVAL, "function %s: bad offset %llu or size %llu in section %s",
 		    s->name, (unsigned long long)s->value, (unsigned long long)s->size, sec->name);

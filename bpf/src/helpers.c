@@ -32,28 +32,15 @@ int rqbpf_kfunc_by_name(const char *name)
 
 bool rqbpf_helper_supported(int32_t id)
 {
-	switch (id) {
-	case BPF_FUNC_map_lookup_elem:
-	case BPF_FUNC_map_update_elem:
-	case BPF_FUNC_map_delete_elem:
-	case BPF_FUNC_ktime_get_ns:
-	case BPF_FUNC_trace_printk:
-	case BPF_FUNC_get_prandom_u32:
-	case BPF_FUNC_get_smp_processor_id:
-		return true;
-	default:
-		return false;
-	}
+	return rqbpf_call_target(0, id) != NULL;
 }
 
 static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 {
 	const struct rqbpf_object *obj = r->prog->obj;
-	uintptr_t off = (uintptr_t)v - (uintptr_t)obj->maps;
+	size_t i = ((uintptr_t)v - (uintptr_t)obj->maps) / sizeof(*obj->maps);
 
-	if (off >= obj->map_cnt * sizeof(*obj->maps) || off % sizeof(*obj->maps))
-		return NULL;
-	return &obj->maps[off / sizeof(*obj->maps)];
+	return i < obj->map_cnt && (uintptr_t)&obj->maps[i] == v ? &obj->maps[i] : NULL;
 }
 
 /* A hash value is valid until the run's read-side section ends; the run
@@ -67,7 +54,18 @@ static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key,
 			return rqbpf_fault(r, "map_lookup_elem: cannot open a read-side section");
 		r->rcu = true;
 	}
-	p = rqbpf_map_elem(m, key);
+	if (m->array) { /* contiguous values (maps.c): index them here */
+		uint32_t idx;
+
+		memcpy(&idx, key, sizeof(idx));
+		p = idx < m->desc.max_entries ? m->values + (size_t)idx * m->elem_size : NULL;
+		/* the accesses that follow skip the region search */
+		r->last = (struct rqbpf_region){(uintptr_t)m->values,
+		                                (size_t)m->elem_size * m->desc.max_entries,
+		                                !m->desc.read_only};
+	} else {
+		p = rqbpf_map_elem(m, key);
+	}
 	if (p && m->hash) {
 		r->dyn[r->dyn_next] = (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, true};
 		r->dyn_next = (r->dyn_next + 1) % RQBPF_DYN_REGIONS;
@@ -173,7 +171,8 @@ static int format_one(char *out, size_t room, const char **fmt, uint64_t arg, bo
 	return n;
 }
 
-static int trace_printk(struct rqbpf_run *r, uint64_t *reg)
+/* Out of line: its buffer would cost every helper call a stack-protector check. */
+static __attribute__((noinline)) int trace_printk(struct rqbpf_run *r, uint64_t *reg)
 {
 	uint64_t size = reg[BPF_REG_2];
 	const char *fmt = size && size <= 1024 ? rqbpf_mem(r, reg[BPF_REG_1], size, false) : NULL;
@@ -206,27 +205,40 @@ static int trace_printk(struct rqbpf_run *r, uint64_t *reg)
 	return 0;
 }
 
-int rqbpf_call_helper(struct rqbpf_run *r, int32_t id, uint64_t *reg)
+static int h_map_lookup(struct rqbpf_run *r, uint64_t *reg)
 {
-	switch (id) {
-	case BPF_FUNC_map_lookup_elem:
-	case BPF_FUNC_map_update_elem:
-	case BPF_FUNC_map_delete_elem:
-		return map_helper(r, id, reg);
-	case BPF_FUNC_ktime_get_ns:
-		reg[BPF_REG_0] = ktime_ns();
-		return 0;
-	case BPF_FUNC_get_prandom_u32:
-		reg[BPF_REG_0] = prandom();
-		return 0;
-	case BPF_FUNC_get_smp_processor_id:
-		reg[BPF_REG_0] = (uint32_t)res_spin_thread_slot();
-		return 0;
-	case BPF_FUNC_trace_printk:
-		return trace_printk(r, reg);
-	default:
-		return rqbpf_fault(r, "unknown helper %d", id);
-	}
+	return map_helper(r, BPF_FUNC_map_lookup_elem, reg);
+}
+
+static int h_map_update(struct rqbpf_run *r, uint64_t *reg)
+{
+	return map_helper(r, BPF_FUNC_map_update_elem, reg);
+}
+
+static int h_map_delete(struct rqbpf_run *r, uint64_t *reg)
+{
+	return map_helper(r, BPF_FUNC_map_delete_elem, reg);
+}
+
+static int h_ktime_get_ns(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = ktime_ns();
+	return 0;
+}
+
+static int h_get_prandom_u32(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = prandom();
+	return 0;
+}
+
+static int h_get_smp_processor_id(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = (uint32_t)res_spin_thread_slot();
+	return 0;
 }
 
 /* Signal masks as the kernel's 64-bit set: bit (sig - 1) for signals 1..64. */
@@ -258,11 +270,29 @@ static rqspinlock_t *lock_arg(struct rqbpf_run *r, uint64_t v)
 	return rqbpf_mem(r, v, sizeof(rqspinlock_t), true);
 }
 
+/* Lock with all signals blocked; on success the old mask goes to *flags. */
+static __attribute__((noinline)) int lock_irqsave(rqspinlock_t *lock, uint64_t *flags,
+                                                  uint64_t *old_bits)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = res_spin_lock(lock);
+	if (ret) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return ret;
+	}
+	*old_bits = mask_bits(&old);
+	memcpy(flags, old_bits, sizeof(*flags));
+	return 0;
+}
+
 static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 {
 	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
-	uint64_t *flags = NULL;
-	sigset_t all, old;
+	uint64_t *flags = NULL, bits = 0;
 	int ret;
 
 	if (!lock)
@@ -271,62 +301,83 @@ static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 		return rqbpf_fault(r, "res_spin_lock_irqsave: R2 is not 8 writable bytes");
 	if (r->nheld == RQBPF_MAX_HELD)
 		return rqbpf_fault(r, "more than %d locks held", RQBPF_MAX_HELD);
-	if (irq) {
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-	}
-	ret = res_spin_lock(lock);
-	if (ret) {
-		if (irq)
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
-		reg[BPF_REG_0] = (uint64_t)(int64_t)ret;
-		return 0;
-	}
-	r->held[r->nheld] = (struct rqbpf_held){lock, irq, irq ? mask_bits(&old) : 0};
-	if (irq)
-		memcpy(flags, &r->held[r->nheld].sigmask, sizeof(*flags));
-	r->nheld++;
-	reg[BPF_REG_0] = 0;
+	ret = irq ? lock_irqsave(lock, flags, &bits) : res_spin_lock(lock);
+	reg[BPF_REG_0] = (uint64_t)(int64_t)ret;
+	if (!ret)
+		r->held[r->nheld++] = (struct rqbpf_held){lock, irq, bits};
 	return 0;
 }
 
+/* Only a lock this run took (checked then) may be released: the record
+ * is the check. */
 static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 {
-	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
+	rqspinlock_t *lock;
 	const uint64_t *flags = NULL;
 	uint64_t bits = 0;
 	int i;
 
 	if (irq && !(flags = rqbpf_mem(r, reg[BPF_REG_2], sizeof(*flags), false)))
 		return rqbpf_fault(r, "res_spin_unlock_irqrestore: R2 is not 8 readable bytes");
-	for (i = r->nheld - 1; i >= 0 && r->held[i].lock != lock; i--)
+	for (i = r->nheld - 1; i >= 0 && (uintptr_t)r->held[i].lock != reg[BPF_REG_1]; i--)
 		;
-	if (!lock || i < 0)
+	if (i < 0)
 		return rqbpf_fault(r, "res_spin_unlock: R1 is not a lock this run holds");
+	lock = r->held[i].lock;
 	if (irq)
 		memcpy(&bits, flags, sizeof(bits));
-	memmove(&r->held[i], &r->held[i + 1], (size_t)(r->nheld - i - 1) * sizeof(r->held[0]));
-	r->nheld--;
-	res_spin_unlock(lock);
+	res_spin_unlock(lock); /* first: the record below is not the critical section's */
+	for (r->nheld--; i < r->nheld; i++)
+		r->held[i] = r->held[i + 1];
 	if (irq)
 		restore_mask(bits);
 	return 0;
 }
 
-int rqbpf_call_kfunc(struct rqbpf_run *r, int32_t id, uint64_t *reg)
+static int kf_res_lock(struct rqbpf_run *r, uint64_t *reg)
 {
-	switch (id) {
-	case RQBPF_KF_RES_SPIN_LOCK:
-		return kf_lock(r, reg, false);
-	case RQBPF_KF_RES_SPIN_UNLOCK:
-		return kf_unlock(r, reg, false);
-	case RQBPF_KF_RES_SPIN_LOCK_IRQSAVE:
-		return kf_lock(r, reg, true);
-	case RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE:
-		return kf_unlock(r, reg, true);
-	default:
-		return rqbpf_fault(r, "unknown kfunc %d", id);
-	}
+	return kf_lock(r, reg, false);
+}
+
+static int kf_res_unlock(struct rqbpf_run *r, uint64_t *reg)
+{
+	return kf_unlock(r, reg, false);
+}
+
+static int kf_res_lock_irqsave(struct rqbpf_run *r, uint64_t *reg)
+{
+	return kf_lock(r, reg, true);
+}
+
+static int kf_res_unlock_irqrestore(struct rqbpf_run *r, uint64_t *reg)
+{
+	return kf_unlock(r, reg, true);
+}
+
+rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id)
+{
+	static const struct {
+		uint8_t src;
+		int32_t id;
+		rqbpf_call_fn fn;
+	} targets[] = {
+	    {0, BPF_FUNC_map_lookup_elem, h_map_lookup},
+	    {0, BPF_FUNC_map_update_elem, h_map_update},
+	    {0, BPF_FUNC_map_delete_elem, h_map_delete},
+	    {0, BPF_FUNC_ktime_get_ns, h_ktime_get_ns},
+	    {0, BPF_FUNC_trace_printk, trace_printk},
+	    {0, BPF_FUNC_get_prandom_u32, h_get_prandom_u32},
+	    {0, BPF_FUNC_get_smp_processor_id, h_get_smp_processor_id},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK, kf_res_lock},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK, kf_res_unlock},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK_IRQSAVE, kf_res_lock_irqsave},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE, kf_res_unlock_irqrestore},
+	};
+
+	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
+		if (targets[i].src == src && targets[i].id == id)
+			return targets[i].fn;
+	return NULL;
 }
 
 int rqbpf_release_all(struct rqbpf_run *r)

@@ -16,6 +16,17 @@
 
 struct btf;
 
+/* Opcode fields, and opcodes newer than Debian 12's <linux/bpf.h>. */
+#define OP(c)    ((c)&0xf0)
+#define CLASS(c) ((c)&0x07)
+#define SRC_X(c) ((c)&BPF_X)
+#ifndef BPF_JMP32
+#define BPF_JMP32 0x06
+#endif
+#ifndef BPF_MEMSX
+#define BPF_MEMSX 0x80
+#endif
+
 /* Instructions one run may execute before it is stopped (-E2BIG). */
 #define RQBPF_INSN_LIMIT (1ull << 30)
 /* Call frames (the kernel's MAX_CALL_FRAMES) and stack bytes per frame. */
@@ -45,11 +56,27 @@ struct rqbpf_func {
 	uint32_t cnt;
 };
 
+struct rqbpf_run;
+/* A helper or kfunc: reads its arguments from reg[1..5], sets reg[0];
+ * returns 0, or a fault (< 0). */
+typedef int (*rqbpf_call_fn)(struct rqbpf_run *r, uint64_t *reg);
+
+/* A decoded instruction: its handler in the interpreter, the fields unpacked,
+ * and for helper and kfunc calls the function. */
+struct rqbpf_op {
+	const void *handler;
+	rqbpf_call_fn fn;
+	uint8_t code, dst, src;
+	int16_t off;
+	int32_t imm;
+};
+
 struct rqbpf_prog {
 	struct rqbpf_linked_prog lp; /* insns: linked (post-link encoding) */
 	struct rqbpf_object *obj;
 	const struct rqbpf_func *func;
-	uint64_t *imm64; /* per insn: resolved ld_imm64 values (after load) */
+	uint64_t *imm64;      /* per insn: resolved ld_imm64 values (after load) */
+	struct rqbpf_op *ops; /* decoded instructions (after load) */
 	bool autoload;
 	bool loaded;
 };
@@ -118,6 +145,8 @@ void *rqbpf_map_elem(struct rqbpf_map *map, const void *key);
  * not; and the target of a jump or call (true when it has one). */
 const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i);
 bool rqbpf_insn_target(const struct bpf_insn *insn, size_t i, int64_t *target);
+/* interp.c: decode a linked program for the interpreter (at load). */
+int rqbpf_decode(struct rqbpf_prog *prog);
 /* helpers.c: is this helper id supported. */
 bool rqbpf_helper_supported(int32_t id);
 /* kfunc id by name, 0 if unknown. */

@@ -7,166 +7,10 @@
  * atomic is checked against the run's regions first. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "run.h"
-
-#define OP(c)    ((c)&0xf0)
-#define CLASS(c) ((c)&0x07)
-#define SRC_X(c) ((c)&BPF_X)
-
-#ifndef BPF_JMP32
-#define BPF_JMP32 0x06
-#endif
-#ifndef BPF_MEMSX
-#define BPF_MEMSX 0x80
-#endif
-
-/* Instruction classes and their valid opcodes, for the loader's check. */
-static bool alu_ok(const struct bpf_insn *in, bool is64)
-{
-	uint8_t op = OP(in->code);
-
-	switch (op) {
-	case BPF_ADD:
-	case BPF_SUB:
-	case BPF_MUL:
-	case BPF_OR:
-	case BPF_AND:
-	case BPF_LSH:
-	case BPF_RSH:
-	case BPF_XOR:
-	case BPF_ARSH:
-		return in->off == 0;
-	case BPF_DIV:
-	case BPF_MOD:
-		return in->off == 0 || in->off == 1;
-	case BPF_NEG:
-		return !SRC_X(in->code) && in->off == 0;
-	case BPF_MOV:
-		if (!SRC_X(in->code))
-			return in->off == 0;
-		return in->off == 0 || in->off == 8 || in->off == 16 || (is64 && in->off == 32);
-	case BPF_END:
-		if (is64 && SRC_X(in->code))
-			return false;
-		return in->imm == 16 || in->imm == 32 || in->imm == 64;
-	default:
-		return false;
-	}
-}
-
-static bool jmp_ok(const struct bpf_insn *in, bool is64)
-{
-	switch (OP(in->code)) {
-	case BPF_JA:
-		return !SRC_X(in->code);
-	case BPF_CALL:
-		return is64 && !SRC_X(in->code) && (in->src_reg <= BPF_PSEUDO_KFUNC_CALL);
-	case BPF_EXIT:
-		return is64 && !SRC_X(in->code);
-	case BPF_JEQ:
-	case BPF_JGT:
-	case BPF_JGE:
-	case BPF_JSET:
-	case BPF_JNE:
-	case BPF_JSGT:
-	case BPF_JSGE:
-	case BPF_JLT:
-	case BPF_JLE:
-	case BPF_JSLT:
-	case BPF_JSLE:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool atomic_ok(int32_t imm)
-{
-	switch (imm) {
-	case BPF_ADD:
-	case BPF_OR:
-	case BPF_AND:
-	case BPF_XOR:
-	case BPF_ADD | BPF_FETCH:
-	case BPF_OR | BPF_FETCH:
-	case BPF_AND | BPF_FETCH:
-	case BPF_XOR | BPF_FETCH:
-	case BPF_XCHG:
-	case BPF_CMPXCHG:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static const char *mem_check(const struct bpf_insn *in)
-{
-	uint8_t mode = in->code & 0xe0, size = in->code & 0x18, cls = CLASS(in->code);
-
-	if (cls == BPF_LDX && (mode == BPF_MEM || (mode == BPF_MEMSX && size != BPF_DW)))
-		return NULL;
-	if ((cls == BPF_ST || cls == BPF_STX) && mode == BPF_MEM)
-		return NULL;
-	if (cls == BPF_STX && mode == BPF_ATOMIC && (size == BPF_W || size == BPF_DW))
-		return atomic_ok(in->imm) ? NULL : "unsupported atomic operation";
-	if (cls == BPF_LD && (mode == BPF_ABS || mode == BPF_IND))
-		return "legacy packet access (BPF_ABS/BPF_IND) is not supported";
-	return "unknown load/store opcode";
-}
-
-const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i)
-{
-	const struct bpf_insn *in = &insns[i];
-	static char buf[64];
-
-	if (in->dst_reg > BPF_REG_10 || in->src_reg > BPF_REG_10)
-		return "bad register";
-	switch (CLASS(in->code)) {
-	case BPF_ALU:
-	case BPF_ALU64:
-		if (in->dst_reg == BPF_REG_10)
-			return "write to the frame pointer r10";
-		return alu_ok(in, CLASS(in->code) == BPF_ALU64) ? NULL : "unknown ALU opcode";
-	case BPF_JMP:
-	case BPF_JMP32:
-		return jmp_ok(in, CLASS(in->code) == BPF_JMP) ? NULL : "unknown jump opcode";
-	case BPF_LD:
-		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
-			return mem_check(in);
-		if (i + 1 >= cnt || insns[i + 1].code || insns[i + 1].dst_reg ||
-		    insns[i + 1].src_reg || insns[i + 1].off)
-			return "malformed ld_imm64";
-		if (in->src_reg > BPF_PSEUDO_MAP_VALUE || in->dst_reg == BPF_REG_10) {
-			snprintf(buf, sizeof(buf), "ld_imm64 source %u is not supported",
-			         in->src_reg);
-			return in->dst_reg == BPF_REG_10 ? "write to the frame pointer r10" : buf;
-		}
-		return NULL;
-	case BPF_LDX:
-		if (in->dst_reg == BPF_REG_10)
-			return "write to the frame pointer r10";
-		return mem_check(in);
-	default:
-		return mem_check(in);
-	}
-}
-
-bool rqbpf_insn_target(const struct bpf_insn *in, size_t i, int64_t *target)
-{
-	uint8_t cls = CLASS(in->code), op = OP(in->code);
-
-	if (cls != BPF_JMP && cls != BPF_JMP32)
-		return false;
-	if (op == BPF_EXIT || (op == BPF_CALL && in->src_reg != BPF_PSEUDO_CALL))
-		return false;
-	if (op == BPF_CALL || (cls == BPF_JMP32 && op == BPF_JA))
-		*target = (int64_t)i + in->imm + 1;
-	else
-		*target = (int64_t)i + in->off + 1;
-	return true;
-}
 
 int rqbpf_fault(struct rqbpf_run *r, const char *fmt, ...)
 {
@@ -175,6 +19,7 @@ int rqbpf_fault(struct rqbpf_run *r, const char *fmt, ...)
 
 	if (n >= 0 && (size_t)n < r->msg_size) {
 		va_start(ap, fmt);
+		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 		vsnprintf(r->msg + n, r->msg_size - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
@@ -186,27 +31,33 @@ static bool in_region(const struct rqbpf_region *g, uintptr_t a, size_t size, bo
 	return a - g->base < g->size && size <= g->size - (a - g->base) && (!write || g->writable);
 }
 
+/* The map regions and the context, searched in full; a hit is remembered. */
 void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
 {
 	const struct rqbpf_object *obj = r->prog->obj;
 	uintptr_t a = (uintptr_t)addr;
-	struct rqbpf_region ctx = {r->ctx, r->ctx_size, true};
+	struct rqbpf_region g = {r->ctx, r->ctx_size, true};
 
-	if (in_region(&ctx, a, size, write))
-		return (void *)a;
+	if (in_region(&g, a, size, write))
+		goto hit;
 	for (size_t i = 0; i < obj->map_cnt; i++) {
 		const struct rqbpf_map *m = &obj->maps[i];
-		struct rqbpf_region g = {(uintptr_t)m->values,
-		                         (size_t)m->elem_size * m->desc.max_entries,
-		                         !m->desc.read_only};
 
+		g = (struct rqbpf_region){(uintptr_t)m->values,
+		                          (size_t)m->elem_size * m->desc.max_entries,
+		                          !m->desc.read_only};
 		if (m->values && in_region(&g, a, size, write))
-			return (void *)a;
+			goto hit;
 	}
 	for (int i = 0; i < r->ndyn; i++)
-		if (in_region(&r->dyn[i], a, size, write))
-			return (void *)a;
+		if (in_region(&r->dyn[i], a, size, write)) {
+			g = r->dyn[i];
+			goto hit;
+		}
 	return NULL;
+hit:
+	r->last = g;
+	return (void *)a;
 }
 
 static int bad_access(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
@@ -227,7 +78,7 @@ static uint64_t sext(uint64_t v, int bits)
 /* Loads and stores of map values race with other threads' by design (as
  * in the kernel): aligned ones are relaxed atomics (plain moves on x86,
  * defined behaviour for the C11 model and TSan); unaligned ones are copies. */
-static uint64_t load(const void *p, uint8_t size)
+static inline __attribute__((always_inline)) uint64_t load(const void *p, uint8_t size)
 {
 	uint16_t h;
 	uint32_t w;
@@ -254,7 +105,7 @@ static uint64_t load(const void *p, uint8_t size)
 	}
 }
 
-static void store(void *p, uint8_t size, uint64_t v)
+static inline __attribute__((always_inline)) void store(void *p, uint8_t size, uint64_t v)
 {
 	uint16_t h = (uint16_t)v;
 	uint32_t w = (uint32_t)v;
@@ -285,58 +136,41 @@ static void store(void *p, uint8_t size, uint64_t v)
 
 static const uint8_t size_bytes[4] = {4, 2, 1, 8}; /* BPF_W, H, B, DW >> 3 */
 
-static uint64_t atomic64(uint64_t *p, int32_t op, uint64_t v, uint64_t *r0)
-{
-	uint64_t expected;
-
-	switch (op & ~BPF_FETCH) {
-	case BPF_ADD:
-		return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-	case BPF_OR:
-		return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
-	case BPF_AND:
-		return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
-	case BPF_XOR:
-		return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
-	case BPF_XCHG & ~BPF_FETCH:
-		return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
-	default: /* BPF_CMPXCHG */
-		expected = *r0;
-		__atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST,
-		                            __ATOMIC_SEQ_CST);
-		return expected;
+/* One read-modify-write of a 32- or 64-bit word; returns the old value. */
+// NOLINTBEGIN(bugprone-macro-parentheses): T is a type
+#define DEFINE_ATOMIC(NAME, T)                                                                     \
+	static T NAME(T *p, int32_t op, T v, uint64_t *r0)                                         \
+	{                                                                                          \
+		T expected;                                                                        \
+                                                                                                   \
+		switch (op & ~BPF_FETCH) {                                                         \
+		case BPF_ADD:                                                                      \
+			return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);                         \
+		case BPF_OR:                                                                       \
+			return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                          \
+		case BPF_AND:                                                                      \
+			return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);                         \
+		case BPF_XOR:                                                                      \
+			return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                         \
+		case BPF_XCHG & ~BPF_FETCH:                                                        \
+			return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                        \
+		default: /* BPF_CMPXCHG: compares with R0 */                                       \
+			expected = (T)*r0;                                                         \
+			__atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST,      \
+			                            __ATOMIC_SEQ_CST);                             \
+			return expected;                                                           \
+		}                                                                                  \
 	}
-}
-
-static uint32_t atomic32(uint32_t *p, int32_t op, uint32_t v, uint64_t *r0)
-{
-	uint32_t expected;
-
-	switch (op & ~BPF_FETCH) {
-	case BPF_ADD:
-		return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-	case BPF_OR:
-		return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);
-	case BPF_AND:
-		return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);
-	case BPF_XOR:
-		return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);
-	case BPF_XCHG & ~BPF_FETCH:
-		return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);
-	default: /* BPF_CMPXCHG */
-		expected = (uint32_t)*r0;
-		__atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST,
-		                            __ATOMIC_SEQ_CST);
-		return expected;
-	}
-}
+DEFINE_ATOMIC(atomic64, uint64_t)
+DEFINE_ATOMIC(atomic32, uint32_t)
+// NOLINTEND(bugprone-macro-parentheses)
 
 /* BPF atomics are full barriers (the kernel's atomic64_fetch_add and friends). */
-static int do_atomic(struct rqbpf_run *r, const struct bpf_insn *in, uint64_t *reg)
+static int do_atomic(struct rqbpf_run *r, const struct rqbpf_op *in, uint64_t *reg)
 {
 	bool dw = (in->code & 0x18) == BPF_DW;
 	size_t n = dw ? 8 : 4;
-	uint64_t addr = reg[in->dst_reg] + (uint64_t)(int64_t)in->off;
+	uint64_t addr = reg[in->dst] + (uint64_t)(int64_t)in->off;
 	void *p = rqbpf_mem(r, addr, n, true);
 	uint64_t old;
 
@@ -345,109 +179,38 @@ static int do_atomic(struct rqbpf_run *r, const struct bpf_insn *in, uint64_t *r
 	if (addr % n)
 		return rqbpf_fault(r, "misaligned atomic at 0x%llx", (unsigned long long)addr);
 	if (dw)
-		old = atomic64(p, in->imm, reg[in->src_reg], &reg[BPF_REG_0]);
+		old = atomic64(p, in->imm, reg[in->src], &reg[BPF_REG_0]);
 	else
-		old = atomic32(p, in->imm, (uint32_t)reg[in->src_reg], &reg[BPF_REG_0]);
+		old = atomic32(p, in->imm, (uint32_t)reg[in->src], &reg[BPF_REG_0]);
 	if (in->imm == BPF_CMPXCHG)
 		reg[BPF_REG_0] = old;
 	else if (in->imm & BPF_FETCH)
-		reg[in->src_reg] = old;
+		reg[in->src] = old;
 	return 0;
 }
 
-static uint64_t alu64(uint8_t op, int16_t off, uint64_t a, uint64_t b)
-{
-	switch (op) {
-	case BPF_ADD:
-		return a + b;
-	case BPF_SUB:
-		return a - b;
-	case BPF_MUL:
-		return a * b;
-	case BPF_DIV:
-		if (!b)
-			return 0;
-		if (!off)
-			return a / b;
-		if ((int64_t)b == -1)
-			return -a;
-		return (uint64_t)((int64_t)a / (int64_t)b);
-	case BPF_MOD:
-		if (!b)
-			return a;
-		if (!off)
-			return a % b;
-		if ((int64_t)b == -1)
-			return 0;
-		return (uint64_t)((int64_t)a % (int64_t)b);
-	case BPF_OR:
-		return a | b;
-	case BPF_AND:
-		return a & b;
-	case BPF_LSH:
-		return a << (b & 63);
-	case BPF_RSH:
-		return a >> (b & 63);
-	case BPF_NEG:
-		return -a;
-	case BPF_XOR:
-		return a ^ b;
-	case BPF_MOV:
-		return off ? sext(b, off) : b;
-	default: /* BPF_ARSH */
-		return (uint64_t)((int64_t)a >> (b & 63));
+/* Division and modulo, unsigned (off 0) or signed (off 1, cpu v4), with
+ * eBPF's rules: x / 0 = 0, x % 0 = x, INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. */
+// NOLINTBEGIN(bugprone-macro-parentheses): U and S are types
+#define DEFINE_DIVMOD(NAME, U, S)                                                                  \
+	static U NAME(bool mod, int16_t off, U a, U b)                                             \
+	{                                                                                          \
+		if (!b)                                                                            \
+			return mod ? a : 0;                                                        \
+		if (!off)                                                                          \
+			return mod ? a % b : a / b;                                                \
+		if ((S)b == -1)                                                                    \
+			return mod ? 0 : (U)(0 - a);                                               \
+		return (U)(mod ? (S)a % (S)b : (S)a / (S)b);                                       \
 	}
-}
+DEFINE_DIVMOD(divmod64, uint64_t, int64_t)
+DEFINE_DIVMOD(divmod32, uint32_t, int32_t)
+// NOLINTEND(bugprone-macro-parentheses)
 
-static uint32_t alu32(uint8_t op, int16_t off, uint32_t a, uint32_t b)
+/* to-LE truncates (a little-endian host), to-BE and bswap also swap. */
+static uint64_t endian(int32_t bits, bool swap, uint64_t v)
 {
-	switch (op) {
-	case BPF_ADD:
-		return a + b;
-	case BPF_SUB:
-		return a - b;
-	case BPF_MUL:
-		return a * b;
-	case BPF_DIV:
-		if (!b)
-			return 0;
-		if (!off)
-			return a / b;
-		if ((int32_t)b == -1)
-			return -a;
-		return (uint32_t)((int32_t)a / (int32_t)b);
-	case BPF_MOD:
-		if (!b)
-			return a;
-		if (!off)
-			return a % b;
-		if ((int32_t)b == -1)
-			return 0;
-		return (uint32_t)((int32_t)a % (int32_t)b);
-	case BPF_OR:
-		return a | b;
-	case BPF_AND:
-		return a & b;
-	case BPF_LSH:
-		return a << (b & 31);
-	case BPF_RSH:
-		return a >> (b & 31);
-	case BPF_NEG:
-		return -a;
-	case BPF_XOR:
-		return a ^ b;
-	case BPF_MOV:
-		return off ? (uint32_t)sext(b, off) : b;
-	default: /* BPF_ARSH */
-		return (uint32_t)((int32_t)a >> (b & 31));
-	}
-}
-
-static uint64_t endian(const struct bpf_insn *in, uint64_t v)
-{
-	bool swap = CLASS(in->code) == BPF_ALU64 || SRC_X(in->code); /* bswap or to-BE */
-
-	switch (in->imm) {
+	switch (bits) {
 	case 16:
 		return swap ? __builtin_bswap16((uint16_t)v) : (uint16_t)v;
 	case 32:
@@ -457,184 +220,227 @@ static uint64_t endian(const struct bpf_insn *in, uint64_t v)
 	}
 }
 
-static bool cond(uint8_t op, uint64_t a, uint64_t b)
-{
-	switch (op) {
-	case BPF_JEQ:
-		return a == b;
-	case BPF_JGT:
-		return a > b;
-	case BPF_JGE:
-		return a >= b;
-	case BPF_JSET:
-		return a & b;
-	case BPF_JNE:
-		return a != b;
-	case BPF_JSGT:
-		return (int64_t)a > (int64_t)b;
-	case BPF_JSGE:
-		return (int64_t)a >= (int64_t)b;
-	case BPF_JLT:
-		return a < b;
-	case BPF_JLE:
-		return a <= b;
-	case BPF_JSLT:
-		return (int64_t)a < (int64_t)b;
-	default:
-		return (int64_t)a <= (int64_t)b; /* BPF_JSLE */
-	}
-}
+/* Direct-threaded dispatch: at load every instruction is decoded into a
+ * struct rqbpf_op holding the address of its handler (a label below, GNU C
+ * "labels as values", which gcc and clang support); each handler ends by
+ * jumping straight to the next instruction's. cppcheck does not parse label
+ * addresses: it sees a stand-in. */
+// The handler macros paste C fragments (labels, operators, statements): no parentheses.
+// NOLINTBEGIN(bugprone-macro-parentheses)
+#ifdef __CPPCHECK__
+#define LABEL_ADDR(l)   NULL
+#define GOTO_HANDLER(h) goto bad_opcode
+#else
+#define LABEL_ADDR(l)   &&l
+#define GOTO_HANDLER(h) goto *(h)
+#endif
 
-static bool cond32(uint8_t op, uint32_t a, uint32_t b)
-{
-	switch (op) {
-	case BPF_JSGT:
-		return (int32_t)a > (int32_t)b;
-	case BPF_JSGE:
-		return (int32_t)a >= (int32_t)b;
-	case BPF_JSLT:
-		return (int32_t)a < (int32_t)b;
-	case BPF_JSLE:
-		return (int32_t)a <= (int32_t)b;
-	default:
-		return cond(op, a, b);
-	}
-}
+#define DST reg[in->dst]
+#define SRC reg[in->src]
+#define IMM ((uint64_t)(int64_t)in->imm)
+#define D32 ((uint32_t)DST)
+#define S32 ((uint32_t)SRC)
+#define I32 ((uint32_t)in->imm)
+#define NEXT                                                                                       \
+	do {                                                                                       \
+		in++;                                                                              \
+		n++;                                                                               \
+		GOTO_HANDLER(in->handler);                                                         \
+	} while (0)
+
+/* The handlers, X(label, opcode, body...): the table and the code are both
+ * generated from this list. */
+#define ALU4(X, OPC, NAME, E)                                                                      \
+	X(a64x_##NAME, BPF_ALU64 | OPC | BPF_X, uint64_t a = DST, b = SRC; DST = (E);)             \
+	X(a64k_##NAME, BPF_ALU64 | OPC | BPF_K, uint64_t a = DST, b = IMM; DST = (E);)             \
+	X(a32x_##NAME, BPF_ALU | OPC | BPF_X, uint32_t a = D32, b = S32; DST = (uint32_t)(E);)     \
+	X(a32k_##NAME, BPF_ALU | OPC | BPF_K, uint32_t a = D32, b = I32; DST = (uint32_t)(E);)
+/* Division and modulo, with their signed variants (off 1). */
+#define ALU4_DIVMOD(X, OPC, NAME, MOD)                                                             \
+	X(a64x_##NAME, BPF_ALU64 | OPC | BPF_X, DST = divmod64(MOD, in->off, DST, SRC);)           \
+	X(a64k_##NAME, BPF_ALU64 | OPC | BPF_K, DST = divmod64(MOD, in->off, DST, IMM);)           \
+	X(a32x_##NAME, BPF_ALU | OPC | BPF_X, DST = divmod32(MOD, in->off, D32, S32);)             \
+	X(a32k_##NAME, BPF_ALU | OPC | BPF_K, DST = divmod32(MOD, in->off, D32, I32);)
+#define JMP4(X, OPC, NAME, CMP, T64, T32)                                                          \
+	X(j64x_##NAME, BPF_JMP | OPC | BPF_X, if ((T64)DST CMP(T64) SRC) goto jump;)               \
+	X(j64k_##NAME, BPF_JMP | OPC | BPF_K, if ((T64)DST CMP(T64) IMM) goto jump;)               \
+	X(j32x_##NAME, BPF_JMP32 | OPC | BPF_X, if ((T32)D32 CMP(T32) S32) goto jump;)             \
+	X(j32k_##NAME, BPF_JMP32 | OPC | BPF_K, if ((T32)D32 CMP(T32) I32) goto jump;)
+#define LDX1(X, SZ, T, NAME)                                                                       \
+	X(ldx_##NAME, BPF_LDX | BPF_MEM | SZ, addr = SRC + (uint64_t)(int64_t)in->off;             \
+	  p = rqbpf_mem(r, addr, sizeof(T), false); if (!p) goto bad_access; DST = load(p, SZ);)
+#define LDSX1(X, SZ, T, NAME)                                                                      \
+	X(ldsx_##NAME, BPF_LDX | BPF_MEMSX | SZ, addr = SRC + (uint64_t)(int64_t)in->off;          \
+	  p = rqbpf_mem(r, addr, sizeof(T), false); if (!p) goto bad_access;                       \
+	  DST = (uint64_t)(int64_t)(T)load(p, SZ);)
+#define ST1(X, CLS, SZ, T, NAME, V)                                                                \
+	X(NAME, CLS | BPF_MEM | SZ, addr = DST + (uint64_t)(int64_t)in->off;                       \
+	  p = rqbpf_mem(r, addr, sizeof(T), true); if (!p) goto bad_access; store(p, SZ, V);)
+
+#define RQBPF_OPS(X)                                                                               \
+	ALU4(X, BPF_ADD, add, a + b)                                                               \
+	ALU4(X, BPF_SUB, sub, a - b)                                                               \
+	ALU4(X, BPF_MUL, mul, a *b)                                                                \
+	ALU4(X, BPF_OR, or, a | b)                                                                 \
+	ALU4(X, BPF_AND, and, a &b)                                                                \
+	ALU4(X, BPF_XOR, xor, a ^ b)                                                               \
+	ALU4(X, BPF_LSH, lsh, a << (b & (8 * sizeof(a) - 1)))                                      \
+	ALU4(X, BPF_RSH, rsh, a >> (b & (8 * sizeof(a) - 1)))                                      \
+	ALU4_DIVMOD(X, BPF_DIV, div, false)                                                        \
+	ALU4_DIVMOD(X, BPF_MOD, mod, true)                                                         \
+	X(a64x_arsh, BPF_ALU64 | BPF_ARSH | BPF_X, DST = (uint64_t)((int64_t)DST >> (SRC & 63));)  \
+	X(a64k_arsh, BPF_ALU64 | BPF_ARSH | BPF_K, DST = (uint64_t)((int64_t)DST >> (IMM & 63));)  \
+	X(a32x_arsh, BPF_ALU | BPF_ARSH | BPF_X, DST = (uint32_t)((int32_t)D32 >> (S32 & 31));)    \
+	X(a32k_arsh, BPF_ALU | BPF_ARSH | BPF_K, DST = (uint32_t)((int32_t)D32 >> (I32 & 31));)    \
+	X(a64x_mov, BPF_ALU64 | BPF_MOV | BPF_X, DST = in->off ? sext(SRC, in->off) : SRC;)        \
+	X(a64k_mov, BPF_ALU64 | BPF_MOV | BPF_K, DST = IMM;)                                       \
+	X(a32x_mov, BPF_ALU | BPF_MOV | BPF_X,                                                     \
+	  DST = in->off ? (uint32_t)sext(SRC, in->off) : S32;)                                     \
+	X(a32k_mov, BPF_ALU | BPF_MOV | BPF_K, DST = I32;)                                         \
+	X(a64_neg, BPF_ALU64 | BPF_NEG, DST = 0 - DST;)                                            \
+	X(a32_neg, BPF_ALU | BPF_NEG, DST = (uint32_t)(0 - D32);)                                  \
+	X(a32_le, BPF_ALU | BPF_END | BPF_TO_LE, DST = endian(in->imm, false, DST);)               \
+	X(a32_be, BPF_ALU | BPF_END | BPF_TO_BE, DST = endian(in->imm, true, DST);)                \
+	X(a64_bswap, BPF_ALU64 | BPF_END, DST = endian(in->imm, true, DST);)                       \
+	JMP4(X, BPF_JEQ, jeq, ==, uint64_t, uint32_t)                                              \
+	JMP4(X, BPF_JNE, jne, !=, uint64_t, uint32_t)                                              \
+	JMP4(X, BPF_JGT, jgt, >, uint64_t, uint32_t)                                               \
+	JMP4(X, BPF_JGE, jge, >=, uint64_t, uint32_t)                                              \
+	JMP4(X, BPF_JLT, jlt, <, uint64_t, uint32_t)                                               \
+	JMP4(X, BPF_JLE, jle, <=, uint64_t, uint32_t)                                              \
+	JMP4(X, BPF_JSGT, jsgt, >, int64_t, int32_t)                                               \
+	JMP4(X, BPF_JSGE, jsge, >=, int64_t, int32_t)                                              \
+	JMP4(X, BPF_JSLT, jslt, <, int64_t, int32_t)                                               \
+	JMP4(X, BPF_JSLE, jsle, <=, int64_t, int32_t)                                              \
+	JMP4(X, BPF_JSET, jset, &, uint64_t, uint32_t)                                             \
+	X(ja, BPF_JMP | BPF_JA, goto jump;)                                                        \
+	X(gotol, BPF_JMP32 | BPF_JA, in += in->imm; goto jumped;)                                  \
+	LDX1(X, BPF_B, uint8_t, b)                                                                 \
+	LDX1(X, BPF_H, uint16_t, h)                                                                \
+	LDX1(X, BPF_W, uint32_t, w)                                                                \
+	LDX1(X, BPF_DW, uint64_t, dw)                                                              \
+	LDSX1(X, BPF_B, int8_t, b)                                                                 \
+	LDSX1(X, BPF_H, int16_t, h)                                                                \
+	LDSX1(X, BPF_W, int32_t, w)                                                                \
+	ST1(X, BPF_STX, BPF_B, uint8_t, stx_b, SRC)                                                \
+	ST1(X, BPF_STX, BPF_H, uint16_t, stx_h, SRC)                                               \
+	ST1(X, BPF_STX, BPF_W, uint32_t, stx_w, SRC)                                               \
+	ST1(X, BPF_STX, BPF_DW, uint64_t, stx_dw, SRC)                                             \
+	ST1(X, BPF_ST, BPF_B, uint8_t, st_b, IMM)                                                  \
+	ST1(X, BPF_ST, BPF_H, uint16_t, st_h, IMM)                                                 \
+	ST1(X, BPF_ST, BPF_W, uint32_t, st_w, IMM)                                                 \
+	ST1(X, BPF_ST, BPF_DW, uint64_t, st_dw, IMM)                                               \
+	X(atomic_w, BPF_STX | BPF_ATOMIC | BPF_W, r->pc = (size_t)(in - ops);                      \
+	  if ((ret = do_atomic(r, in, reg))) goto out;)                                            \
+	X(atomic_dw, BPF_STX | BPF_ATOMIC | BPF_DW, r->pc = (size_t)(in - ops);                    \
+	  if ((ret = do_atomic(r, in, reg))) goto out;)                                            \
+	X(ld_imm64, BPF_LD | BPF_IMM | BPF_DW, DST = imm64[in - ops]; in++;)                       \
+	X(call, BPF_JMP | BPF_CALL, r->pc = (size_t)(in - ops); if (!in->fn) goto subprog;         \
+	  if ((ret = in->fn(r, reg))) goto out;)                                                   \
+	X(exit, BPF_JMP | BPF_EXIT, if (depth == 0) goto out; in = frames[--depth].ret;            \
+	  memcpy(&reg[BPF_REG_6], frames[depth].saved, sizeof(frames[0].saved));                   \
+	  reg[BPF_REG_10] += RQBPF_STACK_SIZE;)
+// NOLINTEND(bugprone-macro-parentheses)
 
 struct frame {
 	uint64_t saved[4]; /* r6-r9 */
-	size_t ret_pc;
+	const struct rqbpf_op *ret;
 };
 
-/* The main loop: runs until the outermost exit or a fault. */
-static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run)
+/*
+ * The interpreter. With @p table set it only fills it (256 handler
+ * addresses, by opcode) for the decoder. Otherwise it runs the decoded
+ * program until the outermost exit, a fault or the instruction limit.
+ */
+static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run, const void **table)
 {
-	const struct bpf_insn *code = r->prog->lp.insns;
-	const uint64_t *imm64 = r->prog->imm64;
+#define TABLE_ENTRY(label, code, ...) [code] = LABEL_ADDR(label),
+#ifdef __CPPCHECK__
+	static const void *const handlers[256] = {NULL};
+#else
+	static const void *const handlers[256] = {RQBPF_OPS(TABLE_ENTRY)};
+#endif
+#undef TABLE_ENTRY
+	const struct rqbpf_op *ops, *in;
+	const uint64_t *imm64;
 	struct frame frames[RQBPF_MAX_FRAMES];
-	uint64_t n = 0;
-	size_t pc = 0;
+	uint64_t n = 1, addr = 0;
 	int depth = 0, ret = 0;
+	void *p;
 
-	reg[BPF_REG_10] = (uintptr_t)r->stack + sizeof(r->stack);
-	for (;; pc++) {
-		const struct bpf_insn *in = &code[pc];
-		uint8_t c = in->code, op = OP(c);
-		uint64_t src, addr;
-		void *p;
-
-		n++;
-		switch (CLASS(c)) {
-		case BPF_ALU64:
-			src = SRC_X(c) ? reg[in->src_reg] : (uint64_t)(int64_t)in->imm;
-			reg[in->dst_reg] = op == BPF_END
-			                       ? endian(in, reg[in->dst_reg])
-			                       : alu64(op, in->off, reg[in->dst_reg], src);
-			break;
-		case BPF_ALU:
-			src = SRC_X(c) ? reg[in->src_reg] : (uint64_t)(int64_t)in->imm;
-			reg[in->dst_reg] =
-			    op == BPF_END
-			        ? endian(in, reg[in->dst_reg])
-			        : alu32(op, in->off, (uint32_t)reg[in->dst_reg], (uint32_t)src);
-			break;
-		case BPF_LDX:
-			addr = reg[in->src_reg] + (uint64_t)(int64_t)in->off;
-			p = rqbpf_mem(r, addr, size_bytes[(c & 0x18) >> 3], false);
-			if (!p) {
-				r->pc = pc;
-				ret = bad_access(r, addr, size_bytes[(c & 0x18) >> 3], false);
-				goto out;
-			}
-			src = load(p, c & 0x18);
-			reg[in->dst_reg] = (c & 0xe0) == BPF_MEMSX
-			                       ? sext(src, 8 * size_bytes[(c & 0x18) >> 3])
-			                       : src;
-			break;
-		case BPF_ST:
-		case BPF_STX:
-			if ((c & 0xe0) == BPF_ATOMIC) {
-				r->pc = pc;
-				ret = do_atomic(r, in, reg);
-				if (ret)
-					goto out;
-				break;
-			}
-			addr = reg[in->dst_reg] + (uint64_t)(int64_t)in->off;
-			p = rqbpf_mem(r, addr, size_bytes[(c & 0x18) >> 3], true);
-			if (!p) {
-				r->pc = pc;
-				ret = bad_access(r, addr, size_bytes[(c & 0x18) >> 3], true);
-				goto out;
-			}
-			store(p, c & 0x18,
-			      CLASS(c) == BPF_STX ? reg[in->src_reg] : (uint64_t)(int64_t)in->imm);
-			break;
-		case BPF_LD: /* ld_imm64, resolved at load */
-			reg[in->dst_reg] = imm64[pc];
-			pc++;
-			break;
-		case BPF_JMP32:
-			if (op == BPF_JA) {
-				pc += (size_t)(int64_t)in->imm;
-			} else {
-				src = SRC_X(c) ? reg[in->src_reg] : (uint64_t)(int64_t)in->imm;
-				if (cond32(op, (uint32_t)reg[in->dst_reg], (uint32_t)src))
-					pc += (size_t)(int64_t)in->off;
-			}
-			if (n > RQBPF_INSN_LIMIT)
-				goto limit;
-			break;
-		default: /* BPF_JMP */
-			switch (op) {
-			case BPF_JA:
-				pc += (size_t)(int64_t)in->off;
-				break;
-			case BPF_CALL:
-				r->pc = pc;
-				if (in->src_reg == BPF_PSEUDO_CALL) {
-					if (depth + 1 >= RQBPF_MAX_FRAMES) {
-						ret = rqbpf_fault(r, "call depth over %d frames",
-						                  RQBPF_MAX_FRAMES);
-						goto out;
-					}
-					memcpy(frames[depth].saved, &reg[BPF_REG_6],
-					       sizeof(frames[0].saved));
-					frames[depth++].ret_pc = pc;
-					reg[BPF_REG_10] -= RQBPF_STACK_SIZE;
-					pc += (size_t)(int64_t)in->imm;
-					break;
-				}
-				ret = in->src_reg == BPF_PSEUDO_KFUNC_CALL
-				          ? rqbpf_call_kfunc(r, in->imm, reg)
-				          : rqbpf_call_helper(r, in->imm, reg);
-				if (ret)
-					goto out;
-				break;
-			case BPF_EXIT:
-				if (depth == 0)
-					goto out;
-				pc = frames[--depth].ret_pc;
-				memcpy(&reg[BPF_REG_6], frames[depth].saved,
-				       sizeof(frames[0].saved));
-				reg[BPF_REG_10] += RQBPF_STACK_SIZE;
-				break;
-			default:
-				src = SRC_X(c) ? reg[in->src_reg] : (uint64_t)(int64_t)in->imm;
-				if (cond(op, reg[in->dst_reg], src))
-					pc += (size_t)(int64_t)in->off;
-			}
-			if (n > RQBPF_INSN_LIMIT)
-				goto limit;
-		}
+	if (!r || !reg || !insns_run) {
+		for (int i = 0; table && i < 256; i++)
+			table[i] = handlers[i] ? handlers[i] : LABEL_ADDR(bad_opcode);
+		return 0;
 	}
-limit:
-	r->pc = pc;
-	rqbpf_fault(r, "more than %llu instructions", (unsigned long long)RQBPF_INSN_LIMIT);
-	ret = -E2BIG;
+	ops = in = r->prog->ops;
+	imm64 = r->prog->imm64;
+	reg[BPF_REG_10] = (uintptr_t)r->stack + sizeof(r->stack);
+	GOTO_HANDLER(in->handler);
+
+#define HANDLER(label, code, ...)                                                                  \
+	label : {                                                                                  \
+		__VA_ARGS__                                                                        \
+	}                                                                                          \
+	NEXT;
+	RQBPF_OPS(HANDLER)
+#undef HANDLER
+
+subprog:
+	if (depth + 1 >= RQBPF_MAX_FRAMES) {
+		ret = rqbpf_fault(r, "call depth over %d frames", RQBPF_MAX_FRAMES);
+		goto out;
+	}
+	memcpy(frames[depth].saved, &reg[BPF_REG_6], sizeof(frames[0].saved));
+	frames[depth++].ret = in;
+	reg[BPF_REG_10] -= RQBPF_STACK_SIZE;
+	in += in->imm;
+	goto jumped;
+jump:
+	in += in->off;
+jumped:
+	if (n > RQBPF_INSN_LIMIT) {
+		r->pc = (size_t)(in - ops);
+		rqbpf_fault(r, "more than %llu instructions", (unsigned long long)RQBPF_INSN_LIMIT);
+		ret = -E2BIG;
+		goto out;
+	}
+	NEXT;
+bad_access:
+	r->pc = (size_t)(in - ops);
+	ret = bad_access(r, addr, size_bytes[(in->code & 0x18) >> 3], CLASS(in->code) != BPF_LDX);
+	goto out;
+bad_opcode: /* the loader admits none; defence in depth */
+	r->pc = (size_t)(in - ops);
+	ret = rqbpf_fault(r, "unknown opcode 0x%02x", in->code);
 out:
 	*insns_run = n;
 	return ret;
+}
+
+int rqbpf_decode(struct rqbpf_prog *prog)
+{
+	const void *table[256];
+	struct rqbpf_op *ops = calloc(prog->lp.insn_cnt ? prog->lp.insn_cnt : 1, sizeof(*ops));
+
+	if (!ops)
+		return -ENOMEM;
+	interpret(NULL, NULL, NULL, table);
+	for (size_t i = 0; i < prog->lp.insn_cnt; i++) {
+		const struct bpf_insn *in = &prog->lp.insns[i];
+
+		ops[i] = (struct rqbpf_op){table[in->code], NULL,    in->code, in->dst_reg,
+		                           in->src_reg,     in->off, in->imm};
+		if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg == BPF_PSEUDO_CALL)
+			continue;
+		/* A helper or kfunc call: bound here; an unknown one (the loader
+		 * admits none) faults like an unknown opcode (0x00 is one). */
+		ops[i].fn = rqbpf_call_target(in->src_reg, in->imm);
+		if (!ops[i].fn)
+			ops[i].handler = table[0];
+	}
+	prog->ops = ops;
+	return 0;
 }
 
 int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
@@ -660,9 +466,10 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.nheld = 0;
 	r.ndyn = r.dyn_next = 0;
 	r.rcu = false;
+	r.last = (struct rqbpf_region){0, 0, false};
 	reg[BPF_REG_1] = (uintptr_t)ctx;
-	ret = interpret(&r, reg, &res->insns);
-	rel = rqbpf_release_all(&r);
+	ret = interpret(&r, reg, &res->insns, NULL);
+	rel = r.nheld || r.rcu ? rqbpf_release_all(&r) : 0;
 	if (!ret) {
 		res->retval = reg[BPF_REG_0];
 		ret = rel;

@@ -33,7 +33,7 @@ struct linker {
 	struct rqbpf_prog *prog;
 	struct bpf_insn *insns;
 	uint8_t *relocated; /* per insn: set by a relocation */
-	size_t cnt, cap;
+	size_t cnt, cap, rcap;
 	struct piece *pieces;
 	size_t npieces, piece_cap;
 	struct rqbpf_error *err;
@@ -48,6 +48,7 @@ static int link_fail(struct linker *l, size_t insn, int code, const char *fmt, .
 	va_list ap;
 
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	return rqbpf_fail(l->err, code, "%s: insn %zu: %s", l->prog->func->name, insn, what);
@@ -74,17 +75,19 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 static int64_t append_func(struct linker *l, const struct rqbpf_func *f)
 {
 	const struct rqbpf_sec *s = &l->obj->secs[f->sec_idx];
-	size_t rcap = l->cap;
 	struct piece *p;
 
 	for (size_t i = 0; i < l->npieces; i++)
 		if (l->pieces[i].sec == f->sec_idx && l->pieces[i].start == f->start)
 			return l->pieces[i].pos;
+	if (!s->data)
+		return link_fail(l, l->cnt, -EINVAL, "section %s has no data", s->name);
 	if (l->cnt + f->cnt > (1u << 20))
 		return link_fail(l, l->cnt, -E2BIG, "program too large");
 	if (grow((void **)&l->insns, &l->cap, l->cnt + f->cnt, sizeof(*l->insns)) ||
-	    grow((void **)&l->relocated, &rcap, l->cnt + f->cnt, 1) ||
-	    grow((void **)&l->pieces, &l->piece_cap, l->npieces + 1, sizeof(*l->pieces)))
+	    grow((void **)&l->relocated, &l->rcap, l->cnt + f->cnt, 1) ||
+	    grow((void **)&l->pieces, &l->piece_cap, l->npieces + 1, sizeof(*l->pieces)) ||
+	    !l->insns || !l->relocated || !l->pieces)
 		return rqbpf_fail(l->err, -ENOMEM, "out of memory");
 	memcpy(&l->insns[l->cnt], s->data + (size_t)f->start * sizeof(struct bpf_insn),
 	       (size_t)f->cnt * sizeof(struct bpf_insn));

@@ -20,6 +20,7 @@ int rqbpf_fail(struct rqbpf_error *err, int code, const char *fmt, ...)
 
 	if (err) {
 		va_start(ap, fmt);
+		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
 	}
@@ -126,6 +127,7 @@ void rqbpf_object_close(struct rqbpf_object *obj)
 	for (size_t i = 0; i < obj->prog_cnt; i++) {
 		free((void *)obj->progs[i].lp.insns);
 		free(obj->progs[i].imm64);
+		free(obj->progs[i].ops);
 	}
 	free(obj->progs);
 	rqbpf_maps_free(obj);
@@ -210,8 +212,11 @@ int rqbpf_object_load(struct rqbpf_object *obj, unsigned flags, struct rqbpf_err
 	}
 	ret = rqbpf_maps_create(obj, err);
 	for (size_t i = 0; !ret && i < obj->prog_cnt; i++)
-		if (obj->progs[i].autoload)
+		if (obj->progs[i].autoload) {
 			ret = resolve_imm64(&obj->progs[i], err);
+			if (!ret && rqbpf_decode(&obj->progs[i]))
+				ret = rqbpf_fail(err, -ENOMEM, "out of memory");
+		}
 	if (ret) {
 		rqbpf_maps_free(obj);
 		return ret;

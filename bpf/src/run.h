@@ -33,7 +33,8 @@ struct rqbpf_run {
 	size_t msg_size;
 	int nheld;
 	struct rqbpf_held held[RQBPF_MAX_HELD];
-	bool rcu; /* a read-side section is open (in-place hash lookups) */
+	struct rqbpf_region last; /* the region the last slow check found */
+	bool rcu;                 /* a read-side section is open (in-place hash lookups) */
 	int ndyn, dyn_next;
 	struct rqbpf_region dyn[RQBPF_DYN_REGIONS];
 	_Alignas(16) uint8_t stack[RQBPF_MAX_FRAMES * RQBPF_STACK_SIZE];
@@ -51,12 +52,14 @@ static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, b
 
 	if (off <= sizeof(r->stack) - size)
 		return (void *)(uintptr_t)addr;
+	off = (uintptr_t)addr - r->last.base;
+	if (off < r->last.size && size <= r->last.size - off && (!write || r->last.writable))
+		return (void *)(uintptr_t)addr;
 	return rqbpf_mem_slow(r, addr, size, write);
 }
 
-/* Helper and kfunc calls: set regs[0]; 0, or a fault (< 0). */
-int rqbpf_call_helper(struct rqbpf_run *r, int32_t id, uint64_t *regs);
-int rqbpf_call_kfunc(struct rqbpf_run *r, int32_t id, uint64_t *regs);
+/* The helper (src 0) or kfunc (src BPF_PSEUDO_KFUNC_CALL) @p id, or NULL. */
+rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id);
 /* Release what a run still holds at its end (locks, blocked signals). */
 int rqbpf_release_all(struct rqbpf_run *r);
 

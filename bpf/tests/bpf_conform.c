@@ -562,9 +562,9 @@ static void check_compiled(struct rqbpf_object *obj, const char *name, ref_fn re
 
 	for (int k = 0; k < 600; k++) {
 		uint64_t a = k < (int)NVALS ? vals[k] : next_rand(&seed);
-		uint64_t b = k < (int)NVALS ? vals[(k * 7) % NVALS] : next_rand(&seed);
-		uint32_t c =
-		    k < (int)NVALS ? (uint32_t)vals[(k * 3) % NVALS] : (uint32_t)next_rand(&seed);
+		uint64_t b = k < (int)NVALS ? vals[((size_t)k * 7) % NVALS] : next_rand(&seed);
+		uint32_t c = k < (int)NVALS ? (uint32_t)vals[((size_t)k * 3) % NVALS]
+		                            : (uint32_t)next_rand(&seed);
 		uint32_t cb[5] = {(uint32_t)(a >> 32), (uint32_t)a, (uint32_t)(b >> 32),
 		                  (uint32_t)b, c};
 		uint32_t got = (uint32_t)bt_run_cb(obj, name, cb), want = ref(a, b, c);

@@ -53,8 +53,12 @@ static uint32_t kernel_run(struct bpf_object *ko, const char *prog, const uint32
 {
 	struct __sk_buff ctx;
 	uint8_t pkt[64] = {0};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt, .data_size_in = sizeof(pkt),
-	            .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = 1);
+	struct bpf_test_run_opts opts = {.sz = sizeof(opts),
+	                                 .data_in = pkt,
+	                                 .data_size_in = sizeof(pkt),
+	                                 .ctx_in = &ctx,
+	                                 .ctx_size_in = sizeof(ctx),
+	                                 .repeat = 1};
 	struct bpf_program *p = bpf_object__find_program_by_name(ko, prog);
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -86,7 +90,7 @@ static int compare_object(const char *name, const char *cc)
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (strcmp(cases[i].obj, name))
+		if (strcmp(cases[i].obj, name) != 0)
 			continue;
 		for (int k = 0; k < cases[i].inputs; k++) {
 			uint32_t cb[5];

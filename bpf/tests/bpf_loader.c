@@ -166,6 +166,21 @@ static void test_map_api(void)
 	rqbpf_object_close(obj);
 }
 
+/* The helpers besides the map ones (progs/helpers.bpf.c). */
+static void test_helpers(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_load("helpers", *cc, 0);
+
+		if (!obj)
+			continue;
+		CHECK_EQ(bt_run(obj, "printk"), (long long)strlen("rqbpf 7 -3 ff\n"));
+		CHECK_EQ(bt_run(obj, "time_and_random"), 1);
+		CHECK_EQ(bt_run(obj, "cpu_id"), res_spin_thread_slot());
+		rqbpf_object_close(obj);
+	}
+}
+
 /* --- bad objects --- */
 
 static uint8_t *read_file(const char *path, size_t *size)
@@ -378,10 +393,11 @@ static void test_runtime_faults(void)
 }
 
 static const struct tu_test tests[] = {
-    {"bpf_load_libbpf", test_load, 60},          {"bpf_load_lock_offsets", test_lock_offsets, 30},
-    {"bpf_load_globals", test_globals, 30},      {"bpf_load_map_api", test_map_api, 30},
-    {"bpf_bad_truncated", test_truncated, 60},   {"bpf_bad_insns", test_bad_insns, 30},
-    {"bpf_bad_sections", test_bad_sections, 30}, {"bpf_bad_runtime", test_runtime_faults, 30},
+    {"bpf_load_libbpf", test_load, 60},           {"bpf_load_lock_offsets", test_lock_offsets, 30},
+    {"bpf_load_globals", test_globals, 30},       {"bpf_load_map_api", test_map_api, 30},
+    {"bpf_load_helpers", test_helpers, 30},       {"bpf_bad_truncated", test_truncated, 60},
+    {"bpf_bad_insns", test_bad_insns, 30},        {"bpf_bad_sections", test_bad_sections, 30},
+    {"bpf_bad_runtime", test_runtime_faults, 30},
 };
 
 TU_MAIN(tests)

@@ -130,15 +130,14 @@ static void on_alarm(int sig)
 	(void)sig;
 	memset(&ctx, 0, sizeof(ctx));
 	if (rqbpf_prog_run(rqbpf_object_find_prog(sig_obj, "handler_take"), &ctx, sizeof(ctx),
-	                   &res)) {
-		atomic_fetch_add_explicit(&sig_other, 1, memory_order_relaxed);
-	} else if (res.retval == 0) {
+	                   &res) != 0)
+		res.retval = 1; /* counted as "other" */
+	if (res.retval == 0)
 		atomic_fetch_add_explicit(&sig_ok, 1, memory_order_relaxed);
-	} else if ((int32_t)res.retval == EDEADLK_) {
+	else if ((int32_t)res.retval == EDEADLK_)
 		atomic_fetch_add_explicit(&sig_deadlock, 1, memory_order_relaxed);
-	} else {
+	else
 		atomic_fetch_add_explicit(&sig_other, 1, memory_order_relaxed);
-	}
 	errno = saved;
 }
 

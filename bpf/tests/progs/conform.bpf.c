@@ -7,10 +7,6 @@
 #include <bpf/bpf_helpers.h>
 #include "conform_fns.h"
 
-#define A(ctx) (((__u64)(ctx)->cb[0] << 32) | (ctx)->cb[1])
-#define B(ctx) (((__u64)(ctx)->cb[2] << 32) | (ctx)->cb[3])
-#define C(ctx) ((__u64)(ctx)->cb[4])
-
 SEC("tc")
 int arith(struct __sk_buff *ctx)
 {
@@ -42,7 +38,7 @@ int calls(struct __sk_buff *ctx)
 }
 
 __u64 data_counter = 5;
-const volatile __u32 rodata_table[4] = { 11, 22, 33, 44 };
+const volatile __u32 rodata_table[4] = {11, 22, 33, 44};
 __u64 bss_total;
 
 /* Reads .rodata, updates .data and .bss atomically: returns the old total

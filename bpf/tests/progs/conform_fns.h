@@ -12,6 +12,11 @@
 #define CONFORM_NOINLINE __attribute__((noinline))
 #endif
 
+/* The inputs, in struct __sk_buff's cb: a = cb0:cb1, b = cb2:cb3, c = cb4. */
+#define A(ctx) (((__u64)(ctx)->cb[0] << 32) | (ctx)->cb[1])
+#define B(ctx) (((__u64)(ctx)->cb[2] << 32) | (ctx)->cb[3])
+#define C(ctx) ((__u64)(ctx)->cb[4])
+
 static inline __u32 conform_fold(__u64 x)
 {
 	return (__u32)(x ^ (x >> 32));

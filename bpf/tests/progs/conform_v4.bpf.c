@@ -6,10 +6,6 @@
 #include "conform_fns.h"
 #include "conform_v4_fns.h"
 
-#define A(ctx) (((__u64)(ctx)->cb[0] << 32) | (ctx)->cb[1])
-#define B(ctx) (((__u64)(ctx)->cb[2] << 32) | (ctx)->cb[3])
-#define C(ctx) ((__u64)(ctx)->cb[4])
-
 SEC("tc")
 int signed_ops(struct __sk_buff *ctx)
 {

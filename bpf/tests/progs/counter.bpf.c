@@ -34,4 +34,15 @@ int count(struct __sk_buff *ctx)
 	return 0;
 }
 
+/* ALU work only, for the interpreter's cost per instruction. */
+SEC("tc")
+int alu_loop(struct __sk_buff *ctx)
+{
+	__u64 h = ctx->cb[0] + 1;
+
+	for (int i = 0; i < 1000; i++)
+		h = (h ^ (h >> 7)) * 0x100000001b3ull + i;
+	return (int)(h ^ (h >> 32));
+}
+
 char _license[] SEC("license") = "GPL";

@@ -5,9 +5,9 @@
 #include <bpf/bpf_helpers.h>
 #include "bpf_res_spin_lock.h"
 
-#define EDEADLK 35
+#define EDEADLK   35
 #define ETIMEDOUT 110
-#define NLOCKS 34
+#define NLOCKS    34
 
 struct slot {
 	struct bpf_res_spin_lock lock;
