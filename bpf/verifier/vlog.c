@@ -17,6 +17,7 @@ void verr(struct venv *env, int insn, const char *fmt, ...)
 		return;
 	env->failed = true;
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 	vsnprintf(env->out->msg, sizeof(env->out->msg), fmt, ap);
 	va_end(ap);
 	env->out->insn = insn < 0 ? 0 : (uint32_t)insn;
@@ -31,6 +32,7 @@ void vlogf(struct venv *env, const char *fmt, ...)
 	if (!env->log)
 		return;
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 	vfprintf(env->log, fmt, ap);
 	va_end(ap);
 }
