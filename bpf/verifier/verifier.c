@@ -180,7 +180,8 @@ static int ldx(struct venv *env, struct vstate *st, int idx)
 	const struct bpf_insn *in = &env->prog->insns[idx];
 	struct vreg val;
 
-	if (BPF_MODE(in->code) != BPF_MEM && BPF_MODE(in->code) != BPF_MEMSX) {
+	if (BPF_MODE(in->code) != BPF_MEM &&
+	    (BPF_MODE(in->code) != BPF_MEMSX || BPF_SIZE(in->code) == BPF_DW)) {
 		verr(env, idx, "unknown opcode %02x", in->code);
 		return -1;
 	}
@@ -312,9 +313,9 @@ static int step(struct venv *env, struct vstate *st, int idx, int *next, struct 
 		*next = insn_jump_target(in, idx);
 		return 0;
 	}
-	if (op == BPF_CALL && cls == BPF_JMP)
+	if (in->code == (BPF_JMP | BPF_CALL))
 		return call_check(env, st, idx, fork, next);
-	if (op == BPF_EXIT && cls == BPF_JMP)
+	if (in->code == (BPF_JMP | BPF_EXIT))
 		return exit_check(env, st, idx, next);
 	if (op == BPF_CALL || op == BPF_EXIT) {
 		verr(env, idx, "unknown opcode %02x", in->code);

@@ -11,6 +11,10 @@
 
 #include "prog.h"
 
+#ifndef BPF_MEMSX /* newer than Debian 12's <linux/bpf.h> */
+#define BPF_MEMSX 0x80
+#endif
+
 #define INSN(c, d, s, o, i)                                                                        \
 	((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
 #define MOV64_IMM(d, i)        INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)

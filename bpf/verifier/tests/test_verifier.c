@@ -320,6 +320,10 @@ int main(int argc, char **argv)
 	     -1},
 	    {"array_key_out_of_range", P(LOOKUP(M_BIG, 8), LDX(BPF_W, R0, R0, 0), EXIT()),
 	     "R0 invalid mem access 'map_value_or_null'", 6},
+	    {"callx", P(INSN(BPF_JMP | BPF_CALL | BPF_X, 0, 1, 0, 0), RET0()), "unknown opcode 8d",
+	     0},
+	    {"ldx_memsx_dw", P(INSN(BPF_LDX | BPF_MEMSX | BPF_DW, R0, R1, 0, 0), EXIT()),
+	     "unknown opcode 99", 0},
 	    {"frame_pointer_write", P(MOV64_IMM(R10, 0), RET0()), "frame pointer is read only", 0},
 	};
 
