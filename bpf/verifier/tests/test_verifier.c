@@ -93,7 +93,7 @@ static int check_log(void)
 	};
 	const char *want[] = {
 	    "0: (18) r1 = 0x1 ll (src 2)\t; R1=map_value(map=.data.A,ks=4,vs=4) R10=fp0\n",
-	    "2: (85) call kfunc#1\t; R0=0 R10=fp0 refs[0]=lock(id=0)\n",
+	    "2: (85) call bpf_res_spin_lock#1\t; R0=0 R10=fp0 refs[0]=lock(id=0)\n",
 	    "3: (b7) r0 = 0\t; R0=0 R10=fp0 refs[0]=lock(id=0)\n",
 	    "BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed region\n",
 	};
