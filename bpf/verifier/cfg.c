@@ -10,30 +10,9 @@
 
 #include "vstate.h"
 
-static bool is_jump(const struct bpf_insn *in)
-{
-	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
-
-	return (cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_CALL && op != BPF_EXIT;
-}
-
 static bool is_pseudo_call(const struct bpf_insn *in)
 {
 	return in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL;
-}
-
-static int jump_target(const struct bpf_insn *in, int i)
-{
-	return insn_jump_target(in, i);
-}
-
-static bool falls_through(const struct bpf_insn *in)
-{
-	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
-
-	if (cls != BPF_JMP && cls != BPF_JMP32)
-		return true;
-	return op != BPF_EXIT && op != BPF_JA;
 }
 
 /* Mark subprogram starts and check that each ends in an exit or a jump and
@@ -63,15 +42,15 @@ static int check_subprogs(struct venv *env, uint8_t *is_start)
 	for (int i = 0; i < n; i++) {
 		const struct bpf_insn *in = &insns[i];
 
-		if (is_jump(in)) {
-			int t = jump_target(in, i);
+		if (insn_is_jump(in)) {
+			int t = insn_jump_target(in, i);
 
 			if (t < 0 || t >= n || env->subprog_of[t] != env->subprog_of[i]) {
 				verr(env, i, "jump out of range from insn %d to %d", i, t);
 				return -1;
 			}
 		}
-		if ((i + 1 == n || is_start[i + 1]) && falls_through(in)) {
+		if ((i + 1 == n || is_start[i + 1]) && insn_falls_through(in)) {
 			verr(env, i, "last insn is not an exit or jmp");
 			return -1;
 		}
@@ -96,20 +75,15 @@ static int check_ldimm64(struct venv *env, uint8_t *second_half)
 		i++;
 	}
 	for (int i = 0; i < n; i++) {
-		int t = jump_target(&insns[i], i);
+		int t = insn_jump_target(&insns[i], i);
 
-		if (is_jump(&insns[i]) && t >= 0 && t < n && second_half[t]) {
+		if (insn_is_jump(&insns[i]) && t >= 0 && t < n && second_half[t]) {
 			verr(env, i, "jump into the middle of ldimm64 insn %d",
-			     jump_target(&insns[i], i));
+			     insn_jump_target(&insns[i], i));
 			return -1;
 		}
 	}
 	return 0;
-}
-
-static int next_insn(const struct bpf_insn *in, int i)
-{
-	return i + (is_ldimm64(in) ? 2 : 1);
 }
 
 static int check_reachable(struct venv *env)
@@ -130,10 +104,10 @@ static int check_reachable(struct venv *env)
 		int i = stack[--top], succ[3], ns = 0;
 		const struct bpf_insn *in = &insns[i];
 
-		if (falls_through(in) && next_insn(in, i) < n)
-			succ[ns++] = next_insn(in, i);
-		if (is_jump(in))
-			succ[ns++] = jump_target(in, i);
+		if (insn_falls_through(in) && insn_next(in, i) < n)
+			succ[ns++] = insn_next(in, i);
+		if (insn_is_jump(in))
+			succ[ns++] = insn_jump_target(in, i);
 		if (is_pseudo_call(in))
 			succ[ns++] = i + in->imm + 1;
 		for (int k = 0; k < ns; k++) {
@@ -142,7 +116,7 @@ static int check_reachable(struct venv *env)
 				stack[top++] = succ[k];
 			}
 		}
-		if (is_jump(in))
+		if (insn_is_jump(in))
 			for (int k = 0; k < ns; k++)
 				env->prune_point[succ[k]] = 1;
 		if (BPF_CLASS(in->code) == BPF_JMP && BPF_OP(in->code) == BPF_CALL && i + 1 < n)
@@ -227,10 +201,10 @@ static void compute_liveness(struct venv *env)
 			if (i > 0 && is_ldimm64(&insns[i - 1]))
 				continue;
 			insn_use_def(in, &use, &def);
-			if (falls_through(in) && next_insn(in, i) < n)
-				out |= env->live_in[next_insn(in, i)];
-			if (is_jump(in))
-				out |= env->live_in[jump_target(in, i)];
+			if (insn_falls_through(in) && insn_next(in, i) < n)
+				out |= env->live_in[insn_next(in, i)];
+			if (insn_is_jump(in))
+				out |= env->live_in[insn_jump_target(in, i)];
 			lin = (uint16_t)(use | (out & (uint16_t)~def));
 			if (lin != env->live_in[i]) {
 				env->live_in[i] = lin;

@@ -45,25 +45,6 @@ static bool is_cond_jump(const struct bpf_insn *in)
 	       op != BPF_JA;
 }
 
-static bool falls_through(const struct bpf_insn *in)
-{
-	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
-
-	return (cls != BPF_JMP && cls != BPF_JMP32) || (op != BPF_EXIT && op != BPF_JA);
-}
-
-static int next_of(const struct bpf_insn *in, int i)
-{
-	return i + (is_ldimm64(in) ? 2 : 1);
-}
-
-static bool has_jump_target(const struct bpf_insn *in)
-{
-	uint8_t op = BPF_OP(in->code), cls = BPF_CLASS(in->code);
-
-	return (cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_CALL && op != BPF_EXIT;
-}
-
 /* What may hold a pointer: registers, and the 8-byte slots of the
  * function's own stack (bit k: fp-8*(k+1)) as R10-based spills reach them. */
 struct maybe {
@@ -173,9 +154,9 @@ static void compute_maybe_ptr(struct venv *env, uint16_t *mp)
 			if (i > 0 && is_ldimm64(&insns[i - 1]))
 				continue;
 			out = ptr_transfer(in, in_state[i]);
-			if (falls_through(in) && next_of(in, i) < n)
-				changed |= merge_maybe(&in_state[next_of(in, i)], &out);
-			if (has_jump_target(in))
+			if (insn_falls_through(in) && insn_next(in, i) < n)
+				changed |= merge_maybe(&in_state[insn_next(in, i)], &out);
+			if (insn_is_jump(in))
 				changed |= merge_maybe(&in_state[insn_jump_target(in, i)], &out);
 		}
 	}
@@ -303,11 +284,11 @@ void compute_precision(struct venv *env)
 
 			if (i > 0 && is_ldimm64(&insns[i - 1]))
 				continue;
-			if (falls_through(in) && next_of(in, i) < n) {
-				out.regs |= env->prec_in[next_of(in, i)];
-				out.slots |= env->sprec_in[next_of(in, i)];
+			if (insn_falls_through(in) && insn_next(in, i) < n) {
+				out.regs |= env->prec_in[insn_next(in, i)];
+				out.slots |= env->sprec_in[insn_next(in, i)];
 			}
-			if (has_jump_target(in)) {
+			if (insn_is_jump(in)) {
 				out.regs |= env->prec_in[insn_jump_target(in, i)];
 				out.slots |= env->sprec_in[insn_jump_target(in, i)];
 			}

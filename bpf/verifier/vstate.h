@@ -213,6 +213,28 @@ static inline bool is_ldimm64(const struct bpf_insn *insn)
 }
 int check_reg_read(struct venv *env, struct vstate *st, int regno);
 
+/* A jump with a target: JA, gotol or a conditional jump (not call, exit). */
+static inline bool insn_is_jump(const struct bpf_insn *in)
+{
+	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
+
+	return (cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_CALL && op != BPF_EXIT;
+}
+
+/* Control may reach the next instruction (all but exit and JA/gotol). */
+static inline bool insn_falls_through(const struct bpf_insn *in)
+{
+	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
+
+	return (cls != BPF_JMP && cls != BPF_JMP32) || (op != BPF_EXIT && op != BPF_JA);
+}
+
+/* The next instruction's index (ld_imm64 takes two slots). */
+static inline int insn_next(const struct bpf_insn *in, int i)
+{
+	return i + (is_ldimm64(in) ? 2 : 1);
+}
+
 /* A jump's target (gotol: JMP32 | JA takes imm); -1 when out of int range. */
 static inline int insn_jump_target(const struct bpf_insn *in, int i)
 {
