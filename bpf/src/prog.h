@@ -34,6 +34,8 @@ enum rqbpf_kfunc_id {
 	RQBPF_KF_RES_SPIN_LOCK_IRQSAVE, /* int bpf_res_spin_lock_irqsave(lock, unsigned long *flags)
 	                                 */
 	RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE, /* void bpf_res_spin_unlock_irqrestore(lock, flags) */
+	RQBPF_KF_LOCAL_IRQ_SAVE,             /* void bpf_local_irq_save(unsigned long *flags) */
+	RQBPF_KF_LOCAL_IRQ_RESTORE,          /* void bpf_local_irq_restore(unsigned long *flags) */
 };
 
 /* One map of the object: a BTF-defined map, or a global-data section

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alu.c: ALU and ALU64 instructions: scalar arithmetic on ranges, and the
+ * pointer arithmetic the kernel allows (adding or subtracting a scalar to
+ * a stack, map value or context pointer; subtracting two pointers).
+ */
+#include "vstate.h"
+
+#define MAX_PTR_OFF (1 << 29)
+
+static const char *const op_names[16] = {"+=",  "-=", "*=", "/=", "|=",   "&=", "<<=", ">>=",
+                                         "neg", "%=", "^=", "=",  "s>>=", "?",  "?",   "?"};
+
+static bool ptr_arith_ok(struct venv *env, const struct vreg *ptr, int regno)
+{
+	if (ptr->type == T_MAP_VALUE_OR_NULL) {
+		verr(env, env->insn_idx,
+		     "R%d pointer arithmetic on map_value_or_null prohibited, null-check it first",
+		     regno);
+		return false;
+	}
+	if (ptr->type == T_MAP_PTR) {
+		verr(env, env->insn_idx, "R%d pointer arithmetic on map_ptr prohibited", regno);
+		return false;
+	}
+	return true;
+}
+
+/* dst = ptr +/- scalar (or scalar + ptr). */
+static int ptr_add_scalar(struct venv *env, struct vreg *dst, const struct vreg *ptr,
+                          const struct vreg *scalar, bool sub, int regno)
+{
+	struct vreg res = *ptr;
+	struct vrange s = scalar->r;
+
+	if (!ptr_arith_ok(env, ptr, regno))
+		return -1;
+	if (rng_is_const(&s)) {
+		int64_t v = sub ? -(int64_t)s.umin : (int64_t)s.umin;
+		int64_t off = (int64_t)ptr->off + v;
+
+		if (v <= -MAX_PTR_OFF || v >= MAX_PTR_OFF || off <= -MAX_PTR_OFF ||
+		    off >= MAX_PTR_OFF) {
+			verr(env, env->insn_idx, "value %lld makes %s pointer be out of bounds",
+			     (long long)v, vtype_name(ptr->type));
+			return -1;
+		}
+		res.off = (int32_t)off;
+	} else {
+		if (sub) {
+			struct vrange zero;
+
+			rng_const(&zero, 0);
+			rng_alu(&zero, &s, BPF_SUB, true, 0);
+			s = zero;
+		}
+		rng_add(&res.r, &s);
+	}
+	*dst = res;
+	return 0;
+}
+
+static int ptr_alu(struct venv *env, const struct bpf_insn *in, struct vreg *dst,
+                   const struct vreg *src)
+{
+	uint8_t op = BPF_OP(in->code);
+	bool dst_ptr = reg_is_pointer(dst), src_ptr = reg_is_pointer(src);
+
+	if (BPF_CLASS(in->code) == BPF_ALU) {
+		verr(env, env->insn_idx, "R%d 32-bit pointer arithmetic prohibited", in->dst_reg);
+		return -1;
+	}
+	if (op == BPF_AND || op == BPF_OR || op == BPF_XOR) {
+		verr(env, env->insn_idx, "R%d bitwise operator %s on pointer prohibited",
+		     in->dst_reg, op_names[op >> 4]);
+		return -1;
+	}
+	if (op == BPF_SUB && dst_ptr && src_ptr) {
+		if (dst->type != src->type) {
+			verr(env, env->insn_idx, "R%d pointer -= pointer prohibited", in->dst_reg);
+			return -1;
+		}
+		reg_mark_unknown(dst);
+		return 0;
+	}
+	if (op == BPF_ADD && dst_ptr && !src_ptr)
+		return ptr_add_scalar(env, dst, dst, src, false, in->dst_reg);
+	if (op == BPF_ADD && src_ptr && !dst_ptr) {
+		struct vreg scalar = *dst;
+
+		return ptr_add_scalar(env, dst, src, &scalar, false, in->src_reg);
+	}
+	if (op == BPF_SUB && dst_ptr)
+		return ptr_add_scalar(env, dst, dst, src, true, in->dst_reg);
+	if (op == BPF_SUB) {
+		verr(env, env->insn_idx, "R%d tried to subtract pointer from scalar", in->dst_reg);
+		return -1;
+	}
+	verr(env, env->insn_idx, "R%d pointer arithmetic with %s operator prohibited", in->dst_reg,
+	     op_names[op >> 4]);
+	return -1;
+}
+
+/* The fields an ALU instruction must leave zero, as the kernel checks. */
+static bool reserved_fields_used(const struct bpf_insn *in)
+{
+	uint8_t op = BPF_OP(in->code);
+	bool is64 = BPF_CLASS(in->code) == BPF_ALU64, x = BPF_SRC(in->code) == BPF_X;
+	bool divmod = op == BPF_DIV || op == BPF_MOD;
+
+	switch (op) {
+	case BPF_NEG:
+		return x || in->src_reg || in->off || in->imm;
+	case BPF_END:
+		return in->src_reg || in->off ||
+		       (in->imm != 16 && in->imm != 32 && in->imm != 64) || (is64 && x);
+	case BPF_MOV:
+		if (!x)
+			return in->src_reg || in->off;
+		return in->imm ||
+		       (in->off && in->off != 8 && in->off != 16 && (!is64 || in->off != 32));
+	default:
+		return (x ? in->imm != 0 : in->src_reg != 0) ||
+		       (in->off && !(divmod && in->off == 1));
+	}
+}
+
+static int check_alu_fields(struct venv *env, const struct bpf_insn *in)
+{
+	uint8_t op = BPF_OP(in->code);
+	bool is64 = BPF_CLASS(in->code) == BPF_ALU64;
+
+	if (op > BPF_END) {
+		verr(env, env->insn_idx, "invalid BPF_ALU opcode %x", op);
+		return -1;
+	}
+	if (in->dst_reg >= BPF_REG_10 || in->src_reg > BPF_REG_10) {
+		if (in->dst_reg == BPF_REG_10)
+			verr(env, env->insn_idx, "frame pointer is read only");
+		else
+			verr(env, env->insn_idx, "R%d is invalid",
+			     in->dst_reg > 10 ? in->dst_reg : in->src_reg);
+		return -1;
+	}
+	if (reserved_fields_used(in)) {
+		verr(env, env->insn_idx, "%s uses reserved fields",
+		     op == BPF_END   ? "BPF_END"
+		     : op == BPF_NEG ? "BPF_NEG"
+		     : op == BPF_MOV ? "BPF_MOV"
+		                     : "BPF_ALU");
+		return -1;
+	}
+	if (op == BPF_END)
+		return 0;
+	if ((op == BPF_DIV || op == BPF_MOD) && BPF_SRC(in->code) == BPF_K && in->imm == 0) {
+		verr(env, env->insn_idx, "div by zero");
+		return -1;
+	}
+	if ((op == BPF_LSH || op == BPF_RSH || op == BPF_ARSH) && BPF_SRC(in->code) == BPF_K &&
+	    (in->imm < 0 || in->imm >= (is64 ? 64 : 32))) {
+		verr(env, env->insn_idx, "invalid shift %d", in->imm);
+		return -1;
+	}
+	return 0;
+}
+
+/* The source operand: a register, or the immediate (sign-extended to 64
+ * bits for ALU64, zero-extended 32 bits for ALU). */
+static struct vreg alu_src(struct vstate *st, const struct bpf_insn *in, bool is64)
+{
+	struct vreg s;
+
+	if (BPF_SRC(in->code) == BPF_X && BPF_OP(in->code) != BPF_END)
+		return cur_frame(st)->regs[in->src_reg];
+	reg_mark_const(&s, is64 ? (uint64_t)(int64_t)in->imm : (uint32_t)in->imm);
+	return s;
+}
+
+int alu_check(struct venv *env, struct vstate *st, int idx)
+{
+	const struct bpf_insn *in = &env->prog->insns[idx];
+	struct vframe *f = cur_frame(st);
+	uint8_t op = BPF_OP(in->code);
+	bool is64 = BPF_CLASS(in->code) == BPF_ALU64;
+	struct vreg *dst, src;
+	int16_t off = in->off;
+
+	if (check_alu_fields(env, in))
+		return -1;
+	dst = &f->regs[in->dst_reg];
+	if (BPF_SRC(in->code) == BPF_X && op != BPF_END && op != BPF_NEG &&
+	    check_reg_read(env, st, in->src_reg))
+		return -1;
+	if (op != BPF_MOV && check_reg_read(env, st, in->dst_reg))
+		return -1;
+	src = alu_src(st, in, is64);
+	if (op == BPF_MOV) {
+		if (is64 && !off) {
+			*dst = src;
+			return 0;
+		}
+		if (reg_is_pointer(&src))
+			reg_mark_unknown(&src);
+		reg_mark_unknown(dst);
+		rng_alu(&dst->r, &src.r, BPF_MOV, is64, off);
+		return 0;
+	}
+	if (reg_is_pointer(dst) || reg_is_pointer(&src))
+		return ptr_alu(env, in, dst, &src);
+	if (op == BPF_END) {
+		/* off: 0 converts to little endian (a truncation on this host). */
+		reg_mark_const(&src, (uint64_t)in->imm);
+		off = (int16_t)(is64 || BPF_SRC(in->code) == BPF_X);
+	} else if (op == BPF_DIV || op == BPF_MOD) {
+		off = (int16_t)(off == 1);
+	}
+	dst->id = 0;
+	rng_alu(&dst->r, &src.r, op, is64, off);
+	return 0;
+}

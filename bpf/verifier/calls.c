@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * calls.c: helper and kfunc signatures, bpf-to-bpf calls and exits. A
+ * res-lock kfunc forks the state: the success path holds the lock with
+ * R0 = 0, the failure path (pushed for later) holds nothing and has R0 in
+ * [-4095, -1].
+ */
+#include <stdlib.h>
+
+#include "vstate.h"
+
+int check_reg_read(struct venv *env, struct vstate *st, int regno)
+{
+	if (cur_frame(st)->regs[regno].type == T_NOT_INIT) {
+		verr(env, env->insn_idx, "R%d !read_ok", regno);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_args_init(struct venv *env, struct vstate *st, int nargs)
+{
+	for (int i = 1; i <= nargs; i++)
+		if (check_reg_read(env, st, i))
+			return -1;
+	return 0;
+}
+
+static void clear_caller_saved(struct vframe *f)
+{
+	for (int i = BPF_REG_0; i <= BPF_REG_5; i++)
+		reg_mark_not_init(&f->regs[i]);
+}
+
+static int check_map_arg(struct venv *env, struct vstate *st, const struct rqbpf_map_desc **m)
+{
+	const struct vreg *r1 = &cur_frame(st)->regs[BPF_REG_1];
+
+	if (r1->type != T_MAP_PTR) {
+		verr(env, env->insn_idx, "R1 type=%s expected=map_ptr", vtype_name(r1->type));
+		return -1;
+	}
+	*m = &env->prog->maps[r1->map];
+	return 0;
+}
+
+static bool array_key_in_range(struct vstate *st, const struct rqbpf_map_desc *m)
+{
+	uint64_t key;
+
+	return m->type == BPF_MAP_TYPE_ARRAY &&
+	       mem_const_key(st, BPF_REG_2, (int)m->key_size, &key) && key < m->max_entries;
+}
+
+static int helper_map_op(struct venv *env, struct vstate *st, int func, struct vreg *r0)
+{
+	const struct rqbpf_map_desc *m;
+	int map;
+
+	if (check_args_init(env, st, func == BPF_FUNC_map_update_elem ? 4 : 2) ||
+	    check_map_arg(env, st, &m))
+		return -1;
+	map = cur_frame(st)->regs[BPF_REG_1].map;
+	if (mem_check_readable(env, st, BPF_REG_2, (int)m->key_size))
+		return -1;
+	if (func == BPF_FUNC_map_update_elem &&
+	    mem_check_readable(env, st, BPF_REG_3, (int)m->value_size))
+		return -1;
+	if (func != BPF_FUNC_map_lookup_elem) {
+		reg_mark_unknown(r0);
+		return 0;
+	}
+	reg_mark_not_init(r0);
+	r0->map = (uint16_t)map;
+	rng_const(&r0->r, 0);
+	if (array_key_in_range(st, m)) {
+		/* As the kernel (6.14 on): an array lookup of a constant in-range
+		 * key cannot fail. Its id then only names a lock. */
+		r0->type = T_MAP_VALUE;
+		r0->id = map_has_lock_field(env, map) ? ++env->id_gen : 0;
+		return 0;
+	}
+	r0->type = T_MAP_VALUE_OR_NULL;
+	r0->id = ++env->id_gen;
+	return 0;
+}
+
+static int helper_call(struct venv *env, struct vstate *st, int func)
+{
+	struct vreg r0;
+	uint64_t len;
+
+	reg_mark_unknown(&r0);
+	switch (func) {
+	case BPF_FUNC_map_lookup_elem:
+	case BPF_FUNC_map_update_elem:
+	case BPF_FUNC_map_delete_elem:
+		if (helper_map_op(env, st, func, &r0))
+			return -1;
+		break;
+	case BPF_FUNC_ktime_get_ns:
+	case BPF_FUNC_get_prandom_u32:
+	case BPF_FUNC_get_smp_processor_id:
+		break;
+	case BPF_FUNC_trace_printk:
+		if (check_args_init(env, st, 2))
+			return -1;
+		if (!reg_is_const(&cur_frame(st)->regs[BPF_REG_2], &len) || !len || len > 512) {
+			verr(env, env->insn_idx, "R2 is not a known constant'");
+			return -1;
+		}
+		if (mem_check_readable(env, st, BPF_REG_1, (int)len))
+			return -1;
+		break;
+	case BPF_FUNC_spin_lock:
+	case BPF_FUNC_spin_unlock:
+		if (check_args_init(env, st, 1) ||
+		    lock_process(env, st, BPF_REG_1, func == BPF_FUNC_spin_lock, false, false))
+			return -1;
+		reg_mark_not_init(&r0);
+		break;
+	default:
+		verr(env, env->insn_idx, "invalid func unknown#%d", func);
+		return -1;
+	}
+	clear_caller_saved(cur_frame(st));
+	cur_frame(st)->regs[BPF_REG_0] = r0;
+	return 0;
+}
+
+static bool is_lock_kfunc(int kf)
+{
+	return kf == RQBPF_KF_RES_SPIN_LOCK || kf == RQBPF_KF_RES_SPIN_LOCK_IRQSAVE;
+}
+
+static bool kfunc_spin_allowed(int kf)
+{
+	return kf >= RQBPF_KF_RES_SPIN_LOCK && kf <= RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE;
+}
+
+/* The state a failed lock call leaves: nothing taken, R0 in [-4095, -1]. */
+static struct vstate *lock_failure_state(struct venv *env, const struct vstate *st)
+{
+	struct vstate *fail = state_copy(st);
+	struct vreg *r0;
+
+	if (!fail) {
+		verr(env, env->insn_idx, "failed to push state for failed lock acquisition");
+		return NULL;
+	}
+	clear_caller_saved(cur_frame(fail));
+	r0 = &cur_frame(fail)->regs[BPF_REG_0];
+	reg_mark_unknown(r0);
+	rng_set_s32(&r0->r, -V_MAX_ERRNO, -1);
+	return fail;
+}
+
+static int kfunc_null_arg(struct venv *env, struct vstate *st, int nargs)
+{
+	for (int i = 1; i <= nargs; i++) {
+		const struct vreg *r = &cur_frame(st)->regs[i];
+
+		if (r->type == T_MAP_VALUE_OR_NULL || reg_is_const(r, NULL)) {
+			uint64_t v = 1;
+
+			if (r->type == T_SCALAR && reg_is_const(r, &v) && v)
+				continue;
+			verr(env, env->insn_idx, "Possibly NULL pointer passed to trusted arg%d",
+			     i - 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int kfunc_call(struct venv *env, struct vstate *st, int kf, struct vstate **fork)
+{
+	bool irq =
+	    kf == RQBPF_KF_RES_SPIN_LOCK_IRQSAVE || kf == RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE;
+	int nargs = irq ? 2 : 1;
+	struct vframe *f = cur_frame(st);
+
+	if (kf < RQBPF_KF_RES_SPIN_LOCK || kf > RQBPF_KF_LOCAL_IRQ_RESTORE) {
+		verr(env, env->insn_idx, "calling kernel function %d is not allowed", kf);
+		return -1;
+	}
+	if (is_lock_kfunc(kf)) {
+		*fork = lock_failure_state(env, st);
+		if (!*fork)
+			return -1;
+	}
+	if (check_args_init(env, st, nargs) || kfunc_null_arg(env, st, nargs))
+		return -1;
+	switch (kf) {
+	case RQBPF_KF_RES_SPIN_LOCK:
+	case RQBPF_KF_RES_SPIN_LOCK_IRQSAVE:
+		if (lock_process(env, st, BPF_REG_1, true, true, irq) ||
+		    (irq && irq_flag_save(env, st, BPF_REG_2, 1, IRQ_LOCK)))
+			return -1;
+		break;
+	case RQBPF_KF_RES_SPIN_UNLOCK:
+	case RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE:
+		if (lock_process(env, st, BPF_REG_1, false, true, irq) ||
+		    (irq && irq_flag_restore(env, st, BPF_REG_2, 1, IRQ_LOCK)))
+			return -1;
+		break;
+	case RQBPF_KF_LOCAL_IRQ_SAVE:
+		if (irq_flag_save(env, st, BPF_REG_1, 0, IRQ_NATIVE))
+			return -1;
+		break;
+	default:
+		if (irq_flag_restore(env, st, BPF_REG_1, 0, IRQ_NATIVE))
+			return -1;
+		break;
+	}
+	clear_caller_saved(f);
+	if (is_lock_kfunc(kf))
+		reg_mark_const(&f->regs[BPF_REG_0], 0);
+	return 0;
+}
+
+static int subprog_call(struct venv *env, struct vstate *st, int idx, int *next)
+{
+	int target = idx + env->prog->insns[idx].imm + 1;
+	struct vframe *caller = cur_frame(st), *callee;
+
+	if (st->curframe + 1 >= V_MAX_FRAMES) {
+		verr(env, idx, "the call stack of %d frames is too deep !", st->curframe + 2);
+		return -1;
+	}
+	callee = frame_new(idx, target);
+	if (!callee) {
+		verr(env, idx, "out of memory");
+		return -1;
+	}
+	for (int i = BPF_REG_1; i <= BPF_REG_5; i++)
+		callee->regs[i] = caller->regs[i];
+	callee->regs[BPF_REG_10].type = T_STACK;
+	callee->regs[BPF_REG_10].frameno = (uint8_t)(st->curframe + 1);
+	rng_const(&callee->regs[BPF_REG_10].r, 0);
+	clear_caller_saved(caller);
+	st->frame[++st->curframe] = callee;
+	*next = target;
+	return 0;
+}
+
+int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next)
+{
+	const struct bpf_insn *in = &env->prog->insns[idx];
+
+	*next = idx + 1;
+	if (locks_held(st) && ((in->src_reg == 0 && in->imm != BPF_FUNC_spin_unlock) ||
+	                       (in->src_reg == BPF_PSEUDO_KFUNC_CALL &&
+	                        (in->off != 0 || !kfunc_spin_allowed(in->imm))))) {
+		verr(env, idx, "function calls are not allowed while holding a lock");
+		return -1;
+	}
+	if (in->src_reg == BPF_PSEUDO_CALL)
+		return subprog_call(env, st, idx, next);
+	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
+		return kfunc_call(env, st, in->imm, fork);
+	if (in->src_reg != 0 || in->dst_reg || in->off) {
+		verr(env, idx, "BPF_CALL uses reserved fields");
+		return -1;
+	}
+	return helper_call(env, st, in->imm);
+}
+
+/* BPF_EXIT: return to the caller's frame (*next = the insn after the
+ * call), or end the path in the main program (*next = -1). */
+int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
+{
+	struct vreg *r0 = &cur_frame(st)->regs[BPF_REG_0];
+
+	*next = -1;
+	if (!st->curframe && locks_held(st)) {
+		verr(env, idx,
+		     "BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed "
+		     "region");
+		return -1;
+	}
+	if (!st->curframe && irqs_held(st)) {
+		verr(
+		    env, idx,
+		    "BPF_EXIT instruction in main prog cannot be used inside bpf_local_irq_save-ed "
+		    "region");
+		return -1;
+	}
+	if (st->curframe) {
+		/* A static subprogram may leave R0 unset; the caller may then not
+		 * read it. */
+		struct vframe *callee = cur_frame(st);
+
+		if (r0->type == T_STACK) {
+			verr(env, idx, "cannot return stack pointer to the caller frame");
+			return -1;
+		}
+		st->frame[st->curframe - 1]->regs[BPF_REG_0] = *r0;
+		*next = callee->callsite + 1;
+		st->frame[st->curframe--] = NULL;
+		free(callee);
+		return 0;
+	}
+	if (check_reg_read(env, st, BPF_REG_0))
+		return -1;
+	if (r0->type != T_SCALAR) {
+		verr(env, idx, "At program exit the register R0 is not a known value (%s)",
+		     vtype_name(r0->type));
+		return -1;
+	}
+	return 0;
+}

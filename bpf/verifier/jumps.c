@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jumps.c: conditional jumps. When the ranges decide a comparison, only one
+ * side is walked (branch pruning, which also bounds loops whose counter is
+ * known); otherwise the state forks and each side narrows the ranges to
+ * what it implies. Comparing a possibly-NULL map value with zero is the
+ * null check: every copy of that pointer (same id) becomes a map value on
+ * one side and the scalar 0 on the other.
+ */
+#include "vstate.h"
+
+static void mark_null_checked_reg(const struct venv *env, struct vreg *r, uint32_t id, bool is_null)
+{
+	if (r->type != T_MAP_VALUE_OR_NULL || r->id != id)
+		return;
+	if (is_null) {
+		reg_mark_const(r, 0);
+		return;
+	}
+	r->type = T_MAP_VALUE;
+	if (!map_has_lock_field(env, r->map))
+		r->id = 0;
+}
+
+static void mark_null_checked(const struct venv *env, struct vstate *st, uint32_t id, bool is_null)
+{
+	for (int fr = 0; fr <= st->curframe; fr++) {
+		struct vframe *f = st->frame[fr];
+
+		for (int i = 0; i < V_NREGS; i++)
+			mark_null_checked_reg(env, &f->regs[i], id, is_null);
+		for (int i = 0; i < V_SLOTS; i++)
+			if (f->stack[i].bytes[0] == S_SPILL)
+				mark_null_checked_reg(env, &f->stack[i].spill, id, is_null);
+	}
+}
+
+static bool is_const_zero(const struct vreg *r)
+{
+	uint64_t v;
+
+	return reg_is_const(r, &v) && v == 0;
+}
+
+/* Outcome of comparing a pointer that cannot be NULL with zero: 1, 0, -1. */
+static int nonnull_ptr_vs_zero(const struct vreg *a, const struct vreg *b, uint8_t op)
+{
+	if (!reg_is_pointer(a) || a->type == T_MAP_VALUE_OR_NULL || !is_const_zero(b))
+		return -1;
+	if (op == BPF_JEQ)
+		return 0;
+	if (op == BPF_JNE)
+		return 1;
+	return -1;
+}
+
+static int check_jmp_fields(struct venv *env, const struct bpf_insn *in)
+{
+	uint8_t op = BPF_OP(in->code);
+
+	if (op > BPF_JSLE) {
+		verr(env, env->insn_idx, "invalid BPF_JMP/JMP32 opcode %x", op);
+		return -1;
+	}
+	if (in->dst_reg > BPF_REG_10 || in->src_reg > BPF_REG_10) {
+		verr(env, env->insn_idx, "BPF_JMP/JMP32 uses reserved fields");
+		return -1;
+	}
+	return 0;
+}
+
+/* The walk follows one side of the jump at @idx because of the ranges:
+ * its operands' values matter from now on (precise.c). */
+static void mark_decided(struct venv *env, int idx)
+{
+	if (!env->decided[idx]) {
+		env->decided[idx] = 1;
+		env->prec_dirty = true;
+	}
+}
+
+/* Store narrowed ranges into the state's registers. */
+static void set_ranges(struct vstate *st, const struct bpf_insn *in, const struct vrange *d,
+                       const struct vrange *s)
+{
+	cur_frame(st)->regs[in->dst_reg].r = *d;
+	if (BPF_SRC(in->code) == BPF_X)
+		cur_frame(st)->regs[in->src_reg].r = *s;
+}
+
+/* Scalar against scalar, outcome unknown: narrow each side, and fork when
+ * both remain possible. */
+static int scalar_fork(struct venv *env, struct vstate *st, int idx, int *next,
+                       struct vstate **other, int *other_idx)
+{
+	const struct bpf_insn *in = &env->prog->insns[idx];
+	uint8_t op = BPF_OP(in->code);
+	bool is32 = BPF_CLASS(in->code) == BPF_JMP32;
+	int target = idx + in->off + 1;
+	struct vrange jd = cur_frame(st)->regs[in->dst_reg].r, js, fd, fs;
+	bool jump_ok, fall_ok;
+
+	if (BPF_SRC(in->code) == BPF_X) {
+		js = cur_frame(st)->regs[in->src_reg].r;
+	} else {
+		rng_const(&js, is32 ? (uint32_t)in->imm : (uint64_t)(int64_t)in->imm);
+	}
+	fd = jd;
+	fs = js;
+	jump_ok = rng_refine(&jd, &js, op, is32);
+	fall_ok = rng_refine(&fd, &fs, rng_negate(op), is32);
+	if (jump_ok && fall_ok) {
+		struct vstate *fork = state_copy(st);
+
+		if (!fork) {
+			verr(env, idx, "out of memory");
+			return -1;
+		}
+		set_ranges(fork, in, &jd, &js);
+		*other = fork;
+		*other_idx = target;
+	}
+	if (!jump_ok || !fall_ok)
+		mark_decided(env, idx);
+	if (fall_ok || !jump_ok) {
+		set_ranges(st, in, &fd, &fs);
+		*next = idx + 1;
+	} else {
+		set_ranges(st, in, &jd, &js);
+		*next = target;
+	}
+	return 0;
+}
+
+/*
+ * A conditional jump at @idx. On return the current state continues at
+ * *next; when both sides are possible, *other (at *other_idx) is the side
+ * to walk later.
+ */
+int cond_jump(struct venv *env, struct vstate *st, int idx, int *next, struct vstate **other,
+              int *other_idx)
+{
+	const struct bpf_insn *in = &env->prog->insns[idx];
+	uint8_t op = BPF_OP(in->code);
+	bool is32 = BPF_CLASS(in->code) == BPF_JMP32;
+	int target = idx + in->off + 1, t;
+	struct vreg *dst = &cur_frame(st)->regs[in->dst_reg], src;
+	struct vstate *fork;
+
+	if (check_jmp_fields(env, in))
+		return -1;
+	if (cur_frame(st)->regs[in->dst_reg].type == T_NOT_INIT ||
+	    (BPF_SRC(in->code) == BPF_X && cur_frame(st)->regs[in->src_reg].type == T_NOT_INIT)) {
+		verr(env, idx, "R%d !read_ok",
+		     cur_frame(st)->regs[in->dst_reg].type == T_NOT_INIT ? in->dst_reg
+		                                                         : in->src_reg);
+		return -1;
+	}
+	if (BPF_SRC(in->code) == BPF_X)
+		src = cur_frame(st)->regs[in->src_reg];
+	else
+		reg_mark_const(&src, is32 ? (uint32_t)in->imm : (uint64_t)(int64_t)in->imm);
+
+	if (dst->type == T_SCALAR && src.type == T_SCALAR)
+		t = rng_branch_taken(&dst->r, &src.r, op, is32);
+	else if (!is32)
+		t = nonnull_ptr_vs_zero(dst, &src, op);
+	else
+		t = -1;
+	*other = NULL;
+	if (t >= 0) {
+		if (dst->type == T_SCALAR && src.type == T_SCALAR)
+			mark_decided(env, idx);
+		*next = t ? target : idx + 1;
+		return 0;
+	}
+	if (dst->type == T_SCALAR && src.type == T_SCALAR && op != BPF_JSET)
+		return scalar_fork(env, st, idx, next, other, other_idx);
+	fork = state_copy(st);
+	if (!fork) {
+		verr(env, idx, "out of memory");
+		return -1;
+	}
+	/* st continues at the fall-through, fork takes the jump. */
+	if (!is32 && dst->type == T_MAP_VALUE_OR_NULL && is_const_zero(&src) &&
+	    (op == BPF_JEQ || op == BPF_JNE)) {
+		uint32_t id = dst->id;
+
+		mark_null_checked(env, fork, id, op == BPF_JEQ);
+		mark_null_checked(env, st, id, op != BPF_JEQ);
+	}
+	*next = idx + 1;
+	*other = fork;
+	*other_idx = target;
+	return 0;
+}

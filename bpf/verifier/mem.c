@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mem.c: loads, stores and helper memory arguments. Stack accesses spill
+ * and fill registers and track which bytes were written; map value
+ * accesses stay inside the value and off its lock; context accesses stay
+ * inside the context.
+ */
+#include <string.h>
+
+#include "vstate.h"
+
+#define MAX_VAR_OFF (1 << 29)
+
+static const char *dir_str(bool write)
+{
+	return write ? " write to" : " read from";
+}
+
+/* The byte at stack offset @off (negative) of frame @f. */
+static uint8_t *stack_byte(struct vframe *f, int off, struct vslot_state **slot)
+{
+	int spi = (-off - 1) / 8;
+	int b = off + 8 * (spi + 1);
+
+	*slot = &f->stack[spi];
+	return &f->stack[spi].bytes[b];
+}
+
+/* Bytes of a spilled register that is partly overwritten become misc. */
+static void unspill(struct vslot_state *s)
+{
+	if (s->bytes[0] != S_SPILL)
+		return;
+	for (int i = 0; i < 8; i++)
+		s->bytes[i] = S_MISC;
+	reg_mark_not_init(&s->spill);
+}
+
+static int stack_write_bytes(struct venv *env, struct vframe *f, int lo, int hi, uint8_t type)
+{
+	for (int o = lo; o < hi; o++) {
+		struct vslot_state *s;
+		uint8_t *b = stack_byte(f, o, &s);
+
+		if (s->bytes[0] == S_IRQ_FLAG) {
+			verr(env, env->insn_idx, "cannot overwrite irq flag on stack off %d", o);
+			return -1;
+		}
+		unspill(s);
+		*b = type;
+	}
+	return 0;
+}
+
+static int stack_write(struct venv *env, struct vframe *f, int off, int size,
+                       const struct vreg *val)
+{
+	struct vslot_state *s;
+	uint64_t v;
+
+	stack_byte(f, off, &s);
+	if (size == 8 && val && !(off % 8)) {
+		if (s->bytes[0] == S_IRQ_FLAG) {
+			verr(env, env->insn_idx, "cannot overwrite irq flag on stack off %d", off);
+			return -1;
+		}
+		memset(s->bytes, S_SPILL, 8);
+		s->spill = *val;
+		return 0;
+	}
+	return stack_write_bytes(env, f, off, off + size,
+	                         val && reg_is_const(val, &v) && v == 0 ? S_ZERO : S_MISC);
+}
+
+static int stack_read(struct venv *env, struct vframe *f, int off, int size, struct vreg *dst,
+                      bool sign_ext)
+{
+	struct vslot_state *s;
+	bool zero = true;
+
+	stack_byte(f, off, &s);
+	if (s->bytes[0] == S_SPILL) {
+		if (size == 8 && !(off % 8)) {
+			*dst = s->spill;
+			return 0;
+		}
+		if (s->spill.type != T_SCALAR) {
+			verr(env, env->insn_idx, "invalid size of register fill");
+			return -1;
+		}
+		reg_mark_unknown(dst);
+		rng_bits(&dst->r, size, sign_ext);
+		return 0;
+	}
+	for (int i = 0; i < size; i++) {
+		uint8_t *b = stack_byte(f, off + i, &s);
+
+		if (*b != S_MISC && *b != S_ZERO && *b != S_SPILL) {
+			verr(env, env->insn_idx, "invalid read from stack off %d+%d size %d", off,
+			     i, size);
+			return -1;
+		}
+		zero = zero && *b == S_ZERO;
+	}
+	if (zero) {
+		reg_mark_const(dst, 0);
+		return 0;
+	}
+	reg_mark_unknown(dst);
+	rng_bits(&dst->r, size, sign_ext);
+	return 0;
+}
+
+static int stack_access(struct venv *env, struct vstate *st, int regno, int off, int size,
+                        bool write, struct vreg *val, bool sign_ext)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	struct vframe *f = st->frame[reg->frameno];
+	int lo, hi;
+
+	off += reg->off;
+	if (rng_is_const(&reg->r)) {
+		off += (int)reg->r.smin;
+		if (off < -V_STACK_SIZE || off + size > 0) {
+			verr(env, env->insn_idx, "invalid%s stack R%d off=%d size=%d",
+			     dir_str(write), regno, off, size);
+			return -1;
+		}
+		if (off % size) {
+			verr(env, env->insn_idx,
+			     "misaligned stack access off (0x0; 0x0)+%d+%d size %d", reg->off,
+			     off - reg->off, size);
+			return -1;
+		}
+		return write ? stack_write(env, f, off, size, val)
+		             : stack_read(env, f, off, size, val, sign_ext);
+	}
+	if (reg->r.smin < -V_STACK_SIZE || reg->r.smax > V_STACK_SIZE) {
+		verr(env, env->insn_idx, "invalid unbounded variable-offset%s stack R%d",
+		     dir_str(write), regno);
+		return -1;
+	}
+	lo = off + (int)reg->r.smin;
+	hi = off + (int)reg->r.smax + size;
+	if (lo < -V_STACK_SIZE || hi > 0) {
+		verr(env, env->insn_idx, "invalid variable-offset%s stack R%d off=%d size=%d",
+		     dir_str(write), regno, off, size);
+		return -1;
+	}
+	if (write)
+		return stack_write_bytes(env, f, lo, hi, S_MISC);
+	for (int o = lo; o < hi; o++) {
+		struct vslot_state *s;
+		uint8_t *b = stack_byte(f, o, &s);
+
+		if (*b == S_INVALID || *b == S_IRQ_FLAG) {
+			verr(env, env->insn_idx,
+			     "invalid variable-offset read from stack R%d off=%d size=%d", regno,
+			     off, size);
+			return -1;
+		}
+	}
+	reg_mark_unknown(val);
+	rng_bits(&val->r, size, sign_ext);
+	return 0;
+}
+
+/* [lo, hi) in the value of map @m must not overlap its lock. */
+static int check_lock_overlap(struct venv *env, const struct rqbpf_map_desc *m, int64_t lo,
+                              int64_t hi)
+{
+	if (m->res_lock_off >= 0 && lo < m->res_lock_off + 4 && m->res_lock_off < hi) {
+		verr(env, env->insn_idx,
+		     "bpf_res_spin_lock cannot be accessed directly by load/store");
+		return -1;
+	}
+	if (m->spin_lock_off >= 0 && lo < m->spin_lock_off + 4 && m->spin_lock_off < hi) {
+		verr(env, env->insn_idx, "bpf_spin_lock cannot be accessed directly by load/store");
+		return -1;
+	}
+	return 0;
+}
+
+/* Bounds of an access of @size at @off past a map value pointer. */
+static int map_value_bounds(struct venv *env, const struct vreg *reg, int regno, int off, int size)
+{
+	const struct rqbpf_map_desc *m = &env->prog->maps[reg->map];
+	int64_t vs = m->value_size;
+	bool var = !rng_is_const(&reg->r);
+
+	off += reg->off;
+	if (var && reg->r.smin < 0 &&
+	    (reg->r.smin == INT64_MIN || reg->r.smin < -MAX_VAR_OFF || reg->r.smin + off < 0)) {
+		verr(env, env->insn_idx,
+		     "R%d min value is negative, either use unsigned index or do a if (index >=0) "
+		     "check.",
+		     regno);
+		return -1;
+	}
+	if (reg->r.smin + off < 0 || reg->r.smin + off + size > vs) {
+		verr(env, env->insn_idx,
+		     "invalid access to map value, value_size=%u off=%lld size=%d", m->value_size,
+		     (long long)reg->r.smin + off, size);
+		return -1;
+	}
+	if (var && reg->r.umax >= MAX_VAR_OFF) {
+		verr(env, env->insn_idx,
+		     "R%d unbounded memory access, make sure to bounds check any such access",
+		     regno);
+		return -1;
+	}
+	if ((int64_t)reg->r.umax + off + size > vs) {
+		verr(env, env->insn_idx,
+		     "invalid access to map value, value_size=%u off=%lld size=%d", m->value_size,
+		     (long long)reg->r.umax + off, size);
+		return -1;
+	}
+	return check_lock_overlap(env, m, reg->r.smin + off, (int64_t)reg->r.umax + off + size);
+}
+
+static int map_value_access(struct venv *env, struct vstate *st, int regno, int off, int size,
+                            bool write, struct vreg *val, bool sign_ext)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	const struct rqbpf_map_desc *m = &env->prog->maps[reg->map];
+
+	if (write && m->read_only) {
+		verr(env, env->insn_idx, "write into map forbidden, value_size=%u off=%d size=%d",
+		     m->value_size, reg->off + off, size);
+		return -1;
+	}
+	if (map_value_bounds(env, reg, regno, off, size))
+		return -1;
+	if (!write) {
+		reg_mark_unknown(val);
+		rng_bits(&val->r, size, sign_ext);
+	}
+	return 0;
+}
+
+static int ctx_access(struct venv *env, struct vstate *st, int regno, int off, int size,
+                      struct vreg *val, bool write, bool sign_ext)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+
+	if (reg->off || !rng_is_const(&reg->r) || reg->r.umin) {
+		verr(env, env->insn_idx, "dereference of modified ctx ptr R%d off=%d disallowed",
+		     regno, reg->off);
+		return -1;
+	}
+	if (off < 0 || off + size > (int)env->prog->ctx_size || off % size) {
+		verr(env, env->insn_idx, "invalid bpf_context access off=%d size=%d", off, size);
+		return -1;
+	}
+	if (!write) {
+		reg_mark_unknown(val);
+		rng_bits(&val->r, size, sign_ext);
+	}
+	return 0;
+}
+
+/*
+ * A load (into *val) or a store (of *val, NULL for unknown bytes) of @size
+ * bytes at R@regno + @off.
+ */
+int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size, bool write,
+               struct vreg *val, bool sign_ext)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+
+	switch (reg->type) {
+	case T_STACK:
+		return stack_access(env, st, regno, off, size, write, val, sign_ext);
+	case T_MAP_VALUE:
+		return map_value_access(env, st, regno, off, size, write, val, sign_ext);
+	case T_CTX:
+		return ctx_access(env, st, regno, off, size, val, write, sign_ext);
+	case T_NOT_INIT:
+		verr(env, env->insn_idx, "R%d !read_ok", regno);
+		return -1;
+	default:
+		verr(env, env->insn_idx, "R%d invalid mem access '%s'", regno,
+		     vtype_name(reg->type));
+		return -1;
+	}
+}
+
+/* A helper reads @size bytes at R@regno: initialised stack or map value. */
+int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+
+	if (reg->type == T_MAP_VALUE)
+		return map_value_bounds(env, reg, regno, 0, size);
+	if (reg->type != T_STACK) {
+		verr(
+		    env, env->insn_idx,
+		    "R%d type=%s expected=fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, "
+		    "buf, trusted_ptr_",
+		    regno, vtype_name(reg->type));
+		return -1;
+	}
+	if (!rng_is_const(&reg->r)) {
+		verr(env, env->insn_idx, "R%d variable stack access prohibited", regno);
+		return -1;
+	}
+	int off = reg->off + (int)reg->r.smin;
+	struct vframe *f = st->frame[reg->frameno];
+
+	if (off < -V_STACK_SIZE || off + size > 0 || size <= 0) {
+		verr(env, env->insn_idx, "invalid indirect access to stack R%d off=%d size=%d",
+		     regno, off, size);
+		return -1;
+	}
+	for (int i = 0; i < size; i++) {
+		struct vslot_state *s;
+		uint8_t *b = stack_byte(f, off + i, &s);
+
+		if (*b == S_INVALID || *b == S_IRQ_FLAG) {
+			verr(env, env->insn_idx, "invalid read from stack R%d off %d+%d size %d",
+			     regno, off, i, size);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The constant a helper would read as a map key at R@regno: known-zero
+ * bytes, or the low bytes of a spilled constant at the start of a slot.
+ * False when the key is not known.
+ */
+bool mem_const_key(struct vstate *st, int regno, int size, uint64_t *key)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	struct vframe *f;
+	struct vslot_state *s;
+	int off;
+	bool zero = true;
+
+	if (reg->type != T_STACK || !rng_is_const(&reg->r) || size < 1 || size > 8)
+		return false;
+	off = reg->off + (int)reg->r.smin;
+	if (off < -V_STACK_SIZE || off + size > 0)
+		return false;
+	f = st->frame[reg->frameno];
+	for (int i = 0; i < size; i++)
+		zero = zero && *stack_byte(f, off + i, &s) == S_ZERO;
+	if (zero) {
+		*key = 0;
+		return true;
+	}
+	stack_byte(f, off, &s);
+	if (off % 8 || s->bytes[0] != S_SPILL || !reg_is_const(&s->spill, key))
+		return false;
+	if (size < 8)
+		*key &= ((uint64_t)1 << (size * 8)) - 1;
+	return true;
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * state.c: abstract states (registers, frames, references), their copies,
+ * and the comparison that prunes a path when an already verified state at
+ * the same instruction covers it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vstate.h"
+
+void reg_mark_not_init(struct vreg *r)
+{
+	memset(r, 0, sizeof(*r));
+	rng_unknown(&r->r);
+}
+
+void reg_mark_unknown(struct vreg *r)
+{
+	reg_mark_not_init(r);
+	r->type = T_SCALAR;
+}
+
+void reg_mark_const(struct vreg *r, uint64_t v)
+{
+	reg_mark_not_init(r);
+	r->type = T_SCALAR;
+	rng_const(&r->r, v);
+}
+
+bool reg_is_pointer(const struct vreg *r)
+{
+	return r->type != T_NOT_INIT && r->type != T_SCALAR;
+}
+
+bool reg_is_const(const struct vreg *r, uint64_t *v)
+{
+	if (r->type != T_SCALAR || !rng_is_const(&r->r))
+		return false;
+	if (v)
+		*v = r->r.umin;
+	return true;
+}
+
+struct vframe *frame_new(int callsite, int subprog_start)
+{
+	struct vframe *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	for (int i = 0; i < V_NREGS; i++)
+		reg_mark_not_init(&f->regs[i]);
+	f->callsite = callsite;
+	f->subprog_start = subprog_start;
+	return f;
+}
+
+struct vstate *state_new(void)
+{
+	struct vstate *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->frame[0] = frame_new(-1, 0);
+	if (!st->frame[0]) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+void state_free(struct vstate *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i <= st->curframe; i++)
+		free(st->frame[i]);
+	free(st);
+}
+
+struct vstate *state_copy(const struct vstate *src)
+{
+	struct vstate *st = malloc(sizeof(*st));
+
+	if (!st)
+		return NULL;
+	*st = *src;
+	for (int i = 0; i <= src->curframe; i++) {
+		st->frame[i] = malloc(sizeof(struct vframe));
+		if (!st->frame[i]) {
+			st->curframe = i - 1;
+			state_free(st);
+			return NULL;
+		}
+		*st->frame[i] = *src->frame[i];
+	}
+	return st;
+}
+
+/* --- comparison ---------------------------------------------------------- */
+
+/* Ids must correspond one to one between the old and the current state. */
+struct idmap {
+	int n;
+	uint32_t old[2 * V_NREGS * V_MAX_FRAMES + V_SLOTS * V_MAX_FRAMES + V_MAX_REFS];
+	uint32_t cur[2 * V_NREGS * V_MAX_FRAMES + V_SLOTS * V_MAX_FRAMES + V_MAX_REFS];
+};
+
+struct idmap *idmap_new(void)
+{
+	return calloc(1, sizeof(struct idmap));
+}
+
+static bool check_ids(struct idmap *m, uint32_t old, uint32_t cur)
+{
+	if (!old || !cur)
+		return old == cur;
+	for (int i = 0; i < m->n; i++) {
+		if (m->old[i] == old)
+			return m->cur[i] == cur;
+		if (m->cur[i] == cur)
+			return false;
+	}
+	if (m->n >= (int)(sizeof(m->old) / sizeof(m->old[0])))
+		return false;
+	m->old[m->n] = old;
+	m->cur[m->n] = cur;
+	m->n++;
+	return true;
+}
+
+/* Does old cover cur: every concrete value cur allows, old allows too? With
+ * @exact, they must be the same abstract value. */
+static bool reg_covers(const struct vreg *old, const struct vreg *cur, struct idmap *m, bool exact)
+{
+	if (!exact && old->type == T_NOT_INIT)
+		return true;
+	if (old->type != cur->type)
+		return false;
+	switch (old->type) {
+	case T_NOT_INIT:
+		return true;
+	case T_SCALAR:
+		return exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r);
+	case T_CTX:
+	case T_MAP_PTR:
+		return old->off == cur->off && old->map == cur->map && rng_equal(&old->r, &cur->r);
+	case T_STACK:
+		return old->off == cur->off && old->frameno == cur->frameno &&
+		       (exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r));
+	case T_MAP_VALUE:
+	case T_MAP_VALUE_OR_NULL:
+		return old->off == cur->off && old->map == cur->map &&
+		       (exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r)) &&
+		       check_ids(m, old->id, cur->id);
+	default:
+		return false;
+	}
+}
+
+static bool byte_covers(uint8_t old, uint8_t cur, bool exact)
+{
+	if (exact)
+		return old == cur;
+	if (old == S_INVALID)
+		return true;
+	if (old == S_MISC)
+		return cur == S_MISC || cur == S_ZERO;
+	return old == cur;
+}
+
+static bool slot_covers(const struct vslot_state *o, const struct vslot_state *c, struct idmap *m,
+                        bool exact)
+{
+	bool old_spill = o->bytes[0] == S_SPILL, cur_spill = c->bytes[0] == S_SPILL;
+
+	if (old_spill && cur_spill)
+		return reg_covers(&o->spill, &c->spill, m, exact);
+	if (o->bytes[0] == S_IRQ_FLAG || c->bytes[0] == S_IRQ_FLAG)
+		return o->bytes[0] == c->bytes[0] && o->irq_class == c->irq_class &&
+		       check_ids(m, o->irq_id, c->irq_id);
+	if (!exact && cur_spill && c->spill.type == T_SCALAR) {
+		/* A spilled scalar is some bytes: covered by misc or invalid. */
+		for (int i = 0; i < 8; i++)
+			if (o->bytes[i] != S_INVALID && o->bytes[i] != S_MISC)
+				return false;
+		return true;
+	}
+	if (old_spill != cur_spill && (exact || o->bytes[0] != S_INVALID))
+		return false;
+	for (int i = 0; i < 8; i++)
+		if (!byte_covers(o->bytes[i], c->bytes[i], exact))
+			return false;
+	return true;
+}
+
+static bool spilled_scalar(const struct vslot_state *s)
+{
+	return s->bytes[0] == S_SPILL && s->spill.type == T_SCALAR;
+}
+
+static bool frame_covers(const struct vframe *o, const struct vframe *c, struct idmap *m,
+                         uint16_t live, uint16_t precise, uint64_t slots_precise, bool exact)
+{
+	if (o->callsite != c->callsite)
+		return false;
+	for (int i = 0; i < V_NREGS; i++) {
+		if (!exact && !(live & (1u << i)))
+			continue;
+		/* A scalar whose value reaches no check: any scalar will do. */
+		if (!exact && !(precise & (1u << i)) && o->regs[i].type == T_SCALAR &&
+		    c->regs[i].type == T_SCALAR)
+			continue;
+		if (!reg_covers(&o->regs[i], &c->regs[i], m, exact))
+			return false;
+	}
+	for (int i = 0; i < V_SLOTS; i++) {
+		if (!exact && !(slots_precise & ((uint64_t)1 << i)) &&
+		    spilled_scalar(&o->stack[i]) && spilled_scalar(&c->stack[i]))
+			continue;
+		if (!slot_covers(&o->stack[i], &c->stack[i], m, exact))
+			return false;
+	}
+	return true;
+}
+
+static bool refs_equal(const struct vstate *o, const struct vstate *c, struct idmap *m)
+{
+	if (o->nrefs != c->nrefs)
+		return false;
+	for (int i = 0; i < o->nrefs; i++) {
+		if (o->refs[i].type != c->refs[i].type)
+			return false;
+		if ((o->refs[i].type & REF_LOCK_MASK) && o->refs[i].map != c->refs[i].map)
+			return false;
+		if (!check_ids(m, o->refs[i].id, c->refs[i].id))
+			return false;
+	}
+	return true;
+}
+
+static bool states_compare(struct venv *env, const struct vstate *old, const struct vstate *cur,
+                           int insn, bool exact)
+{
+	struct idmap *m = env->idmap;
+	bool ok = old->curframe == cur->curframe;
+
+	m->n = 0;
+	for (int i = 0; ok && i <= old->curframe; i++) {
+		/* Liveness is known for the innermost frame only; callers' registers
+		 * are compared in full. */
+		bool inner = i == old->curframe;
+		uint16_t live = inner ? env->live_in[insn] : 0x7ff;
+		uint16_t precise = inner ? env->prec_in[insn] : 0x7ff;
+		uint64_t slots = inner ? env->sprec_in[insn] : UINT64_MAX;
+
+		ok = frame_covers(old->frame[i], cur->frame[i], m, live, precise, slots, exact);
+	}
+	return ok && refs_equal(old, cur, m);
+}
+
+bool states_cover(struct venv *env, const struct vstate *old, const struct vstate *cur, int insn)
+{
+	return states_compare(env, old, cur, insn, false);
+}
+
+bool states_equal_exact(struct venv *env, const struct vstate *old, const struct vstate *cur)
+{
+	return states_compare(env, old, cur, 0, true);
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/* A fingerprint of what states_equal_exact() compares first: equal states
+ * have equal fingerprints (ids, which only need to correspond, are left
+ * out). */
+uint64_t state_fingerprint(const struct vstate *st)
+{
+	const struct vframe *f = st->frame[st->curframe];
+	uint64_t h = mix(0xcbf29ce484222325ULL, (uint64_t)st->curframe << 8 | (uint64_t)st->nrefs);
+
+	for (int i = 0; i < V_NREGS; i++) {
+		const struct vreg *r = &f->regs[i];
+
+		h = mix(h, (uint64_t)r->type | (uint64_t)r->frameno << 8 | (uint64_t)r->map << 16 |
+		               (uint64_t)(uint32_t)r->off << 32);
+		h = mix(h, r->r.umin);
+		h = mix(h, r->r.umax);
+		h = mix(h, (uint64_t)r->r.smin);
+		h = mix(h, (uint64_t)r->r.smax);
+		h = mix(h, (uint64_t)r->r.u32min << 32 | r->r.u32max);
+	}
+	return h;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verifier_misc: bounds, loops and stack rules beyond the locks.
+ */
+#include "common.h"
+
+struct table {
+	__u64 slot[8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, int);
+	__type(value, struct table);
+} tables SEC(".maps");
+
+static struct table *table0(void)
+{
+	int key = 0;
+
+	return bpf_map_lookup_elem(&tables, &key);
+}
+
+SEC("?tc")
+int masked_index(struct __sk_buff *ctx)
+{
+	struct table *t = table0();
+
+	if (!t)
+		return 0;
+	return t->slot[ctx->len & 7];
+}
+
+SEC("?tc")
+int checked_index(struct __sk_buff *ctx)
+{
+	struct table *t = table0();
+	__u32 i = ctx->len;
+
+	if (!t || i >= 8)
+		return 0;
+	return t->slot[i];
+}
+
+SEC("?tc")
+int unchecked_index(struct __sk_buff *ctx)
+{
+	struct table *t = table0();
+
+	if (!t)
+		return 0;
+	return t->slot[ctx->len];
+}
+
+SEC("?tc")
+int off_by_one_index(struct __sk_buff *ctx)
+{
+	struct table *t = table0();
+	__u32 i = ctx->len;
+
+	if (!t || i > 8)
+		return 0;
+	return t->slot[i];
+}
+
+SEC("?tc")
+int loop_over_value(struct __sk_buff *ctx)
+{
+	struct table *t = table0();
+	__u64 sum = 0;
+
+	if (!t)
+		return 0;
+	for (int i = 0; i < 8; i++)
+		sum ^= t->slot[i] * (i + ctx->len);
+	return sum & 0xff;
+}
+
+SEC("?tc")
+int long_loop(struct __sk_buff *ctx)
+{
+	struct table *t = table0();
+
+	if (!t)
+		return 0;
+	for (__u32 i = 0; i < 300000; i++)
+		t->slot[i & 7] ^= i * ctx->len + t->slot[(i + 1) & 7];
+	return 0;
+}
+
+/* The kernel lets a privileged loader read uninitialised stack; this
+ * verifier never does (a documented difference). */
+SEC("?tc")
+int uninit_key(struct __sk_buff *ctx)
+{
+	int key;
+	struct table *t;
+
+	asm volatile("" : "=m"(key));
+	t = bpf_map_lookup_elem(&tables, &key);
+	return t ? 1 : 0;
+}
+
+char _license[] SEC("license") = "GPL";

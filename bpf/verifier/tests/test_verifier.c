@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_verifier: hand-built programs, one per rule of the verifier, each
+ * with the verdict, the exact kernel message and the instruction it names.
+ * Usage: test_verifier [-v] [NAME]  (-v prints the log of each program).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "insn.h"
+#include "verifier.h"
+
+#define R0  BPF_REG_0
+#define R1  BPF_REG_1
+#define R2  BPF_REG_2
+#define R3  BPF_REG_3
+#define R6  BPF_REG_6
+#define R7  BPF_REG_7
+#define R10 BPF_REG_10
+
+struct vcase {
+	const char *name;
+	const struct bpf_insn *insns;
+	size_t n;
+	const char *msg; /* NULL: accepted; else the exact message */
+	int insn;        /* the offending insn, -1: do not check */
+};
+
+#define P(...)                                                                                     \
+	(const struct bpf_insn[]){__VA_ARGS__},                                                    \
+	    sizeof((struct bpf_insn[]){__VA_ARGS__}) / sizeof(struct bpf_insn)
+
+/* Lookup of arrmap[0] into R6 with a null check (exit 0 on NULL): 9 insns. */
+#define ELEM_R6(m)                                                                                 \
+	LOOKUP(m, 0), JMP_IMM(BPF_JNE, R0, 0, 2), MOV64_IMM(R0, 0), EXIT(), MOV64_REG(R6, R0)
+
+#define LOCK_R(r)   MOV64_REG(R1, r), KCALL(RQBPF_KF_RES_SPIN_LOCK)
+#define UNLOCK_R(r) MOV64_REG(R1, r), KCALL(RQBPF_KF_RES_SPIN_UNLOCK)
+#define RET0()      MOV64_IMM(R0, 0), EXIT()
+
+static int run_case(const struct vcase *c, int verbose)
+{
+	struct rqbpf_linked_prog p = {
+	    .name = c->name,
+	    .section = "tc",
+	    .prog_type = BPF_PROG_TYPE_SCHED_CLS,
+	    .insns = c->insns,
+	    .insn_cnt = c->n,
+	    .maps = test_maps,
+	    .map_cnt = M_COUNT,
+	    .ctx_size = sizeof(struct __sk_buff),
+	};
+	struct rqbpf_verdict v;
+	int rc = rqbpf_verify(&p, &v, verbose ? stderr : NULL);
+
+	if (!c->msg) {
+		if (rc || !v.accepted) {
+			printf("FAIL %s: expected accepted, got rejected: %s (insn %u)\n", c->name,
+			       v.msg, v.insn);
+			return 1;
+		}
+		printf("ok   %s: accepted (%llu insns processed)\n", c->name,
+		       (unsigned long long)v.insns_processed);
+		return 0;
+	}
+	if (v.accepted || strcmp(v.msg, c->msg) != 0 ||
+	    (c->insn >= 0 && v.insn != (uint32_t)c->insn)) {
+		printf("FAIL %s: expected rejected: %s (insn %d), got %s: %s (insn %u)\n", c->name,
+		       c->msg, c->insn, v.accepted ? "accepted" : "rejected", v.msg, v.insn);
+		return 1;
+	}
+	printf("ok   %s: rejected: %s (insn %u)\n", c->name, v.msg, v.insn);
+	return 0;
+}
+
+/* Sanitizer builds run the tests with RQ_TEST_SCALE < 1. */
+static int scaled_down(void)
+{
+	const char *s = getenv("RQ_TEST_SCALE");
+
+	return s && atof(s) < 1.0;
+}
+
+/* -v's log: one kernel-style line per processed instruction, the message. */
+static int check_log(void)
+{
+	const struct bpf_insn insns[] = {
+	    LD_MAPVAL(BPF_REG_1, M_DATA_A, 0),
+	    KCALL(RQBPF_KF_RES_SPIN_LOCK),
+	    MOV64_IMM(BPF_REG_0, 0),
+	    EXIT(),
+	};
+	const char *want[] = {
+	    "0: (18) r1 = 0x1 ll (src 2)\t; R1=map_value(map=.data.A,ks=4,vs=4) R10=fp0\n",
+	    "2: (85) call bpf_res_spin_lock#1\t; R0=0 R10=fp0 refs[0]=lock(id=0)\n",
+	    "3: (b7) r0 = 0\t; R0=0 R10=fp0 refs[0]=lock(id=0)\n",
+	    "BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed region\n",
+	};
+	struct rqbpf_linked_prog p = {.name = "log",
+	                              .insns = insns,
+	                              .insn_cnt = 5,
+	                              .maps = test_maps,
+	                              .map_cnt = M_COUNT,
+	                              .ctx_size = 192};
+	struct rqbpf_verdict v;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int fails = 0;
+
+	if (!f)
+		return 1;
+	rqbpf_verify(&p, &v, f);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!strstr(buf, want[i])) {
+			printf("FAIL log: no line \"%s\" in:\n%s", want[i], buf);
+			fails++;
+		}
+	}
+	if (!fails)
+		printf("ok   log: kernel-style lines\n");
+	free(buf);
+	return fails;
+}
+
+int main(int argc, char **argv)
+{
+	int verbose = 0, fails = 0, ran = 0;
+	const char *only = NULL;
+	const struct vcase cases[] = {
+	    {"ret0", P(RET0()), NULL, -1},
+	    {"r0_uninit", P(EXIT()), "R0 !read_ok", 0},
+	    {"lock_unlock_elem",
+	     P(ELEM_R6(M_ARR), LOCK_R(R6), JMP32_IMM(BPF_JNE, R0, 0, 2), UNLOCK_R(R6), RET0()),
+	     NULL, -1},
+	    {"lock_unlock_global",
+	     P(LD_MAPVAL(R1, M_DATA_A, 0), KCALL(RQBPF_KF_RES_SPIN_LOCK),
+	       JMP32_IMM(BPF_JNE, R0, 0, 3), LD_MAPVAL(R1, M_DATA_A, 0),
+	       KCALL(RQBPF_KF_RES_SPIN_UNLOCK), RET0()),
+	     NULL, -1},
+	    {"unchecked_lookup_deref", P(LOOKUP(M_PLAIN, 0), LDX(BPF_W, R0, R0, 0), EXIT()),
+	     "R0 invalid mem access 'map_value_or_null'", 6},
+	    {"unchecked_lookup_lock",
+	     P(LOOKUP(M_ARR, 64), MOV64_REG(R1, R0), KCALL(RQBPF_KF_RES_SPIN_LOCK), RET0()),
+	     "Possibly NULL pointer passed to trusted arg0", 7},
+	    {"aa", P(ELEM_R6(M_ARR), LOCK_R(R6), LOCK_R(R6), RET0()),
+	     "Acquiring the same lock again, AA deadlock detected", 13},
+	    {"cond_aa",
+	     P(ELEM_R6(M_ARR), LOCK_R(R6), JMP32_IMM(BPF_JEQ, R0, 0, 2), RET0(), LOCK_R(R6),
+	       RET0()),
+	     "Acquiring the same lock again, AA deadlock detected", 16},
+	    {"two_lookups_same_key",
+	     P(ELEM_R6(M_ARR), LOOKUP(M_ARR, 0), JMP_IMM(BPF_JNE, R0, 0, 1), EXIT(),
+	       MOV64_REG(R7, R0), LOCK_R(R6), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(), LOCK_R(R7),
+	       JMP32_IMM(BPF_JNE, R0, 0, 6), UNLOCK_R(R7), UNLOCK_R(R6), RET0(), UNLOCK_R(R6),
+	       RET0()),
+	     NULL, -1},
+	    {"unlock_different",
+	     P(ELEM_R6(M_ARR), LOCK_R(R6), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(),
+	       LD_MAPVAL(R1, M_DATA_B, 0), KCALL(RQBPF_KF_RES_SPIN_UNLOCK), RET0()),
+	     "bpf_res_spin_unlock of different lock", 16},
+	    {"unlock_without_lock",
+	     P(LD_MAPVAL(R1, M_DATA_A, 0), KCALL(RQBPF_KF_RES_SPIN_UNLOCK), RET0()),
+	     "bpf_res_spin_unlock without taking a lock", 2},
+	    {"unlock_out_of_order",
+	     P(LD_MAPVAL(R1, M_DATA_A, 0), KCALL(RQBPF_KF_RES_SPIN_LOCK),
+	       JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(), LD_MAPVAL(R1, M_DATA_B, 0),
+	       KCALL(RQBPF_KF_RES_SPIN_LOCK), JMP32_IMM(BPF_JEQ, R0, 0, 4),
+	       LD_MAPVAL(R1, M_DATA_A, 0), KCALL(RQBPF_KF_RES_SPIN_UNLOCK), EXIT(),
+	       LD_MAPVAL(R1, M_DATA_A, 0), KCALL(RQBPF_KF_RES_SPIN_UNLOCK),
+	       LD_MAPVAL(R1, M_DATA_B, 0), KCALL(RQBPF_KF_RES_SPIN_UNLOCK), RET0()),
+	     "bpf_res_spin_unlock cannot be out of order", 15},
+	    {"out_of_order_lock_in_order_unlock",
+	     P(ELEM_R6(M_ARR), LD_MAPVAL(R1, M_DATA_B, 0), KCALL(RQBPF_KF_RES_SPIN_LOCK),
+	       JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(), LOCK_R(R6), JMP32_IMM(BPF_JEQ, R0, 0, 5),
+	       LD_MAPVAL(R1, M_DATA_B, 0), KCALL(RQBPF_KF_RES_SPIN_UNLOCK), RET0(), UNLOCK_R(R6),
+	       LD_MAPVAL(R1, M_DATA_B, 0), KCALL(RQBPF_KF_RES_SPIN_UNLOCK), RET0()),
+	     NULL, -1},
+	    {"lock_arg_stack",
+	     P(MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8), ST(BPF_DW, R10, -8, 0),
+	       KCALL(RQBPF_KF_RES_SPIN_LOCK), RET0()),
+	     "arg#0 doesn't point to map value or allocated object", 3},
+	    {"lock_bad_off",
+	     P(ELEM_R6(M_ARR), MOV64_REG(R1, R6), ALU64_IMM(BPF_ADD, R1, 1),
+	       KCALL(RQBPF_KF_RES_SPIN_LOCK), RET0()),
+	     "off 1 doesn't point to 'struct bpf_res_spin_lock' that is at 0", 12},
+	    {"lock_var_off",
+	     P(ELEM_R6(M_BIG), LDX(BPF_W, R2, R6, 0), ALU64_IMM(BPF_AND, R2, 8), MOV64_REG(R1, R6),
+	       ALU64_REG(BPF_ADD, R1, R2), KCALL(RQBPF_KF_RES_SPIN_LOCK), RET0()),
+	     "R1 doesn't have constant offset. bpf_res_spin_lock has to be at the constant offset",
+	     14},
+	    {"lock_no_lock_map", P(LD_MAPVAL(R1, M_BSS, 1), KCALL(RQBPF_KF_RES_SPIN_LOCK), RET0()),
+	     "map 'res_spin.bss' has no valid bpf_res_spin_lock", 2},
+	    {"res_lock_on_spin_lock_map", P(ELEM_R6(M_SPIN), LOCK_R(R6), RET0()),
+	     "map 'spinmap' has no valid bpf_res_spin_lock", 11},
+	    {"spin_lock_on_res_lock_map",
+	     P(ELEM_R6(M_ARR), MOV64_REG(R1, R6), CALL(BPF_FUNC_spin_lock), RET0()),
+	     "map 'arrmap' has no valid bpf_spin_lock", 11},
+	    {"spin_lock_inside_res_lock",
+	     P(ELEM_R6(M_SPIN), LD_MAPVAL(R1, M_DATA_A, 0), KCALL(RQBPF_KF_RES_SPIN_LOCK),
+	       JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(), MOV64_REG(R1, R6), CALL(BPF_FUNC_spin_lock),
+	       RET0()),
+	     "function calls are not allowed while holding a lock", 16},
+	    {"helper_in_lock",
+	     P(ELEM_R6(M_ARR), LOCK_R(R6), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(),
+	       CALL(BPF_FUNC_ktime_get_ns), UNLOCK_R(R6), RET0()),
+	     "function calls are not allowed while holding a lock", 14},
+	    {"exit_with_lock",
+	     P(ELEM_R6(M_ARR), LOCK_R(R6), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(), RET0()),
+	     "BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed region", 15},
+	    {"irqsave_restore",
+	     P(LD_MAPVAL(R1, M_DATA_A, 0), MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -8),
+	       KCALL(RQBPF_KF_RES_SPIN_LOCK_IRQSAVE), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(),
+	       LD_MAPVAL(R1, M_DATA_A, 0), MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -8),
+	       KCALL(RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE), RET0()),
+	     NULL, -1},
+	    {"irq_out_of_order",
+	     P(LD_MAPVAL(R1, M_DATA_A, 0), MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -8),
+	       KCALL(RQBPF_KF_RES_SPIN_LOCK_IRQSAVE), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(),
+	       LD_MAPVAL(R1, M_DATA_B, 0), MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -16),
+	       KCALL(RQBPF_KF_RES_SPIN_LOCK_IRQSAVE), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(),
+	       LD_MAPVAL(R1, M_DATA_B, 0), MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -8),
+	       KCALL(RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE), RET0()),
+	     "cannot restore irq state out of order, expected id=2 acquired at insn_idx=11", 18},
+	    {"irq_class_mismatch",
+	     P(MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -16), KCALL(RQBPF_KF_LOCAL_IRQ_SAVE),
+	       LD_MAPVAL(R1, M_DATA_A, 0), MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -8),
+	       KCALL(RQBPF_KF_RES_SPIN_LOCK_IRQSAVE), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(),
+	       LD_MAPVAL(R1, M_DATA_A, 0), MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -16),
+	       KCALL(RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE), RET0()),
+	     "irq flag acquired by native kfuncs cannot be restored with lock kfuncs", 14},
+	    {"irq_lock_mismatch",
+	     P(MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8), KCALL(RQBPF_KF_LOCAL_IRQ_SAVE),
+	       LD_MAPVAL(R1, M_DATA_A, 0), KCALL(RQBPF_KF_RES_SPIN_LOCK),
+	       JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(), LD_MAPVAL(R1, M_DATA_A, 0), MOV64_REG(R2, R10),
+	       ALU64_IMM(BPF_ADD, R2, -8), KCALL(RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE), RET0()),
+	     "bpf_res_spin_unlock of different lock", 12},
+	    {"irq_exit",
+	     P(MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8), KCALL(RQBPF_KF_LOCAL_IRQ_SAVE),
+	       RET0()),
+	     "BPF_EXIT instruction in main prog cannot be used inside bpf_local_irq_save-ed region",
+	     4},
+	    {"native_irq_in_lock",
+	     P(LD_MAPVAL(R1, M_DATA_A, 0), MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -8),
+	       KCALL(RQBPF_KF_RES_SPIN_LOCK_IRQSAVE), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(),
+	       MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8), KCALL(RQBPF_KF_LOCAL_IRQ_RESTORE),
+	       RET0()),
+	     "function calls are not allowed while holding a lock", 9},
+	    {"map_value_oob", P(ELEM_R6(M_PLAIN), LDX(BPF_W, R0, R6, 16), EXIT()),
+	     "invalid access to map value, value_size=16 off=16 size=4", 10},
+	    {"map_value_lock_access", P(ELEM_R6(M_ARR), LDX(BPF_W, R0, R6, 0), EXIT()),
+	     "bpf_res_spin_lock cannot be accessed directly by load/store", 10},
+	    {"map_value_var_ok",
+	     P(ELEM_R6(M_PLAIN), LDX(BPF_W, R1, R6, 0), ALU64_IMM(BPF_AND, R1, 7),
+	       ALU64_REG(BPF_ADD, R6, R1), LDX(BPF_DW, R0, R6, 0), EXIT()),
+	     NULL, -1},
+	    {"map_value_var_oob",
+	     P(ELEM_R6(M_PLAIN), LDX(BPF_W, R1, R6, 0), ALU64_IMM(BPF_AND, R1, 15),
+	       ALU64_REG(BPF_ADD, R6, R1), LDX(BPF_DW, R0, R6, 0), EXIT()),
+	     "invalid access to map value, value_size=16 off=15 size=8", 13},
+	    {"rodata_write", P(LD_MAPVAL(R1, M_RODATA, 0), ST(BPF_W, R1, 0, 1), RET0()),
+	     "write into map forbidden, value_size=8 off=0 size=4", 2},
+	    {"stack_oob_write", P(STX(BPF_DW, R10, R10, 8), RET0()),
+	     "invalid write to stack R10 off=8 size=8", 0},
+	    {"stack_uninit_read", P(LDX(BPF_DW, R0, R10, -8), EXIT()),
+	     "invalid read from stack off -8+0 size 8", 0},
+	    {"stack_spill_fill",
+	     P(LOOKUP(M_PLAIN, 0), STX(BPF_DW, R10, R0, -16), LDX(BPF_DW, R6, R10, -16),
+	       JMP_IMM(BPF_JEQ, R0, 0, 1), LDX(BPF_W, R1, R6, 0), RET0()),
+	     NULL, -1},
+	    {"scalar_deref", P(MOV64_IMM(R1, 64), LDX(BPF_W, R0, R1, 0), EXIT()),
+	     "R1 invalid mem access 'scalar'", 1},
+	    {"ctx_oob", P(LDX(BPF_W, R0, R1, 4096), EXIT()),
+	     "invalid bpf_context access off=4096 size=4", 0},
+	    {"null_ptr_arith", P(LOOKUP(M_PLAIN, 0), ALU64_IMM(BPF_ADD, R0, 4), RET0()),
+	     "R0 pointer arithmetic on map_value_or_null prohibited, null-check it first", 6},
+	    {"bounded_loop",
+	     P(MOV64_IMM(R1, 0), ALU64_IMM(BPF_ADD, R1, 1), JMP_IMM(BPF_JLT, R1, 1000, -2), RET0()),
+	     NULL, -1},
+	    {"infinite_loop", P(MOV64_IMM(R0, 0), JMP_IMM(BPF_JEQ, R0, 0, -1), EXIT()),
+	     "infinite loop detected at insn 1", 1},
+	    {"too_many_insns",
+	     P(MOV64_IMM(R1, 0), ALU64_IMM(BPF_ADD, R1, 1), JMP_IMM(BPF_JNE, R1, -1, -2), RET0()),
+	     "BPF program is too large. Processed 1000001 insn", -1},
+	    {"branch_pruned_by_range",
+	     P(LDX(BPF_W, R2, R1, 0), ALU64_IMM(BPF_AND, R2, 7), JMP_IMM(BPF_JLE, R2, 7, 1),
+	       LDX(BPF_W, R0, R2, 0), RET0()),
+	     NULL, -1},
+	    {"lock_failure_range",
+	     P(ELEM_R6(M_ARR), LOCK_R(R6), JMP32_IMM(BPF_JSLT, R0, 0, 4), UNLOCK_R(R6), RET0(),
+	       EXIT()),
+	     NULL, -1},
+	    {"subprog", P(PCALL(1), EXIT(), RET0()), NULL, -1},
+	    {"subprog_in_lock",
+	     P(ELEM_R6(M_ARR), LOCK_R(R6), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(), PCALL(4),
+	       UNLOCK_R(R6), RET0(), RET0()),
+	     NULL, -1},
+	    {"div_by_zero", P(MOV64_IMM(R0, 1), ALU64_IMM(BPF_DIV, R0, 0), EXIT()), "div by zero",
+	     1},
+	    {"unreachable", P(RET0(), RET0()), "unreachable insn 2", 2},
+	    {"jump_out_of_range", P(JA(5), RET0()), "jump out of range from insn 0 to 6", 0},
+	    {"no_exit", P(MOV64_IMM(R0, 0)), "last insn is not an exit or jmp", 0},
+	    {"unknown_helper", P(CALL(1000), RET0()), "invalid func unknown#1000", 0},
+	    {"key_uninit",
+	     P(MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -4), LD_MAP(R1, M_PLAIN),
+	       CALL(BPF_FUNC_map_lookup_elem), RET0()),
+	     "invalid read from stack R2 off -4+0 size 4", 4},
+	    {"mov_reserved_off", P(INSN(BPF_ALU64 | BPF_MOV | BPF_X, R0, R1, 3, 0), RET0()),
+	     "BPF_MOV uses reserved fields", 0},
+	    {"alu_reserved_src",
+	     P(MOV64_IMM(R0, 0), INSN(BPF_ALU64 | BPF_ADD | BPF_K, R0, 1, 0, 1), EXIT()),
+	     "BPF_ALU uses reserved fields", 1},
+	    {"movsx_ok",
+	     P(MOV64_IMM(R1, 0xff), INSN(BPF_ALU64 | BPF_MOV | BPF_X, R0, R1, 8, 0),
+	       JMP_IMM(BPF_JEQ, R0, -1, 1), LDX(BPF_W, R0, R0, 0), EXIT()),
+	     NULL, -1},
+	    {"array_const_key_not_null", P(LOOKUP(M_BIG, 0), LDX(BPF_W, R0, R0, 0), EXIT()), NULL,
+	     -1},
+	    {"array_key_out_of_range", P(LOOKUP(M_BIG, 8), LDX(BPF_W, R0, R0, 0), EXIT()),
+	     "R0 invalid mem access 'map_value_or_null'", 6},
+	    {"callx", P(INSN(BPF_JMP | BPF_CALL | BPF_X, 0, 1, 0, 0), RET0()), "unknown opcode 8d",
+	     0},
+	    {"ldx_memsx_dw", P(INSN(BPF_LDX | BPF_MEMSX | BPF_DW, R0, R1, 0, 0), EXIT()),
+	     "unknown opcode 99", 0},
+	    {"frame_pointer_write", P(MOV64_IMM(R10, 0), RET0()), "frame pointer is read only", 0},
+	};
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-v"))
+			verbose = 1;
+		else
+			only = argv[i];
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (only && strcmp(only, cases[i].name) != 0)
+			continue;
+		if (!only && scaled_down() && !strcmp(cases[i].name, "too_many_insns")) {
+			printf("skip %s: walks a million instructions (RQ_TEST_SCALE < 1)\n",
+			       cases[i].name);
+			continue;
+		}
+		fails += run_case(&cases[i], verbose);
+		ran++;
+	}
+	if (!only) {
+		fails += check_log();
+		ran++;
+	}
+	printf("%d/%d passed\n", ran - fails, ran);
+	return fails || !ran ? 1 : 0;
+}

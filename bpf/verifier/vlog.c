@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vlog.c: the verdict message and the kernel-style log: one line per
+ * processed instruction, its disassembly and the registers it leaves.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "vstate.h"
+
+void verr(struct venv *env, int insn, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (env->failed)
+		return;
+	env->failed = true;
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
+	vsnprintf(env->out->msg, sizeof(env->out->msg), fmt, ap);
+	va_end(ap);
+	env->out->insn = insn < 0 ? 0 : (uint32_t)insn;
+	if (env->log)
+		fprintf(env->log, "%s\n", env->out->msg);
+}
+
+void vlogf(struct venv *env, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!env->log)
+		return;
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
+	vfprintf(env->log, fmt, ap);
+	va_end(ap);
+}
+
+const char *vtype_name(uint8_t type)
+{
+	static const char *const names[] = {
+	    [T_NOT_INIT] = "?",
+	    [T_SCALAR] = "scalar",
+	    [T_CTX] = "ctx",
+	    [T_STACK] = "fp",
+	    [T_MAP_PTR] = "map_ptr",
+	    [T_MAP_VALUE] = "map_value",
+	    [T_MAP_VALUE_OR_NULL] = "map_value_or_null",
+	};
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
+}
+
+static void print_range(FILE *f, const struct vrange *r)
+{
+	const char *sep = "";
+
+	if (r->smin != INT64_MIN) {
+		fprintf(f, "%ssmin=%" PRId64, sep, r->smin);
+		sep = ",";
+	}
+	if (r->smax != INT64_MAX) {
+		fprintf(f, "%ssmax=%" PRId64, sep, r->smax);
+		sep = ",";
+	}
+	if (r->umin) {
+		fprintf(f, "%sumin=%" PRIu64, sep, r->umin);
+		sep = ",";
+	}
+	if (r->umax != UINT64_MAX) {
+		fprintf(f, "%sumax=%" PRIu64, sep, r->umax);
+		sep = ",";
+	}
+	if (r->s32min != INT32_MIN && r->s32min != r->smin) {
+		fprintf(f, "%ssmin32=%d", sep, r->s32min);
+		sep = ",";
+	}
+	if (r->s32max != INT32_MAX && r->s32max != r->smax)
+		fprintf(f, "%ssmax32=%d", sep, r->s32max);
+}
+
+void vlog_reg(FILE *f, const struct venv *env, const struct vreg *r)
+{
+	const struct rqbpf_map_desc *m = NULL;
+
+	if (r->type == T_MAP_PTR || r->type == T_MAP_VALUE || r->type == T_MAP_VALUE_OR_NULL)
+		m = &env->prog->maps[r->map];
+	switch (r->type) {
+	case T_SCALAR:
+		if (rng_is_const(&r->r)) {
+			fprintf(f, "%" PRId64, r->r.smin);
+			return;
+		}
+		fprintf(f, "scalar(");
+		print_range(f, &r->r);
+		fprintf(f, ")");
+		return;
+	case T_STACK:
+		fprintf(f, "fp%d", r->off);
+		if (!rng_is_const(&r->r)) {
+			fprintf(f, "(");
+			print_range(f, &r->r);
+			fprintf(f, ")");
+		}
+		return;
+	case T_CTX:
+		fprintf(f, "ctx(");
+		if (r->off)
+			fprintf(f, "off=%d", r->off);
+		fprintf(f, ")");
+		return;
+	default:
+		break;
+	}
+	if (!m) {
+		fprintf(f, "%s", vtype_name(r->type));
+		return;
+	}
+	fprintf(f, "%s(", vtype_name(r->type));
+	if (r->id)
+		fprintf(f, "id=%u,", r->id);
+	fprintf(f, "map=%s,ks=%u,vs=%u", m->name ? m->name : "?", m->key_size, m->value_size);
+	if (r->off)
+		fprintf(f, ",off=%d", r->off);
+	if (!rng_is_const(&r->r)) {
+		fprintf(f, ",");
+		print_range(f, &r->r);
+	}
+	fprintf(f, ")");
+}
+
+static const char *const alu_ops[16] = {"+=",  "-=", "*=", "/=", "|=",   "&=",     "<<=", ">>=",
+                                        "neg", "%=", "^=", "=",  "s>>=", "endian", "?",   "?"};
+static const char *const jmp_ops[16] = {"goto", "==",   ">", ">=", "&",  "!=",  "s>", "s>=",
+                                        "call", "exit", "<", "<=", "s<", "s<=", "?",  "?"};
+static const char *const sizes[4] = {"u32", "u16", "u8", "u64"};
+
+/* The kernel's names for the helpers and kfuncs the verifier knows. */
+static const char *call_name(const struct bpf_insn *in)
+{
+	static const char *const kfuncs[] = {
+	    [RQBPF_KF_RES_SPIN_LOCK] = "bpf_res_spin_lock",
+	    [RQBPF_KF_RES_SPIN_UNLOCK] = "bpf_res_spin_unlock",
+	    [RQBPF_KF_RES_SPIN_LOCK_IRQSAVE] = "bpf_res_spin_lock_irqsave",
+	    [RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE] = "bpf_res_spin_unlock_irqrestore",
+	    [RQBPF_KF_LOCAL_IRQ_SAVE] = "bpf_local_irq_save",
+	    [RQBPF_KF_LOCAL_IRQ_RESTORE] = "bpf_local_irq_restore",
+	};
+
+	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
+		return in->imm > 0 && in->imm < (int)(sizeof(kfuncs) / sizeof(kfuncs[0]))
+		           ? kfuncs[in->imm]
+		           : "kfunc";
+	switch (in->imm) {
+	case BPF_FUNC_map_lookup_elem:
+		return "bpf_map_lookup_elem";
+	case BPF_FUNC_map_update_elem:
+		return "bpf_map_update_elem";
+	case BPF_FUNC_map_delete_elem:
+		return "bpf_map_delete_elem";
+	case BPF_FUNC_ktime_get_ns:
+		return "bpf_ktime_get_ns";
+	case BPF_FUNC_trace_printk:
+		return "bpf_trace_printk";
+	case BPF_FUNC_get_prandom_u32:
+		return "bpf_get_prandom_u32";
+	case BPF_FUNC_get_smp_processor_id:
+		return "bpf_get_smp_processor_id";
+	case BPF_FUNC_spin_lock:
+		return "bpf_spin_lock";
+	case BPF_FUNC_spin_unlock:
+		return "bpf_spin_unlock";
+	default:
+		return "unknown";
+	}
+}
+
+static void disasm(FILE *f, const struct bpf_insn *in)
+{
+	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
+	char r = cls == BPF_ALU || cls == BPF_JMP32 ? 'w' : 'r';
+
+	switch (cls) {
+	case BPF_ALU:
+	case BPF_ALU64:
+		if (op == BPF_NEG)
+			fprintf(f, "%c%d = -%c%d", r, in->dst_reg, r, in->dst_reg);
+		else if (op == BPF_END)
+			fprintf(f, "r%d = %s%d r%d", in->dst_reg,
+			        cls == BPF_ALU64    ? "bswap"
+			        : BPF_SRC(in->code) ? "be"
+			                            : "le",
+			        in->imm, in->dst_reg);
+		else if (BPF_SRC(in->code) == BPF_X)
+			fprintf(f, "%c%d %s %c%d", r, in->dst_reg, alu_ops[op >> 4], r,
+			        in->src_reg);
+		else
+			fprintf(f, "%c%d %s %d", r, in->dst_reg, alu_ops[op >> 4], in->imm);
+		break;
+	case BPF_LDX:
+		fprintf(f, "r%d = *(%s%s *)(r%d %+d)", in->dst_reg,
+		        BPF_MODE(in->code) == BPF_MEMSX ? "s" : "", sizes[BPF_SIZE(in->code) >> 3],
+		        in->src_reg, in->off);
+		break;
+	case BPF_ST:
+		fprintf(f, "*(%s *)(r%d %+d) = %d", sizes[BPF_SIZE(in->code) >> 3], in->dst_reg,
+		        in->off, in->imm);
+		break;
+	case BPF_STX:
+		if (BPF_MODE(in->code) == BPF_ATOMIC)
+			fprintf(f, "atomic(0x%x) *(%s *)(r%d %+d), r%d", (unsigned)in->imm,
+			        sizes[BPF_SIZE(in->code) >> 3], in->dst_reg, in->off, in->src_reg);
+		else
+			fprintf(f, "*(%s *)(r%d %+d) = r%d", sizes[BPF_SIZE(in->code) >> 3],
+			        in->dst_reg, in->off, in->src_reg);
+		break;
+	case BPF_LD:
+		fprintf(f, "r%d = 0x%x ll (src %d)", in->dst_reg, (unsigned)in->imm, in->src_reg);
+		break;
+	default:
+		if (op == BPF_EXIT)
+			fprintf(f, "exit");
+		else if (op == BPF_CALL && in->src_reg == BPF_PSEUDO_CALL)
+			fprintf(f, "call pc%+d", in->imm);
+		else if (op == BPF_CALL)
+			fprintf(f, "call %s#%d", call_name(in), in->imm);
+		else if (op == BPF_JA)
+			fprintf(f, "goto pc%+d", cls == BPF_JMP32 ? in->imm : in->off);
+		else if (BPF_SRC(in->code) == BPF_X)
+			fprintf(f, "if %c%d %s %c%d goto pc%+d", r, in->dst_reg, jmp_ops[op >> 4],
+			        r, in->src_reg, in->off);
+		else
+			fprintf(f, "if %c%d %s 0x%x goto pc%+d", r, in->dst_reg, jmp_ops[op >> 4],
+			        (unsigned)in->imm, in->off);
+		break;
+	}
+}
+
+void vlog_insn(struct venv *env, int idx, const struct vstate *st)
+{
+	FILE *f = env->log;
+	const struct vframe *fr;
+
+	if (!f)
+		return;
+	fr = st->frame[st->curframe];
+	fprintf(f, "%d: (%02x) ", idx, env->prog->insns[idx].code);
+	disasm(f, &env->prog->insns[idx]);
+	fprintf(f, "\t;");
+	if (st->curframe)
+		fprintf(f, " frame%d:", st->curframe);
+	for (int i = 0; i < V_NREGS; i++) {
+		if (fr->regs[i].type == T_NOT_INIT)
+			continue;
+		fprintf(f, " R%d=", i);
+		vlog_reg(f, env, &fr->regs[i]);
+	}
+	for (int i = 0; i < V_SLOTS; i++) {
+		const struct vslot_state *s = &fr->stack[i];
+
+		if (s->bytes[0] == S_SPILL) {
+			fprintf(f, " fp%d=", -8 * (i + 1));
+			vlog_reg(f, env, &s->spill);
+		} else if (s->bytes[0] == S_IRQ_FLAG) {
+			fprintf(f, " fp%d=irq_flag(id=%u)", -8 * (i + 1), s->irq_id);
+		}
+	}
+	for (int i = 0; i < st->nrefs; i++)
+		fprintf(f, " refs[%d]=%s(id=%u)", i, st->refs[i].type == REF_IRQ ? "irq" : "lock",
+		        st->refs[i].id);
+	fprintf(f, "\n");
+}

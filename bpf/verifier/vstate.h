@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vstate.h: the verifier's internal model. An abstract state is the call
+ * stack of frames (registers and 512-byte stacks) plus the references the
+ * path holds (locks and saved irq flags, in acquisition order). Each file
+ * of the verifier implements one concern over these types.
+ */
+#ifndef RQBPF_VSTATE_H
+#define RQBPF_VSTATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "verifier.h"
+
+/* Newer than Debian 12's <linux/bpf.h>. */
+#ifndef BPF_MEMSX
+#define BPF_MEMSX 0x80
+#endif
+
+#define V_MAX_FRAMES          8
+#define V_STACK_SIZE          512
+#define V_SLOTS               (V_STACK_SIZE / 8)
+#define V_NREGS               11
+#define V_MAX_REFS            64
+#define V_INSN_LIMIT          1000000
+#define V_MAX_PENDING         8192
+#define V_MAX_STATES_PER_INSN 64
+#define V_MAX_ERRNO           4095
+
+/* Register types, as the kernel names them in its log. */
+enum vtype {
+	T_NOT_INIT = 0,
+	T_SCALAR,
+	T_CTX,
+	T_STACK,
+	T_MAP_PTR,
+	T_MAP_VALUE,
+	T_MAP_VALUE_OR_NULL,
+};
+
+/* A range of values: the 64-bit view and the low 32-bit subregister view.
+ * For scalars it is the value; for pointers it is the variable part of the
+ * offset (the fixed part is vreg.off). */
+struct vrange {
+	uint64_t umin, umax;
+	int64_t smin, smax;
+	uint32_t u32min, u32max;
+	int32_t s32min, s32max;
+};
+
+struct vreg {
+	uint8_t type;    /* enum vtype */
+	uint8_t frameno; /* T_STACK: the frame whose stack it points into */
+	uint16_t map;    /* T_MAP_*: index into prog->maps */
+	int32_t off;     /* pointers: fixed offset */
+	uint32_t id;     /* map value (or null): the lookup's id; 0 for global data */
+	struct vrange r;
+};
+
+/* Per-byte stack slot types. */
+enum vslot {
+	S_INVALID = 0, /* never written: reading it is an error */
+	S_MISC,        /* some scalar bytes */
+	S_ZERO,        /* known zero bytes */
+	S_SPILL,       /* an 8-byte register spill (slot.spill holds it) */
+	S_IRQ_FLAG,    /* saved irq state (slot.irq_id, slot.irq_class) */
+};
+
+enum irq_class { IRQ_NATIVE = 0, IRQ_LOCK = 1 };
+
+struct vslot_state {
+	uint8_t bytes[8]; /* enum vslot per byte */
+	struct vreg spill;
+	uint32_t irq_id;
+	uint8_t irq_class;
+};
+
+struct vframe {
+	struct vreg regs[V_NREGS];
+	struct vslot_state stack[V_SLOTS]; /* stack[i] covers fp-8*(i+1) .. fp-8*i-1 */
+	int callsite;                      /* insn of the call that made this frame, -1 main */
+	int subprog_start;
+};
+
+/* References a path holds, in acquisition order. */
+enum vref_type {
+	REF_LOCK = 1,         /* bpf_spin_lock */
+	REF_RES_LOCK = 2,     /* bpf_res_spin_lock */
+	REF_RES_LOCK_IRQ = 4, /* bpf_res_spin_lock_irqsave */
+	REF_IRQ = 8,          /* a saved irq flag */
+};
+#define REF_LOCK_MASK (REF_LOCK | REF_RES_LOCK | REF_RES_LOCK_IRQ)
+
+struct vref {
+	uint8_t type;
+	uint16_t map; /* locks: the map; the kernel's "ptr" */
+	uint32_t id;  /* locks: the pointer's id; irq: the flag's id */
+	int insn;     /* where it was acquired */
+};
+
+struct vstate {
+	int curframe;
+	struct vframe *frame[V_MAX_FRAMES];
+	int nrefs;
+	struct vref refs[V_MAX_REFS];
+};
+
+struct idmap;
+
+/* The verifier's run: program, log, limits, id generator. */
+struct venv {
+	const struct rqbpf_linked_prog *prog;
+	FILE *log;
+	struct rqbpf_verdict *out;
+	uint32_t id_gen;
+	uint64_t processed;
+	int insn_idx;
+	bool failed;
+	uint8_t *prune_point;               /* per insn */
+	uint16_t *live_in;                  /* per insn: bitmask of live registers */
+	uint16_t *prec_in;                  /* per insn: registers whose value matters */
+	uint64_t *sprec_in;                 /* per insn: stack slots whose value matters */
+	uint16_t *maybe_ptr;                /* per insn: registers that may hold a pointer */
+	uint8_t *decided;                   /* per insn: a jump the walk decided by ranges */
+	bool prec_dirty;                    /* decided changed: redo the precision pass */
+	int *subprog_of;                    /* per insn: the start of its subprogram */
+	uint64_t jmps;                      /* prune points visited */
+	uint64_t prev_jmps, prev_processed; /* ... when a state was last remembered */
+	struct idmap *idmap;                /* scratch for state comparison */
+};
+
+/* vlog.c: messages and the kernel-style log */
+void verr(struct venv *env, int insn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void vlogf(struct venv *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vlog_insn(struct venv *env, int idx, const struct vstate *st);
+void vlog_reg(FILE *f, const struct venv *env, const struct vreg *r);
+const char *vtype_name(uint8_t type);
+
+/* scalar.c: value ranges */
+void rng_unknown(struct vrange *r);
+void rng_const(struct vrange *r, uint64_t v);
+bool rng_is_const(const struct vrange *r);
+bool rng_is_const32(const struct vrange *r);
+void rng_sync(struct vrange *r);
+void rng_zext32(struct vrange *r);
+bool rng_within(const struct vrange *old, const struct vrange *cur);
+bool rng_equal(const struct vrange *a, const struct vrange *b);
+void rng_set_s32(struct vrange *r, int32_t lo, int32_t hi);
+void rng_bits(struct vrange *r, int bytes, bool sign);
+int rng_alu(struct vrange *dst, const struct vrange *src, uint8_t op, bool is64, int16_t off);
+int rng_branch_taken(const struct vrange *a, const struct vrange *b, uint8_t op, bool is32);
+bool rng_refine(struct vrange *a, struct vrange *b, uint8_t op, bool is32);
+uint8_t rng_negate(uint8_t op);
+void rng_add(struct vrange *dst, const struct vrange *src);
+
+/* state.c: states, registers, comparison */
+void reg_mark_unknown(struct vreg *r);
+void reg_mark_const(struct vreg *r, uint64_t v);
+void reg_mark_not_init(struct vreg *r);
+bool reg_is_pointer(const struct vreg *r);
+bool reg_is_const(const struct vreg *r, uint64_t *v);
+struct vstate *state_new(void);
+struct vstate *state_copy(const struct vstate *src);
+void state_free(struct vstate *st);
+struct vframe *frame_new(int callsite, int subprog_start);
+static inline struct vframe *cur_frame(struct vstate *st)
+{
+	return st->frame[st->curframe];
+}
+bool states_cover(struct venv *env, const struct vstate *old, const struct vstate *cur, int insn);
+bool states_equal_exact(struct venv *env, const struct vstate *old, const struct vstate *cur);
+struct idmap *idmap_new(void);
+uint64_t state_fingerprint(const struct vstate *st);
+
+/* cfg.c: structure checks before the walk, liveness, prune points */
+int cfg_check(struct venv *env);
+
+/* precise.c: registers whose exact value can reach a check */
+int precision_init(struct venv *env);
+void compute_precision(struct venv *env);
+
+/* mem.c: loads, stores, stack and map value bounds */
+int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size, bool write,
+               struct vreg *val, bool sign_ext);
+int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size);
+bool mem_const_key(struct vstate *st, int regno, int size, uint64_t *key);
+
+/* locks.c: lock and irq-flag references */
+int lock_process(struct venv *env, struct vstate *st, int regno, bool is_lock, bool res, bool irq);
+int irq_flag_save(struct venv *env, struct vstate *st, int regno, int argno, int cls);
+int irq_flag_restore(struct venv *env, struct vstate *st, int regno, int argno, int cls);
+int locks_held(const struct vstate *st);
+int irqs_held(const struct vstate *st);
+bool map_has_lock_field(const struct venv *env, int map);
+
+/* calls.c: helpers, kfuncs, subprogram calls and exits */
+int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next);
+int exit_check(struct venv *env, struct vstate *st, int idx, int *next_idx);
+
+/* jumps.c: conditional jumps */
+int cond_jump(struct venv *env, struct vstate *st, int idx, int *next, struct vstate **other,
+              int *other_idx);
+
+/* alu.c */
+int alu_check(struct venv *env, struct vstate *st, int idx);
+
+/* Helpers shared by the files above. */
+static inline bool is_ldimm64(const struct bpf_insn *insn)
+{
+	return insn->code == (BPF_LD | BPF_IMM | BPF_DW);
+}
+int check_reg_read(struct venv *env, struct vstate *st, int regno);
+
+/* A jump with a target: JA, gotol or a conditional jump (not call, exit). */
+static inline bool insn_is_jump(const struct bpf_insn *in)
+{
+	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
+
+	return (cls == BPF_JMP || cls == BPF_JMP32) && op != BPF_CALL && op != BPF_EXIT;
+}
+
+/* Control may reach the next instruction (all but exit and JA/gotol). */
+static inline bool insn_falls_through(const struct bpf_insn *in)
+{
+	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);
+
+	return (cls != BPF_JMP && cls != BPF_JMP32) || (op != BPF_EXIT && op != BPF_JA);
+}
+
+/* The next instruction's index (ld_imm64 takes two slots). */
+static inline int insn_next(const struct bpf_insn *in, int i)
+{
+	return i + (is_ldimm64(in) ? 2 : 1);
+}
+
+/* A jump's target (gotol: JMP32 | JA takes imm); -1 when out of int range. */
+static inline int insn_jump_target(const struct bpf_insn *in, int i)
+{
+	bool gotol = BPF_CLASS(in->code) == BPF_JMP32 && BPF_OP(in->code) == BPF_JA;
+	int64_t t = (int64_t)i + 1 + (gotol ? in->imm : in->off);
+
+	return t < 0 || t > INT32_MAX ? -1 : (int)t;
+}
+
+#endif /* RQBPF_VSTATE_H */
