@@ -18,8 +18,12 @@
 
 RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 {
+	/* An atomic store, not atomic_init(): re-initialising a lock that other
+	 * threads still wait on is the documented recovery for a corrupted word,
+	 * and their loads must not race with a plain write. Relaxed: the store
+	 * publishes no data; a later acquirer's CAS takes the word as it is. */
 	if (lock)
-		atomic_init(&lock->val, 0);
+		atomic_store_explicit(&lock->val, 0, memory_order_relaxed);
 }
 
 RQ_EXPORT int res_spin_lock(rqspinlock_t *lock)

@@ -63,6 +63,7 @@ int rq_shared_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_id
 
 RQ_EXPORT void res_spin_lock_init_shared(rqspinlock_t *lock)
 {
+	/* Atomic for the same reason as res_spin_lock_init(); relaxed likewise. */
 	if (lock)
-		atomic_init(&lock->val, RQ_SHARED_MARK);
+		atomic_store_explicit(&lock->val, RQ_SHARED_MARK, memory_order_relaxed);
 }

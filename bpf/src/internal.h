@@ -27,8 +27,12 @@ struct btf;
 #define BPF_MEMSX 0x80
 #endif
 
-/* Instructions one run may execute before it is stopped (-E2BIG). */
+/* Instructions one run may execute before it is stopped (-E2BIG). The
+ * loader's fuzz target builds with a smaller limit so that a mutated
+ * program's long loop stays within libFuzzer's per-input timeout. */
+#ifndef RQBPF_INSN_LIMIT
 #define RQBPF_INSN_LIMIT (1ull << 30)
+#endif
 /* Call frames (the kernel's MAX_CALL_FRAMES) and stack bytes per frame. */
 #define RQBPF_MAX_FRAMES 8
 #define RQBPF_STACK_SIZE 512
