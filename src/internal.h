@@ -107,7 +107,15 @@ struct rq_thread {
 } __attribute__((aligned(64)));
 
 /* ---- registry.c ---- */
+/*
+ * This thread's record; &rq_unregistered until its first lock call. The
+ * sentinel's count (RQ_UNREGISTERED_CNT) fails the fast paths' table bound
+ * checks, so they need no separate test for an unregistered thread: their
+ * slow entries call rq_self_get(). Nothing ever writes the sentinel.
+ */
 extern _Thread_local struct rq_thread *rq_self;
+extern const struct rq_thread rq_unregistered;
+#define RQ_UNREGISTERED_CNT UINT32_MAX
 struct rq_thread *rq_register_self(void);
 struct rq_thread *rq_thread_at(uint32_t slot);
 uint32_t rq_slot_bound(void);
@@ -119,9 +127,17 @@ static inline struct rq_thread *rq_self_get(void)
 {
 	struct rq_thread *t = rq_self;
 
-	if (unlikely(!t))
+	if (unlikely(t == &rq_unregistered))
 		t = rq_register_self();
 	return t;
+}
+
+/* This thread's record, or NULL when it has none yet (registers nothing). */
+static inline struct rq_thread *rq_self_peek(void)
+{
+	struct rq_thread *t = rq_self;
+
+	return t == &rq_unregistered ? NULL : t;
 }
 
 /* ---- stats.c ---- */
@@ -139,17 +155,30 @@ void rq_stat_inc_global(enum rq_stat s);
  * window hides an AA from a signal handler. Relaxed: remote detectors that
  * miss the entry simply look again 1 ms later.
  */
-static inline uint32_t rq_held_push(struct rq_thread *t, const void *lock)
+/* rq_held_push() with the count @n already read and below RQ_NR_HELD. */
+static inline void rq_held_push_tracked(struct rq_thread *t, const void *lock, uint32_t n)
 {
-	uint32_t n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
-
 	/* release: pairs with claim_below()'s acquire, see rq_held_drop() */
 	atomic_store_explicit(&t->held.cnt, n + 1, memory_order_release);
 	/* A signal handler from here on pushes above index n. */
 	atomic_signal_fence(memory_order_seq_cst);
-	if (likely(n < RQ_NR_HELD))
-		atomic_store_explicit(&t->held.locks[n], (uintptr_t)lock | RQ_ENTRY_ACQUIRING,
-		                      memory_order_relaxed);
+	/* + rather than |: the same value (locks are 4-byte aligned), one
+	 * instruction (lea) */
+	atomic_store_explicit(&t->held.locks[n], (uintptr_t)lock + RQ_ENTRY_ACQUIRING,
+	                      memory_order_relaxed);
+}
+
+static inline uint32_t rq_held_push(struct rq_thread *t, const void *lock)
+{
+	uint32_t n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
+
+	if (likely(n < RQ_NR_HELD)) {
+		rq_held_push_tracked(t, lock, n);
+		return n;
+	}
+	/* release: pairs with claim_below()'s acquire, see rq_held_drop() */
+	atomic_store_explicit(&t->held.cnt, n + 1, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
 	return n;
 }
 
