@@ -13,6 +13,15 @@
 
 #include "rqspinlock.h"
 
+struct rq_thread;
+/* This thread's record (registry.c), exported under its layout-versioned
+ * name for <rqspinlock/inline.h>, which reads only its first member, the
+ * held table (a pointer to a struct points to its first member). */
+extern _Thread_local struct rq_thread *rq_self __asm__("rqspinlock_self_v1");
+#define RQSPINLOCK_INLINE_SELF() ((struct rqspinlock_held_v1 *)(void *)rq_self)
+#include "rqspinlock/inline.h"
+_Static_assert(RQSPINLOCK_INLINE_ABI == 1, "rq_self's symbol name carries the inline ABI version");
+
 #define RQ_EXPORT   __attribute__((visibility("default")))
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -66,15 +75,14 @@ struct rq_qnode {
 };
 
 /*
- * Locks this thread holds or is acquiring, oldest first. Written only by the
- * owning thread (and its signal handlers, which always restore what they
- * pushed before returning); read by any thread for deadlock detection.
- * cnt may exceed RQ_NR_HELD: the extra locks are untracked.
+ * Locks this thread holds or is acquiring, oldest first: struct
+ * rqspinlock_held_v1 (<rqspinlock/inline.h>), whose layout the opt-in inline
+ * fast path bakes in. Written only by the owning thread (and its signal
+ * handlers, which always restore what they pushed before returning); read by
+ * any thread for deadlock detection. cnt may exceed RQ_NR_HELD: the extra
+ * locks are untracked.
  */
-struct rq_held {
-	_Atomic uint32_t cnt;
-	_Atomic uintptr_t locks[RQ_NR_HELD];
-};
+#define rq_held rqspinlock_held_v1
 
 /*
  * What deadlock detectors read about a thread besides its table: one cache
@@ -108,12 +116,11 @@ struct rq_thread {
 
 /* ---- registry.c ---- */
 /*
- * This thread's record; &rq_unregistered until its first lock call. The
+ * rq_self (declared above) is &rq_unregistered until its first lock call. The
  * sentinel's count (RQ_UNREGISTERED_CNT) fails the fast paths' table bound
  * checks, so they need no separate test for an unregistered thread: their
  * slow entries call rq_self_get(). Nothing ever writes the sentinel.
  */
-extern _Thread_local struct rq_thread *rq_self;
 extern const struct rq_thread rq_unregistered;
 #define RQ_UNREGISTERED_CNT UINT32_MAX
 struct rq_thread *rq_register_self(void);
@@ -155,30 +162,17 @@ void rq_stat_inc_global(enum rq_stat s);
  * window hides an AA from a signal handler. Relaxed: remote detectors that
  * miss the entry simply look again 1 ms later.
  */
-/* rq_held_push() with the count @n already read and below RQ_NR_HELD. */
-static inline void rq_held_push_tracked(struct rq_thread *t, const void *lock, uint32_t n)
-{
-	/* release: pairs with claim_below()'s acquire, see rq_held_drop() */
-	atomic_store_explicit(&t->held.cnt, n + 1, memory_order_release);
-	/* A signal handler from here on pushes above index n. */
-	atomic_signal_fence(memory_order_seq_cst);
-	/* + rather than |: the same value (locks are 4-byte aligned), one
-	 * instruction (lea) */
-	atomic_store_explicit(&t->held.locks[n], (uintptr_t)lock + RQ_ENTRY_ACQUIRING,
-	                      memory_order_relaxed);
-}
-
 static inline uint32_t rq_held_push(struct rq_thread *t, const void *lock)
 {
 	uint32_t n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
 
-	if (likely(n < RQ_NR_HELD)) {
-		rq_held_push_tracked(t, lock, n);
-		return n;
-	}
 	/* release: pairs with claim_below()'s acquire, see rq_held_drop() */
 	atomic_store_explicit(&t->held.cnt, n + 1, memory_order_release);
+	/* A signal handler from here on pushes above index n. */
 	atomic_signal_fence(memory_order_seq_cst);
+	if (likely(n < RQ_NR_HELD))
+		atomic_store_explicit(&t->held.locks[n], (uintptr_t)lock | RQ_ENTRY_ACQUIRING,
+		                      memory_order_relaxed);
 	return n;
 }
 

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <pthread.h>
 
 #include "internal.h"
@@ -22,40 +23,36 @@ RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 		atomic_init(&lock->val, 0);
 }
 
+/* The inline fast path reaches the held table through rq_self, and
+ * hard-codes the entry tags and the locked value. */
+_Static_assert(offsetof(struct rq_thread, held) == 0, "the held table must come first");
+_Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 && RQ_LOCKED_VAL == 1,
+               "inline.h hard-codes the entry tags and the locked value");
+
 /*
- * res_spin_lock() for a thread that is not registered yet (its record is the
- * sentinel) or tracks RQ_NR_HELD locks already. Out of line, so that the
- * fast path calls nothing and needs no stack frame.
+ * The rest of res_spin_lock(), out of line so that the fast path calls
+ * nothing and needs no stack frame. @idx UINT32_MAX: the bound check failed
+ * (an unregistered thread, whose record is the sentinel, or RQ_NR_HELD locks
+ * tracked already); otherwise the CAS failed, having seen @val.
  */
-static __attribute__((noinline)) int lock_untracked(rqspinlock_t *lock)
+RQ_EXPORT int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t idx, uint32_t val)
 {
 	struct rq_thread *t = rq_self_get();
-	uint32_t idx = rq_held_push(t, lock), val;
 
-	if (likely(rq_try_0_to_locked(&lock->val, &val))) {
-		rq_held_mark_held(t, idx, lock);
-		return 0;
+	if (idx == UINT32_MAX) {
+		idx = rq_held_push(t, lock);
+		if (likely(rq_try_0_to_locked(&lock->val, &val))) {
+			rq_held_mark_held(t, idx, lock);
+			return 0;
+		}
 	}
 	return rq_lock_slowpath(t, lock, idx, val);
 }
 
+/* The fast path: res_spin_inline_lock() (<rqspinlock/inline.h>) has it. */
 RQ_EXPORT int res_spin_lock(rqspinlock_t *lock)
 {
-	struct rq_thread *t;
-	uint32_t n, val;
-
-	if (unlikely(!lock))
-		return -EINVAL;
-	t = rq_self;
-	n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
-	if (unlikely(n >= RQ_NR_HELD))
-		return lock_untracked(lock);
-	rq_held_push_tracked(t, lock, n);
-	if (likely(rq_try_0_to_locked(&lock->val, &val))) {
-		rq_held_mark_held(t, n, lock);
-		return 0;
-	}
-	return rq_lock_slowpath(t, lock, n, val);
+	return res_spin_inline_lock(lock);
 }
 
 RQ_EXPORT int res_spin_trylock(rqspinlock_t *lock)
@@ -76,36 +73,17 @@ RQ_EXPORT int res_spin_trylock(rqspinlock_t *lock)
 }
 
 /* res_spin_unlock() of anything but the top entry of a tracked table. */
-static __attribute__((noinline)) void unlock_not_top(rqspinlock_t *lock)
+RQ_EXPORT void res_spin_unlock_slow_abi(rqspinlock_t *lock)
 {
 	struct rq_thread *t = rq_self_get();
 
 	rq_unlock_slow(t, lock, atomic_load_explicit(&t->held.cnt, memory_order_relaxed));
 }
 
+/* The fast path: res_spin_inline_unlock() has it. */
 RQ_EXPORT void res_spin_unlock(rqspinlock_t *lock)
 {
-	struct rq_thread *t = rq_self;
-	/* the top entry's index; wraps for an empty table, and the sentinel's
-	 * count fails the bound check too */
-	uint32_t top = atomic_load_explicit(&t->held.cnt, memory_order_relaxed) - 1;
-	uintptr_t want = (uintptr_t)lock;
-
-	if (unlikely(top >= RQ_NR_HELD ||
-	             atomic_load_explicit(&t->held.locks[top], memory_order_relaxed) != want)) {
-		unlock_not_top(lock);
-		return;
-	}
-	/* Tag first: from here a nested context does not count this lock as
-	 * held (AA), nor does a remote detector; the release store below
-	 * orders the tag before the lock is seen free. (+ for |: lea.) */
-	atomic_store_explicit(&t->held.locks[top], want + RQ_ENTRY_RELEASING, memory_order_relaxed);
-	rq_store_unlocked(&lock->val);
-	atomic_store_explicit(&t->held.locks[top], 0, memory_order_relaxed);
-	/* Clear before the count drops: a handler arriving in between pushes
-	 * onto index top only after our clear. */
-	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&t->held.cnt, top, memory_order_relaxed);
+	res_spin_inline_unlock(lock);
 }
 
 RQ_EXPORT int res_spin_lock_irqsave(rqspinlock_t *lock, sigset_t *flags)

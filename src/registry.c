@@ -41,7 +41,7 @@ static _Atomic uint32_t rq_slotless;
 const struct rq_thread rq_unregistered = {.held.cnt = RQ_UNREGISTERED_CNT, .slot = RQ_NO_SLOT - 1};
 /* The cast drops const only in type: the fast paths never write a record
  * whose count fails their bound checks, and a stray write faults. */
-_Thread_local struct rq_thread *rq_self = (struct rq_thread *)&rq_unregistered;
+RQ_EXPORT _Thread_local struct rq_thread *rq_self = (struct rq_thread *)&rq_unregistered;
 
 struct rq_thread *rq_thread_at(uint32_t slot)
 {
