@@ -139,7 +139,9 @@ void res_spin_lock_init_shared(rqspinlock_t *lock);
  *  -EINVAL when @p lock is NULL.
  * On any error the caller does not hold the lock and must not unlock it.
  */
+#ifndef RQSPINLOCK_INLINE
 RQSPINLOCK_MUST_CHECK int res_spin_lock(rqspinlock_t *lock);
+#endif
 
 /**
  * @brief Acquire @p lock only if it is free right now; never waits.
@@ -159,7 +161,9 @@ RQSPINLOCK_MUST_CHECK int res_spin_trylock(rqspinlock_t *lock);
  * is not taken, or that another thread lists too, so other threads get no
  * false -EDEADLK from it.
  */
+#ifndef RQSPINLOCK_INLINE
 void res_spin_unlock(rqspinlock_t *lock);
+#endif
 
 /**
  * @brief Block all maskable signals, saving the old mask in @p flags, then
@@ -320,6 +324,26 @@ void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg);
 void res_spin_report_stderr(const struct rqspinlock_report *report, void *arg);
 
 #ifdef __cplusplus
+}
+#endif
+
+/*
+ * Opt-in inline fast path: `#define RQSPINLOCK_INLINE` before including this
+ * header makes res_spin_lock() and res_spin_unlock() static inline (same
+ * results). The program then depends on the library's per-thread record
+ * layout: see <rqspinlock/inline.h> for the ABI caveat.
+ */
+#ifdef RQSPINLOCK_INLINE
+#include "rqspinlock/inline.h"
+
+static inline RQSPINLOCK_MUST_CHECK int res_spin_lock(rqspinlock_t *lock)
+{
+	return res_spin_inline_lock(lock);
+}
+
+static inline void res_spin_unlock(rqspinlock_t *lock)
+{
+	res_spin_inline_unlock(lock);
 }
 #endif
 

@@ -3,7 +3,7 @@
 #   1. sweep every lock type over thread counts 1..4x the CPUs (interleaved,
 #      repeated, medians), with the RQL/QL table of the kernel cover letter;
 #   2. uncontended lock+unlock cost: ns (interleaved) and callgrind
-#      instruction counts;
+#      instruction counts (also of the opt-in RQSPINLOCK_INLINE fast path);
 #   3. deadlock injection AA / ABBA / ABBCCA, direct and from signal handlers,
 #      with recovery-latency histograms;
 #   4. the pthread drop-in: glibc pthread_spin_lock against the same calls with
@@ -116,7 +116,7 @@ uncontended() {
 		echo
 		echo "Instructions per uncontended lock+unlock pair (callgrind, lkop_* wrappers" \
 			"included: +2 per pair for every lock)"
-		printf '%-16s %10s %8s %8s\n' lock instr "vs ql" "vs pspin"
+		printf '%-18s %10s %8s %8s\n' lock instr "vs ql" "vs pspin"
 	} | tee -a "$out/uncontended.txt"
 	local tmp l ir
 	tmp=$(mktemp -d)
@@ -128,9 +128,20 @@ uncontended() {
 		ir=$(awk '/^summary:/ { print $2 }' "$tmp/cg.out")
 		echo "$l,$(awk -v i="$ir" -v n="$cg_iters" 'BEGIN { printf "%.2f", i / n }')" >>"$tmp/cg.csv"
 	done
+	# The opt-in inline fast path (RQSPINLOCK_INLINE): the same kind of
+	# wrappers around the inlined calls (tests/inline_pair.c).
+	if [ "$locks" = all ] || [[ ",$locks," == *",rqspinlock,"* ]]; then
+		"${CC:-cc}" -O2 -std=gnu11 -DRQSPINLOCK_INLINE -Iinclude tests/inline_pair.c \
+			build/bench/src/librqspinlock.a -lpthread -o "$tmp/inline_pair" &&
+			valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" --toggle-collect='lkop_*' \
+				"$tmp/inline_pair" "$cg_iters" >/dev/null 2>&1 &&
+			ir=$(awk '/^summary:/ { print $2 }' "$tmp/cg.out") &&
+			echo "rqspinlock-inline,$(awk -v i="$ir" -v n="$cg_iters" 'BEGIN { printf "%.2f", i / n }')" \
+				>>"$tmp/cg.csv"
+	fi
 	awk -F, 'NR > 1 { v[$1] = $2; o[++n] = $1 }
 		END { for (i = 1; i <= n; i++) { l = o[i]
-			printf "%-16s %10.2f %8.2f %8.2f\n", l, v[l], v["ql"] ? v[l] / v["ql"] : 0,
+			printf "%-18s %10.2f %8.2f %8.2f\n", l, v[l], v["ql"] ? v[l] / v["ql"] : 0,
 				v["pthread-spin"] ? v[l] / v["pthread-spin"] : 0 } }' "$tmp/cg.csv" |
 		tee -a "$out/uncontended.txt"
 	cp "$tmp/cg.csv" "$out/callgrind.csv"

@@ -13,6 +13,15 @@
 
 #include "rqspinlock.h"
 
+struct rq_thread;
+/* This thread's record (registry.c), exported under its layout-versioned
+ * name for <rqspinlock/inline.h>, which reads only its first member, the
+ * held table (a pointer to a struct points to its first member). */
+extern _Thread_local struct rq_thread *rq_self __asm__("rqspinlock_self_v1");
+#define RQSPINLOCK_INLINE_SELF() ((struct rqspinlock_held_v1 *)(void *)rq_self)
+#include "rqspinlock/inline.h"
+_Static_assert(RQSPINLOCK_INLINE_ABI == 1, "rq_self's symbol name carries the inline ABI version");
+
 #define RQ_EXPORT   __attribute__((visibility("default")))
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -66,15 +75,14 @@ struct rq_qnode {
 };
 
 /*
- * Locks this thread holds or is acquiring, oldest first. Written only by the
- * owning thread (and its signal handlers, which always restore what they
- * pushed before returning); read by any thread for deadlock detection.
- * cnt may exceed RQ_NR_HELD: the extra locks are untracked.
+ * Locks this thread holds or is acquiring, oldest first: struct
+ * rqspinlock_held_v1 (<rqspinlock/inline.h>), whose layout the opt-in inline
+ * fast path bakes in. Written only by the owning thread (and its signal
+ * handlers, which always restore what they pushed before returning); read by
+ * any thread for deadlock detection. cnt may exceed RQ_NR_HELD: the extra
+ * locks are untracked.
  */
-struct rq_held {
-	_Atomic uint32_t cnt;
-	_Atomic uintptr_t locks[RQ_NR_HELD];
-};
+#define rq_held rqspinlock_held_v1
 
 /*
  * What deadlock detectors read about a thread besides its table: one cache
@@ -107,7 +115,14 @@ struct rq_thread {
 } __attribute__((aligned(64)));
 
 /* ---- registry.c ---- */
-extern _Thread_local struct rq_thread *rq_self;
+/*
+ * rq_self (declared above) is &rq_unregistered until its first lock call. The
+ * sentinel's count (RQ_UNREGISTERED_CNT) fails the fast paths' table bound
+ * checks, so they need no separate test for an unregistered thread: their
+ * slow entries call rq_self_get(). Nothing ever writes the sentinel.
+ */
+extern const struct rq_thread rq_unregistered;
+#define RQ_UNREGISTERED_CNT UINT32_MAX
 struct rq_thread *rq_register_self(void);
 struct rq_thread *rq_thread_at(uint32_t slot);
 uint32_t rq_slot_bound(void);
@@ -119,9 +134,17 @@ static inline struct rq_thread *rq_self_get(void)
 {
 	struct rq_thread *t = rq_self;
 
-	if (unlikely(!t))
+	if (unlikely(t == &rq_unregistered))
 		t = rq_register_self();
 	return t;
+}
+
+/* This thread's record, or NULL when it has none yet (registers nothing). */
+static inline struct rq_thread *rq_self_peek(void)
+{
+	struct rq_thread *t = rq_self;
+
+	return t == &rq_unregistered ? NULL : t;
 }
 
 /* ---- stats.c ---- */

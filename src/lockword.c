@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <pthread.h>
 
 #include "internal.h"
@@ -26,20 +27,36 @@ RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 		atomic_store_explicit(&lock->val, 0, memory_order_relaxed);
 }
 
-RQ_EXPORT int res_spin_lock(rqspinlock_t *lock)
-{
-	struct rq_thread *t;
-	uint32_t idx, val;
+/* The inline fast path reaches the held table through rq_self, and
+ * hard-codes the entry tags and the locked value. */
+_Static_assert(offsetof(struct rq_thread, held) == 0, "the held table must come first");
+_Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 && RQ_LOCKED_VAL == 1,
+               "inline.h hard-codes the entry tags and the locked value");
 
-	if (unlikely(!lock))
-		return -EINVAL;
-	t = rq_self_get();
-	idx = rq_held_push(t, lock);
-	if (likely(rq_try_0_to_locked(&lock->val, &val))) {
-		rq_held_mark_held(t, idx, lock);
-		return 0;
+/*
+ * The rest of res_spin_lock(), out of line so that the fast path calls
+ * nothing and needs no stack frame. @idx UINT32_MAX: the bound check failed
+ * (an unregistered thread, whose record is the sentinel, or RQ_NR_HELD locks
+ * tracked already); otherwise the CAS failed, having seen @val.
+ */
+RQ_EXPORT int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t idx, uint32_t val)
+{
+	struct rq_thread *t = rq_self_get();
+
+	if (idx == UINT32_MAX) {
+		idx = rq_held_push(t, lock);
+		if (likely(rq_try_0_to_locked(&lock->val, &val))) {
+			rq_held_mark_held(t, idx, lock);
+			return 0;
+		}
 	}
 	return rq_lock_slowpath(t, lock, idx, val);
+}
+
+/* The fast path: res_spin_inline_lock() (<rqspinlock/inline.h>) has it. */
+RQ_EXPORT int res_spin_lock(rqspinlock_t *lock)
+{
+	return res_spin_inline_lock(lock);
 }
 
 RQ_EXPORT int res_spin_trylock(rqspinlock_t *lock)
@@ -59,28 +76,18 @@ RQ_EXPORT int res_spin_trylock(rqspinlock_t *lock)
 	return -EBUSY;
 }
 
-RQ_EXPORT void res_spin_unlock(rqspinlock_t *lock)
+/* res_spin_unlock() of anything but the top entry of a tracked table. */
+RQ_EXPORT void res_spin_unlock_slow_abi(rqspinlock_t *lock)
 {
 	struct rq_thread *t = rq_self_get();
-	uint32_t n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
-	uintptr_t want = (uintptr_t)lock;
 
-	if (unlikely(n == 0 || n > RQ_NR_HELD ||
-	             atomic_load_explicit(&t->held.locks[n - 1], memory_order_relaxed) != want)) {
-		rq_unlock_slow(t, lock, n);
-		return;
-	}
-	/* Tag first: from here a nested context does not count this lock as
-	 * held (AA), nor does a remote detector; the release store below
-	 * orders the tag before the lock is seen free. */
-	atomic_store_explicit(&t->held.locks[n - 1], want | RQ_ENTRY_RELEASING,
-	                      memory_order_relaxed);
-	rq_store_unlocked(&lock->val);
-	atomic_store_explicit(&t->held.locks[n - 1], 0, memory_order_relaxed);
-	/* Clear before the count drops: a handler arriving in between pushes
-	 * onto index n-1 only after our clear. */
-	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
+	rq_unlock_slow(t, lock, atomic_load_explicit(&t->held.cnt, memory_order_relaxed));
+}
+
+/* The fast path: res_spin_inline_unlock() has it. */
+RQ_EXPORT void res_spin_unlock(rqspinlock_t *lock)
+{
+	res_spin_inline_unlock(lock);
 }
 
 RQ_EXPORT int res_spin_lock_irqsave(rqspinlock_t *lock, sigset_t *flags)

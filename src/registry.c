@@ -36,7 +36,12 @@ static _Thread_local struct rq_thread rq_overflow;
 /* Live threads without a slot: their tables are invisible to detectors. */
 static _Atomic uint32_t rq_slotless;
 
-_Thread_local struct rq_thread *rq_self;
+/* Read-only, in .rodata (see internal.h); its slot is neither a registry index nor
+ * RQ_NO_SLOT, so nothing counts it as a thread. */
+const struct rq_thread rq_unregistered = {.held.cnt = RQ_UNREGISTERED_CNT, .slot = RQ_NO_SLOT - 1};
+/* The cast drops const only in type: the fast paths never write a record
+ * whose count fails their bound checks, and a stray write faults. */
+RQ_EXPORT _Thread_local struct rq_thread *rq_self = (struct rq_thread *)&rq_unregistered;
 
 struct rq_thread *rq_thread_at(uint32_t slot)
 {
@@ -57,7 +62,7 @@ uint32_t rq_slot_bound(void)
 
 void rq_yield(void)
 {
-	struct rq_thread *t = rq_self;
+	struct rq_thread *t = rq_self_peek();
 
 	if (t)
 		rq_stat_inc(t, RQ_STAT_YIELD);
@@ -77,7 +82,7 @@ void rq_yield(void)
 void rq_nap(void)
 {
 	struct timespec ts = {.tv_sec = 0, .tv_nsec = 20000};
-	struct rq_thread *t = rq_self;
+	struct rq_thread *t = rq_self_peek();
 
 	if (t)
 		rq_stat_inc(t, RQ_STAT_YIELD);
@@ -167,7 +172,7 @@ struct rq_thread *rq_register_self(void)
 	/* One registration per thread, even if a signal handler locks too. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	t = rq_self;
+	t = rq_self_peek();
 	if (!t) {
 		registry_init_once();
 		t = claim_slot();
@@ -191,18 +196,18 @@ struct rq_thread *rq_register_self(void)
 static void after_fork_child(void)
 {
 	uint32_t bound = rq_slot_bound();
+	struct rq_thread *self = rq_self_peek();
 
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_thread *t = &rq_threads[s];
 
-		if (t != rq_self && atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
+		if (t != self && atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			release_slot(t);
 	}
 	/* relaxed: the child has one thread */
-	atomic_store_explicit(&rq_slotless, rq_self && rq_self->slot == RQ_NO_SLOT,
-	                      memory_order_relaxed);
-	if (rq_self)
-		atomic_store_explicit(&rq_self->tid, (int32_t)syscall(SYS_gettid),
+	atomic_store_explicit(&rq_slotless, self && self->slot == RQ_NO_SLOT, memory_order_relaxed);
+	if (self)
+		atomic_store_explicit(&self->tid, (int32_t)syscall(SYS_gettid),
 		                      memory_order_relaxed);
 }
 

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file rqspinlock/inline.h
+ * @brief The uncontended lock and unlock, as static inline code.
+ *
+ * Opt in with `#define RQSPINLOCK_INLINE` before `#include <rqspinlock.h>`
+ * (as liburcu's `_LGPL_SOURCE`): res_spin_lock() and res_spin_unlock() then
+ * become static inline functions that do the fast path in the caller and
+ * call the library only for the rest (first use by a thread, more than
+ * RQSPINLOCK_NR_HELD locks held, contention, out-of-order unlock). Results
+ * and guarantees are those of the exported functions, which run this same
+ * code.
+ *
+ * ABI caveat: the inline code bakes in the layout of the library's
+ * per-thread record (the held-lock table) and its protocol. It refers to
+ * symbols whose names carry RQSPINLOCK_INLINE_ABI, so a program built
+ * against one layout does not link (or load) with a library of another:
+ * rebuild programs that use RQSPINLOCK_INLINE when the library's ABI
+ * version changes. Programs without it depend on no layout.
+ *
+ * The per-thread pointer is initial-exec TLS: the library must be loaded at
+ * program start (linked, not dlopen()ed later), as for any library with
+ * initial-exec TLS.
+ *
+ * Private otherwise: include <rqspinlock.h>.
+ */
+#ifndef RQSPINLOCK_INLINE_H
+#define RQSPINLOCK_INLINE_H
+
+#include <errno.h>
+#include <stdint.h>
+
+#include "word.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Layout version of struct rqspinlock_held_v1 and the protocol below. */
+#define RQSPINLOCK_INLINE_ABI 1
+
+/*
+ * C: <stdatomic.h> on _Atomic members, as the library. C++: the same
+ * memory as plain members, through the GCC/Clang __atomic builtins (which
+ * the C11 operations compile to).
+ */
+#ifdef __cplusplus
+#define RQSPINLOCK_ATOMIC(type)        type
+#define RQSPINLOCK_LOAD_RELAXED(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
+#define RQSPINLOCK_STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define RQSPINLOCK_STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define RQSPINLOCK_CAS_ACQUIRE(p, e, d)                                                            \
+	__atomic_compare_exchange_n((p), (e), (d), false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)
+#define RQSPINLOCK_SIGNAL_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#define RQSPINLOCK_BYTE           uint8_t
+#else
+#define RQSPINLOCK_ATOMIC(type)        _Atomic type
+#define RQSPINLOCK_LOAD_RELAXED(p)     atomic_load_explicit((p), memory_order_relaxed)
+#define RQSPINLOCK_STORE_RELAXED(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+#define RQSPINLOCK_STORE_RELEASE(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define RQSPINLOCK_CAS_ACQUIRE(p, e, d)                                                            \
+	atomic_compare_exchange_strong_explicit((p), (e), (d), memory_order_acquire,               \
+	                                        memory_order_relaxed)
+#define RQSPINLOCK_SIGNAL_FENCE() atomic_signal_fence(memory_order_seq_cst)
+#define RQSPINLOCK_BYTE           _Atomic uint8_t
+#endif
+
+#define RQSPINLOCK_ABI_NAME_(name, v) name##_v##v
+#define RQSPINLOCK_ABI_NAME(name, v)  RQSPINLOCK_ABI_NAME_(name, v)
+#define rqspinlock_self_abi           RQSPINLOCK_ABI_NAME(rqspinlock_self, RQSPINLOCK_INLINE_ABI)
+#define res_spin_lock_slow_abi        RQSPINLOCK_ABI_NAME(res_spin_lock_slow, RQSPINLOCK_INLINE_ABI)
+#define res_spin_unlock_slow_abi      RQSPINLOCK_ABI_NAME(res_spin_unlock_slow, RQSPINLOCK_INLINE_ABI)
+
+/*
+ * The head of the library's per-thread record: the held-lock table, oldest
+ * lock first. Entries are lock addresses; bit 1 set: being acquired (taken
+ * before the CAS), bit 0 set: being released (from before the unlock store
+ * until the entry is cleared). cnt may exceed RQSPINLOCK_NR_HELD (untracked
+ * locks). docs/DESIGN.md, "Fast path", has the protocol.
+ */
+struct rqspinlock_held_v1 {
+	RQSPINLOCK_ATOMIC(uint32_t) cnt;
+	RQSPINLOCK_ATOMIC(uintptr_t) locks[RQSPINLOCK_NR_HELD];
+};
+
+/* This thread's record; a read-only one whose cnt fails every bound check
+ * below until the thread's first call into the library. (The library
+ * itself reads it under its own name and type.) */
+#ifndef RQSPINLOCK_INLINE_SELF
+extern __thread struct rqspinlock_held_v1 *rqspinlock_self_abi
+    __attribute__((tls_model("initial-exec")));
+#define RQSPINLOCK_INLINE_SELF() rqspinlock_self_abi
+#endif
+/* The lock after a failed bound check (cnt >= RQSPINLOCK_NR_HELD) when
+ * @idx is UINT32_MAX; else after a failed CAS that saw @val, with entry
+ * @idx pushed. */
+int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t idx, uint32_t val);
+/* The unlock when @lock is not the top entry of a tracked table. */
+void res_spin_unlock_slow_abi(rqspinlock_t *lock);
+
+/** The fast path of res_spin_lock(); same results. */
+static inline int res_spin_inline_lock(rqspinlock_t *lock)
+{
+	struct rqspinlock_held_v1 *t;
+	uint32_t n, val = 0;
+
+	if (__builtin_expect(!lock, 0))
+		return -EINVAL;
+	t = RQSPINLOCK_INLINE_SELF();
+	n = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
+	if (__builtin_expect(n >= RQSPINLOCK_NR_HELD, 0))
+		return res_spin_lock_slow_abi(lock, UINT32_MAX, 0);
+	/* release: pairs with the detectors' acquire load of cnt */
+	RQSPINLOCK_STORE_RELEASE(&t->cnt, n + 1);
+	/* A signal handler from here on pushes above index n. */
+	RQSPINLOCK_SIGNAL_FENCE();
+	/* Acquiring (bit 1), before the CAS: + is | for a 4-byte aligned lock */
+	RQSPINLOCK_STORE_RELAXED(&t->locks[n], (uintptr_t)lock + 2);
+	/* acquire: pairs with the unlock's release store */
+	if (__builtin_expect(RQSPINLOCK_CAS_ACQUIRE(&lock->val, &val, 1u), 1)) {
+		RQSPINLOCK_STORE_RELAXED(&t->locks[n], (uintptr_t)lock); /* held */
+		return 0;
+	}
+	return res_spin_lock_slow_abi(lock, n, val);
+}
+
+/** The fast path of res_spin_unlock(). */
+static inline void res_spin_inline_unlock(rqspinlock_t *lock)
+{
+	struct rqspinlock_held_v1 *t = RQSPINLOCK_INLINE_SELF();
+	/* the top entry's index; wraps for an empty table */
+	uint32_t top = RQSPINLOCK_LOAD_RELAXED(&t->cnt) - 1;
+	uintptr_t want = (uintptr_t)lock;
+
+	if (__builtin_expect(
+	        top >= RQSPINLOCK_NR_HELD || RQSPINLOCK_LOAD_RELAXED(&t->locks[top]) != want, 0)) {
+		res_spin_unlock_slow_abi(lock);
+		return;
+	}
+	/* Releasing (bit 0) first: a nested context or a remote detector no
+	 * longer counts the lock as held; the release store orders it. */
+	RQSPINLOCK_STORE_RELAXED(&t->locks[top], want + 1);
+	/* release: pairs with the next owner's acquire (the locked byte) */
+	RQSPINLOCK_STORE_RELEASE((RQSPINLOCK_BYTE *)(void *)&lock->val, (uint8_t)0);
+	RQSPINLOCK_STORE_RELAXED(&t->locks[top], (uintptr_t)0);
+	/* Clear before the count drops: a handler arriving in between pushes
+	 * onto index top only after our clear. */
+	RQSPINLOCK_SIGNAL_FENCE();
+	RQSPINLOCK_STORE_RELAXED(&t->cnt, top);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RQSPINLOCK_INLINE_H */
