@@ -5,6 +5,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "bpf_res_spin_lock.h"
+#include "expect_aa.h"
 
 #define EDEADLK 35
 
@@ -51,20 +52,10 @@ SEC("tc")
 int hash_aa(struct __sk_buff *ctx)
 {
 	struct hval *a = get(7), *b = get(7);
-	int err;
 
 	if (!a || !b)
 		return -1;
-	if (bpf_res_spin_lock(&a->lock))
-		return -2;
-	err = bpf_res_spin_lock(&b->lock);
-	if (!err) {
-		bpf_res_spin_unlock(&b->lock);
-		bpf_res_spin_unlock(&a->lock);
-		return -3;
-	}
-	bpf_res_spin_unlock(&a->lock);
-	return err == -EDEADLK ? 0 : err;
+	return expect_aa(&a->lock, &b->lock);
 }
 
 /* Deletes key cb[0] % 64 and returns its count, read after the delete. */

@@ -4,6 +4,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "bpf_res_spin_lock.h"
+#include "expect_aa.h"
 
 #define EDEADLK   35
 #define ETIMEDOUT 110
@@ -33,22 +34,12 @@ int same_element_twice(struct __sk_buff *ctx)
 {
 	__u32 key = 0;
 	struct slot *a, *b;
-	int err;
 
 	a = bpf_map_lookup_elem(&slots, &key);
 	b = bpf_map_lookup_elem(&slots, &key);
 	if (!a || !b)
 		return -1;
-	if (bpf_res_spin_lock(&a->lock))
-		return -2;
-	err = bpf_res_spin_lock(&b->lock);
-	if (!err) {
-		bpf_res_spin_unlock(&b->lock);
-		bpf_res_spin_unlock(&a->lock);
-		return -3;
-	}
-	bpf_res_spin_unlock(&a->lock);
-	return err == -EDEADLK ? 0 : err;
+	return expect_aa(&a->lock, &b->lock);
 }
 
 /* first_lock, then second_lock. */
