@@ -62,13 +62,29 @@ static int create_hash(struct rqbpf_map *m, struct rqbpf_error *err)
 	return 0;
 }
 
+/* Memory one map may preallocate for its keys and values: an object's sizes
+ * are untrusted input, and every map here is preallocated at load. */
+#define RQBPF_MAX_MAP_BYTES (256ull << 20)
+
+static uint64_t map_bytes(const struct rqbpf_map_desc *d)
+{
+	return (uint64_t)d->max_entries *
+	       (((uint64_t)d->key_size + 7u) / 8u * 8u + ((uint64_t)d->value_size + 7u) / 8u * 8u);
+}
+
 int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 {
 	for (size_t i = 0; i < obj->map_cnt; i++) {
 		struct rqbpf_map *m = &obj->maps[i];
 		int ret;
 
-		if (m->desc.type == BPF_MAP_TYPE_ARRAY)
+		if (map_bytes(&m->desc) > RQBPF_MAX_MAP_BYTES)
+			ret = rqbpf_fail(err, -E2BIG,
+			                 "map %s: %llu bytes of keys and values exceed "
+			                 "rqbpf's limit of %llu MiB per map",
+			                 m->name, (unsigned long long)map_bytes(&m->desc),
+			                 RQBPF_MAX_MAP_BYTES >> 20);
+		else if (m->desc.type == BPF_MAP_TYPE_ARRAY)
 			ret = create_array(m, err);
 		else if (m->desc.type == BPF_MAP_TYPE_HASH)
 			ret = create_hash(m, err);
