@@ -428,6 +428,31 @@ static bool held_believable(uintptr_t lock, const struct rq_thread *t)
 	return lock_taken((const void *)lock) && !held_by_another(lock, t);
 }
 
+struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self)
+{
+	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0;
+	struct rq_thread *held = NULL, *maybe = NULL;
+
+	if (!lock_taken(lock))
+		return NULL;
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *t = rq_thread_at(s);
+		enum rq_claim claim;
+
+		if (t == self || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
+			continue;
+		claim = claim_below(t, (uintptr_t)lock, RQ_NR_HELD);
+		if (claim == RQ_CLAIM_HELD && n_held++ == 0)
+			held = t;
+		else if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
+			maybe = t;
+	}
+	/* Untagged entries first; several claimants: nothing to conclude. */
+	if (n_held)
+		return n_held == 1 ? held : NULL;
+	return n_maybe == 1 ? maybe : NULL;
+}
+
 /*
  * The next link of the chain: a thread that holds @lock below its own
  * waiting entry and is stuck waiting. Threads that are not waiting cannot be
