@@ -176,6 +176,7 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 	struct rqspinlock_owner_info *oi = &w->cycle.owner;
 	struct rq_sched cur;
 	uint64_t step = 0;
+	bool measured = false;
 
 	if (!read_owner(w, &cur))
 		return true;
@@ -185,7 +186,7 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 		w->first.tid = 0;
 	} else if (2 * runnable_ns(&w->base, &cur) > cur.when - w->base.when) {
 		step = runnable_ns(&w->base, &cur);
-		rq_stat_inc(w->self, RQ_STAT_EXTEND);
+		measured = true;
 	}
 	if (w->first.tid == cur.tid) {
 		oi->window_ns = cur.when - w->first.when;
@@ -194,6 +195,8 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 	}
 	if (!step || now >= w->hard)
 		return true;
+	if (measured)
+		rq_stat_inc(w->self, RQ_STAT_EXTEND);
 	rebase(w, &cur);
 	w->deadline = now + step < w->hard ? now + step : w->hard;
 	return false;
