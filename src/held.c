@@ -428,10 +428,29 @@ static bool held_believable(uintptr_t lock, const struct rq_thread *t)
 	return lock_taken((const void *)lock) && !held_by_another(lock, t);
 }
 
+/* Does @t have an entry for @lock, with any tag? */
+static bool has_entry(const struct rq_thread *t, uintptr_t lock)
+{
+	/* acquire: pairs with the release stores of cnt (push and drop) */
+	uint32_t n = held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
+
+	for (uint32_t i = 0; i < n; i++)
+		if ((held_entry(t, i) & ~RQ_ENTRY_TAGS) == lock)
+			return true;
+	return false;
+}
+
+/*
+ * For the deadline path (timeout.c): an untagged entry; failing that a
+ * single tagged claim; failing that the single other thread with any entry
+ * for @lock: an owner preempted between its slow-path acquisition and its
+ * mark still looks like it waits, and under CPU overload it stays there
+ * long. A wrong guess costs only an extension, within the cap.
+ */
 struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self)
 {
-	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0;
-	struct rq_thread *held = NULL, *maybe = NULL;
+	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0, n_any = 0;
+	struct rq_thread *held = NULL, *maybe = NULL, *any = NULL;
 
 	if (!lock_taken(lock))
 		return NULL;
@@ -446,11 +465,15 @@ struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self)
 			held = t;
 		else if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
 			maybe = t;
+		else if (claim == RQ_CLAIM_NONE && has_entry(t, (uintptr_t)lock) && n_any++ == 0)
+			any = t;
 	}
-	/* Untagged entries first; several claimants: nothing to conclude. */
+	/* Several claimants of one kind: nothing to conclude. */
 	if (n_held)
 		return n_held == 1 ? held : NULL;
-	return n_maybe == 1 ? maybe : NULL;
+	if (n_maybe)
+		return n_maybe == 1 ? maybe : NULL;
+	return n_any == 1 ? any : NULL;
 }
 
 /*

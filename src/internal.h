@@ -177,7 +177,7 @@ struct rq_cycle {
 	uintptr_t waits[RQSPINLOCK_REPORT_MAX_PEERS]; /* what each waited for */
 	struct rqspinlock_owner_info owner;           /* timeouts: who held the lock */
 };
-/* The one thread whose table says it holds @lock (not @self), or NULL. */
+/* The thread that most likely holds @lock (not @self), or NULL (held.c). */
 struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self);
 int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n);
 /* @suspect: kept by the caller between checks of one wait (0 at its start) */
@@ -223,6 +223,9 @@ struct rq_wait {
 	bool queued;           /* a non-head queue waiter: yields, never naps */
 	uint64_t hard;         /* wall-clock cap: no extension goes past it */
 	uint64_t probe_at;     /* first read of the owner's accounting */
+	uint64_t off_cpu;      /* sum of our own poll gaps > RQ_OFF_CPU_GAP_NS */
+	uint64_t check_at;     /* time of the last check of the accounting */
+	uint64_t check_off;    /* off_cpu then */
 	struct rq_sched first; /* owner accounting: first read (tid 0: none) */
 	struct rq_sched base;  /* owner accounting: read at the last check */
 	uint32_t owner_slot;

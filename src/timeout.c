@@ -30,6 +30,8 @@
  * held table lists the lock); when the deadline passes it reads it again,
  * and if the owner spent more than half of that stretch runnable but off
  * CPU, the deadline moves by that run-queue time (a deadline extension).
+ * The waiter's own time off CPU (poll gaps over RQ_OFF_CPU_GAP_NS) moves
+ * the deadline the same way, without reading /proc.
  * An owner that ran, slept or stopped for most of it, an owner that cannot
  * be identified or read, fails the wait as before. No extension goes past
  * the wall-clock cap (res_spin_set_timeout_cap_ns(), default 8 timeouts)
@@ -175,29 +177,37 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 {
 	struct rqspinlock_owner_info *oi = &w->cycle.owner;
 	struct rq_sched cur;
-	uint64_t step = 0;
-	bool measured = false;
+	uint64_t step = 0, self_off = w->off_cpu - w->check_off;
+	bool owner = false;
 
-	if (!read_owner(w, &cur))
+	if (2 * self_off > now - w->check_at) {
+		/* We were off CPU most of the time ourselves: we did not watch. */
+		step = self_off;
+		rq_stat_inc(w->self, RQ_STAT_EXTEND);
+	} else if (!read_owner(w, &cur)) {
 		return true;
-	if (w->base.tid != cur.tid) {
-		/* Not measured yet: watch it for an eighth of the duration. */
-		step = w->duration / 8;
-		w->first.tid = 0;
-	} else if (2 * runnable_ns(&w->base, &cur) > cur.when - w->base.when) {
-		step = runnable_ns(&w->base, &cur);
-		measured = true;
-	}
-	if (w->first.tid == cur.tid) {
-		oi->window_ns = cur.when - w->first.when;
-		oi->on_cpu_ns = cur.cpu_ns - w->first.cpu_ns;
-		oi->run_queue_ns = runnable_ns(&w->first, &cur);
+	} else {
+		owner = true;
+		if (w->base.tid != cur.tid) {
+			/* Not measured yet: watch it for an eighth of the duration. */
+			step = w->duration / 8;
+			w->first.tid = 0;
+		} else if (2 * runnable_ns(&w->base, &cur) > cur.when - w->base.when) {
+			step = runnable_ns(&w->base, &cur);
+			rq_stat_inc(w->self, RQ_STAT_EXTEND);
+		}
+		if (w->first.tid == cur.tid) {
+			oi->window_ns = cur.when - w->first.when;
+			oi->on_cpu_ns = cur.cpu_ns - w->first.cpu_ns;
+			oi->run_queue_ns = runnable_ns(&w->first, &cur);
+		}
 	}
 	if (!step || now >= w->hard)
 		return true;
-	if (measured)
-		rq_stat_inc(w->self, RQ_STAT_EXTEND);
-	rebase(w, &cur);
+	if (owner)
+		rebase(w, &cur);
+	w->check_at = now;
+	w->check_off = w->off_cpu;
 	w->deadline = now + step < w->hard ? now + step : w->hard;
 	return false;
 }
@@ -208,6 +218,8 @@ static void deadline_probe(struct rq_wait *w)
 	struct rq_sched cur;
 
 	w->probe_at = UINT64_MAX;
+	w->check_at = w->last_poll;
+	w->check_off = w->off_cpu;
 	if (read_owner(w, &cur))
 		rebase(w, &cur);
 }
@@ -243,10 +255,14 @@ static __attribute__((noinline)) int poll_clock(struct rq_wait *w)
 		w->deadline = now + w->duration;
 		w->hard = now + (cap > w->duration ? cap : w->duration);
 		w->probe_at = now + w->duration / 2;
+		w->check_at = now;
+		w->off_cpu = w->check_off = 0;
 		w->next_check = now + RQ_CHECK_INTERVAL_NS;
 		w->last_poll = now;
 		return 0;
 	}
+	if (now - w->last_poll > RQ_OFF_CPU_GAP_NS)
+		w->off_cpu += now - w->last_poll;
 	if (now > w->deadline && now - w->last_poll > RQ_OFF_CPU_GAP_NS && w->graces) {
 		w->graces--;
 		w->deadline = now + w->duration / 8;
