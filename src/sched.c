@@ -46,6 +46,7 @@ static long read_task_file(int32_t tid, const char *file, char *buf, size_t size
 	char path[64];
 	long fd, n;
 
+	buf[0] = '\0';
 	task_path(path, sizeof(path), tid, file);
 	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -105,6 +106,8 @@ int rq_sched_read(int32_t tid, struct rq_sched *out)
 	out->tid = tid;
 	out->when = rq_now_ns();
 	n = read_task_file(tid, "stat", buf, sizeof(buf));
-	out->state = n > 0 ? parse_state(buf) : '?';
+	out->state = '?';
+	if (n > 0)
+		out->state = parse_state(buf);
 	return 0;
 }
