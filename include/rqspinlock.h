@@ -136,13 +136,15 @@ void res_spin_lock_init_shared(rqspinlock_t *lock);
  *   is frozen or gone). Time counts against a wait only while the owner
  *   (found from the held-lock tables) runs on a CPU or sleeps: when its
  *   deadline passes and the owner spent most of the last stretch runnable
- *   but waiting for a CPU (/proc/self/task/TID/schedstat), the wait is
- *   extended, never past the wall-clock cap (res_spin_set_timeout_cap_ns())
- *   from its start. Without extensions a call waits at most five timeouts
- *   (three queued, two as the head), with them at most two caps (each of the
- *   two phases one cap or its own duration, whichever is longer), each plus
- *   an eighth of a wait's duration as grace when the caller itself was off
- *   CPU, plus the time it spent off CPU;
+ *   but waiting for a CPU (/proc/self/task/TID/schedstat), or the caller
+ *   itself spent most of it off CPU, the wait is extended, never past the
+ *   wall-clock cap (res_spin_set_timeout_cap_ns()) from its start. An owner
+ *   that cannot be identified gives no extension on its account. Without
+ *   extensions a call waits at most five timeouts (three queued, two as the
+ *   head), with them at most two caps (each of the two phases one cap or
+ *   its own duration, whichever is longer), each plus an eighth of a wait's
+ *   duration as grace when the caller itself was off CPU, plus the time it
+ *   spent off CPU;
  *  -EINVAL when @p lock is NULL.
  * On any error the caller does not hold the lock and must not unlock it.
  */

@@ -178,12 +178,12 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 	struct rqspinlock_owner_info *oi = &w->cycle.owner;
 	struct rq_sched cur;
 	uint64_t step = 0, self_off = w->off_cpu - w->check_off;
-	bool owner = false;
+	bool owner = false, extend = false;
 
 	if (2 * self_off > now - w->check_at) {
 		/* We were off CPU most of the time ourselves: we did not watch. */
 		step = self_off;
-		rq_stat_inc(w->self, RQ_STAT_EXTEND);
+		extend = true;
 	} else if (!read_owner(w, &cur)) {
 		return true;
 	} else {
@@ -194,7 +194,7 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 			w->first.tid = 0;
 		} else if (2 * runnable_ns(&w->base, &cur) > cur.when - w->base.when) {
 			step = runnable_ns(&w->base, &cur);
-			rq_stat_inc(w->self, RQ_STAT_EXTEND);
+			extend = true;
 		}
 		if (w->first.tid == cur.tid) {
 			oi->window_ns = cur.when - w->first.when;
@@ -204,6 +204,8 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 	}
 	if (!step || now >= w->hard)
 		return true;
+	if (extend)
+		rq_stat_inc(w->self, RQ_STAT_EXTEND);
 	if (owner)
 		rebase(w, &cur);
 	w->check_at = now;
