@@ -445,15 +445,35 @@ static bool has_entry(const struct rq_thread *t, uintptr_t lock)
  * single tagged claim; failing that the single other thread with any entry
  * for @lock: an owner preempted between its slow-path acquisition and its
  * mark still looks like it waits, and under CPU overload it stays there
- * long. A wrong guess costs only an extension, within the cap.
+ * long. When the lock word shows only the pending bit (the owner released
+ * and the pending waiter, preempted, has not yet taken it), the thread that
+ * blocks us is the pending waiter: its wait record, else the same fallbacks.
+ * A wrong guess costs only an extension, within the cap.
  */
 struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self)
 {
 	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0, n_any = 0;
 	struct rq_thread *held = NULL, *maybe = NULL, *any = NULL;
 
-	if (!lock_taken(lock))
+	uint32_t val = lock_word((uintptr_t)lock), n_pend = 0;
+	struct rq_thread *pend = NULL;
+
+	if (!(val & RQ_LOCKED_PENDING_MASK))
 		return NULL;
+	if (!(val & RQ_LOCKED_MASK)) {
+		/* Only the pending bit blocks us: its holder (the next owner,
+		 * possibly preempted) is the thread to measure. */
+		for (uint32_t s = 0; s < bound; s++) {
+			struct rq_thread *t = rq_thread_at(s);
+
+			if (t != self &&
+			    atomic_load_explicit(&t->wr.in_use, memory_order_relaxed) &&
+			    holds_note(t, RQ_NOTE_PENDING, (uintptr_t)lock, false) && n_pend++ == 0)
+				pend = t;
+		}
+		if (n_pend)
+			return n_pend == 1 ? pend : NULL;
+	}
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_thread *t = rq_thread_at(s);
 		enum rq_claim claim;

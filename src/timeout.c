@@ -35,8 +35,11 @@
  * An owner that ran, slept or stopped for most of it, an owner that cannot
  * be identified or read, fails the wait as before. No extension goes past
  * the wall-clock cap (res_spin_set_timeout_cap_ns(), default 8 timeouts)
- * from the start of the wait. All of it runs only once a wait is half over:
- * short waits and the fast path never read /proc.
+ * from the start of the wait, plus the waiter's own time off CPU, up to one
+ * more cap (a waiter preempted among many busy threads did not watch the
+ * lock meanwhile; on an idle CPU that time is zero and the cap is plain
+ * wall-clock). A wait never outlasts two caps. All of it runs only once a wait
+ * is half over: short waits and the fast path never read /proc.
  */
 #include <errno.h>
 #include <time.h>
@@ -177,7 +180,7 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 {
 	struct rqspinlock_owner_info *oi = &w->cycle.owner;
 	struct rq_sched cur;
-	uint64_t step = 0, self_off = w->off_cpu - w->check_off;
+	uint64_t step = 0, self_off = w->off_cpu - w->check_off, hard;
 	bool owner = false, extend = false;
 
 	if (2 * self_off > now - w->check_at) {
@@ -202,7 +205,11 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 			oi->run_queue_ns = runnable_ns(&w->first, &cur);
 		}
 	}
-	if (!step || now >= w->hard)
+	/* The cap counts the time we watched: our own time off CPU (we
+	 * cannot fail a lock we did not see) moves it too, by at most one
+	 * more cap, so that a wait still ends within two caps. */
+	hard = w->hard + (w->off_cpu < w->hard - w->start ? w->off_cpu : w->hard - w->start);
+	if (!step || now >= hard)
 		return true;
 	if (extend)
 		rq_stat_inc(w->self, RQ_STAT_EXTEND);
@@ -210,7 +217,7 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 		rebase(w, &cur);
 	w->check_at = now;
 	w->check_off = w->off_cpu;
-	w->deadline = now + step < w->hard ? now + step : w->hard;
+	w->deadline = now + step < hard ? now + step : hard;
 	return false;
 }
 
