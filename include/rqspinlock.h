@@ -133,9 +133,18 @@ void res_spin_lock_init_shared(rqspinlock_t *lock);
  *   for the pending waiter, two for the queue head; queued waiters behind a
  *   timed-out waiter also get -ETIMEDOUT), or when a waiter queued behind
  *   others was not handed the queue within three timeouts (its predecessor
- *   is frozen or gone). A call waits at most five timeouts (three queued,
- *   two as the head), plus an eighth of a wait's duration as grace when the
- *   caller itself was off CPU, plus the time it spent off CPU;
+ *   is frozen or gone). Time counts against a wait only while the owner
+ *   (found from the held-lock tables) runs on a CPU or sleeps: when its
+ *   deadline passes and the owner spent most of the last stretch runnable
+ *   but waiting for a CPU (/proc/self/task/TID/schedstat), or the caller
+ *   itself spent most of it off CPU, the wait is extended, never past the
+ *   wall-clock cap (res_spin_set_timeout_cap_ns()) from its start. An owner
+ *   that cannot be identified gives no extension on its account. Without
+ *   extensions a call waits at most five timeouts (three queued, two as the
+ *   head), with them at most two caps (each of the two phases one cap or
+ *   its own duration, whichever is longer), each plus an eighth of a wait's
+ *   duration as grace when the caller itself was off CPU, plus the time it
+ *   spent off CPU;
  *  -EINVAL when @p lock is NULL.
  * On any error the caller does not hold the lock and must not unlock it.
  */
@@ -187,6 +196,28 @@ uint64_t res_spin_set_timeout_ns(uint64_t ns);
 
 /** @brief The current process-wide timeout in nanoseconds. */
 uint64_t res_spin_get_timeout_ns(void);
+
+/**
+ * @brief Set the process-wide wall-clock cap of one wait phase.
+ *
+ * A wait whose deadline passes while the lock's owner is runnable but not
+ * running (preempted under CPU overload) is extended, since the owner would
+ * release the lock once it runs; the cap ends such a wait however often it
+ * was extended: -ETIMEDOUT at the latest at the cap after the phase
+ * started (or at its own duration, when that is longer). 0 restores the
+ * default, RQSPINLOCK_DEFAULT_CAP_FACTOR times the current timeout (it
+ * follows res_spin_set_timeout_ns()); other values are clamped to
+ * [RQSPINLOCK_MIN_TIMEOUT_NS, RQSPINLOCK_MAX_TIMEOUT_NS]. A cap at or below
+ * the timeout turns extensions off. Waits that already started keep theirs.
+ * @return the previous cap in nanoseconds (0: it was the default).
+ */
+uint64_t res_spin_set_timeout_cap_ns(uint64_t ns);
+
+/** @brief The cap in force in nanoseconds (the default resolved). */
+uint64_t res_spin_get_timeout_cap_ns(void);
+
+/** Default cap: this many timeouts (res_spin_set_timeout_cap_ns()). */
+#define RQSPINLOCK_DEFAULT_CAP_FACTOR 8
 
 /**
  * @brief This thread's registry slot, registering the thread if needed.
@@ -253,6 +284,12 @@ struct rqspinlock_stats {
 	uint64_t yields;          /**< sched_yield() calls while waiting */
 	uint64_t no_slot;         /**< threads that found the registry full */
 	uint64_t unlock_not_held; /**< unlocks of locks not in the table */
+	/* Appended: older binaries see a prefix of this struct. */
+	uint64_t deadline_extensions; /**< deadlines moved: owner was runnable, not running */
+	/* The three below add up to timeout: the owner as last read. */
+	uint64_t timeout_owner_running; /**< owner running (state R) */
+	uint64_t timeout_owner_blocked; /**< owner sleeping or stopped */
+	uint64_t timeout_owner_unknown; /**< no owner found, /proc unreadable, or not a deadline */
 };
 
 /** @brief Sum the counters into @p out. @return 0, or -EINVAL if NULL. */
@@ -282,6 +319,17 @@ struct rqspinlock_thread_info {
 	const void *held[RQSPINLOCK_NR_HELD]; /**< held locks, oldest first */
 };
 
+/** The owner of the lock at a timeout, as its waiter last saw it. */
+struct rqspinlock_owner_info {
+	int32_t tid;           /**< kernel thread id; 0: no owner identified */
+	uint32_t slot;         /**< its registry slot */
+	char state;            /**< /proc state: 'R' running or runnable, 'S'/'D' sleeping,
+	                          'T'/'t' stopped, '?' unreadable */
+	uint64_t window_ns;    /**< wall time over which the two figures below were taken */
+	uint64_t on_cpu_ns;    /**< owner's time on a CPU in that window */
+	uint64_t run_queue_ns; /**< owner's time runnable but waiting for a CPU */
+};
+
 /** A failed acquisition, passed to the report hook. */
 struct rqspinlock_report {
 	enum rqspinlock_event event; /**< what happened */
@@ -295,6 +343,9 @@ struct rqspinlock_report {
 	 *  saw, the held lists are read when the report is made. */
 	struct rqspinlock_thread_info peers[RQSPINLOCK_REPORT_MAX_PEERS];
 	void *frames[RQSPINLOCK_REPORT_MAX_FRAMES]; /**< return addresses, innermost first */
+	/** Appended. Timeouts: the owner and what it was doing (tid 0: none
+	 *  identified, or the timeout did not come from a deadline). */
+	struct rqspinlock_owner_info owner;
 };
 
 /**

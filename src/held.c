@@ -428,6 +428,74 @@ static bool held_believable(uintptr_t lock, const struct rq_thread *t)
 	return lock_taken((const void *)lock) && !held_by_another(lock, t);
 }
 
+/* Does @t have an entry for @lock, with any tag? */
+static bool has_entry(const struct rq_thread *t, uintptr_t lock)
+{
+	/* acquire: pairs with the release stores of cnt (push and drop) */
+	uint32_t n = held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
+
+	for (uint32_t i = 0; i < n; i++)
+		if ((held_entry(t, i) & ~RQ_ENTRY_TAGS) == lock)
+			return true;
+	return false;
+}
+
+/*
+ * For the deadline path (timeout.c): an untagged entry; failing that a
+ * single tagged claim; failing that the single other thread with any entry
+ * for @lock: an owner preempted between its slow-path acquisition and its
+ * mark still looks like it waits, and under CPU overload it stays there
+ * long. When the lock word shows only the pending bit (the owner released
+ * and the pending waiter, preempted, has not yet taken it), the thread that
+ * blocks us is the pending waiter: its wait record, else the same fallbacks.
+ * A wrong guess costs only an extension, within the cap.
+ */
+struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self)
+{
+	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0, n_any = 0;
+	struct rq_thread *held = NULL, *maybe = NULL, *any = NULL;
+
+	uint32_t val = lock_word((uintptr_t)lock), n_pend = 0;
+	struct rq_thread *pend = NULL;
+
+	if (!(val & RQ_LOCKED_PENDING_MASK))
+		return NULL;
+	if (!(val & RQ_LOCKED_MASK)) {
+		/* Only the pending bit blocks us: its holder (the next owner,
+		 * possibly preempted) is the thread to measure. */
+		for (uint32_t s = 0; s < bound; s++) {
+			struct rq_thread *t = rq_thread_at(s);
+
+			if (t != self &&
+			    atomic_load_explicit(&t->wr.in_use, memory_order_relaxed) &&
+			    holds_note(t, RQ_NOTE_PENDING, (uintptr_t)lock, false) && n_pend++ == 0)
+				pend = t;
+		}
+		if (n_pend)
+			return n_pend == 1 ? pend : NULL;
+	}
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *t = rq_thread_at(s);
+		enum rq_claim claim;
+
+		if (t == self || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
+			continue;
+		claim = claim_below(t, (uintptr_t)lock, RQ_NR_HELD);
+		if (claim == RQ_CLAIM_HELD && n_held++ == 0)
+			held = t;
+		else if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
+			maybe = t;
+		else if (claim == RQ_CLAIM_NONE && has_entry(t, (uintptr_t)lock) && n_any++ == 0)
+			any = t;
+	}
+	/* Several claimants of one kind: nothing to conclude. */
+	if (n_held)
+		return n_held == 1 ? held : NULL;
+	if (n_maybe)
+		return n_maybe == 1 ? maybe : NULL;
+	return n_any == 1 ? any : NULL;
+}
+
 /*
  * The next link of the chain: a thread that holds @lock below its own
  * waiting entry and is stuck waiting. Threads that are not waiting cannot be

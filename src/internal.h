@@ -57,6 +57,10 @@ enum rq_stat {
 	RQ_STAT_YIELD,
 	RQ_STAT_NO_SLOT,
 	RQ_STAT_UNLOCK_NOT_HELD,
+	RQ_STAT_EXTEND,
+	RQ_STAT_TIMEOUT_RUNNING,
+	RQ_STAT_TIMEOUT_BLOCKED,
+	RQ_STAT_TIMEOUT_UNKNOWN,
 	RQ_STAT_NR
 };
 
@@ -194,7 +198,10 @@ struct rq_cycle {
 	uint32_t n;                  /* threads in peers */
 	struct rq_thread *peers[RQSPINLOCK_REPORT_MAX_PEERS];
 	uintptr_t waits[RQSPINLOCK_REPORT_MAX_PEERS]; /* what each waited for */
+	struct rqspinlock_owner_info owner;           /* timeouts: who held the lock */
 };
+/* The thread that most likely holds @lock (not @self), or NULL (held.c). */
+struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self);
 int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n);
 /* @suspect: kept by the caller between checks of one wait (0 at its start) */
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
@@ -209,6 +216,17 @@ static inline void rq_wait_note_pending(struct rq_thread *t, bool held)
 }
 void rq_wait_pop(struct rq_thread *t);
 void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out);
+
+/* ---- sched.c: another thread's scheduler accounting ---- */
+struct rq_sched {
+	uint64_t when;    /* rq_now_ns() of the read */
+	uint64_t cpu_ns;  /* on CPU, since the thread started */
+	uint64_t runq_ns; /* runnable but waiting for a CPU, since it started */
+	int32_t tid;
+	char state; /* /proc state letter: R, S, D, T, t, Z, X; '?' unreadable */
+};
+/* Read thread @tid of this process: 0, or -errno (/proc missing, exited). */
+int rq_sched_read(int32_t tid, struct rq_sched *out);
 
 /* ---- timeout.c: one bounded wait ---- */
 struct rq_wait {
@@ -226,6 +244,14 @@ struct rq_wait {
 	uint64_t suspect;      /* cycle awaiting confirmation (rq_check_cycle) */
 	bool published;        /* our wait record is pushed (rq_wait_publish) */
 	bool queued;           /* a non-head queue waiter: yields, never naps */
+	uint64_t hard;         /* wall-clock cap: no extension goes past it */
+	uint64_t probe_at;     /* first read of the owner's accounting */
+	uint64_t off_cpu;      /* sum of our own poll gaps > RQ_OFF_CPU_GAP_NS */
+	uint64_t check_at;     /* time of the last check of the accounting */
+	uint64_t check_off;    /* off_cpu then */
+	struct rq_sched first; /* owner accounting: first read (tid 0: none) */
+	struct rq_sched base;  /* owner accounting: read at the last check */
+	uint32_t owner_slot;
 	struct rq_cycle cycle; /* filled when detection fires */
 };
 /*

@@ -66,7 +66,18 @@ static enum rqspinlock_event event_of(int err, const struct rq_cycle *cycle)
 	return err == -ETIMEDOUT ? RQSPINLOCK_EV_TIMEOUT : RQSPINLOCK_EV_AA;
 }
 
-static void count_failure(struct rq_thread *t, enum rqspinlock_event ev)
+/* Why a timeout happened, from what its waiter last read of the owner. */
+static enum rq_stat timeout_cause(const struct rq_cycle *cycle)
+{
+	const struct rqspinlock_owner_info *oi = cycle ? &cycle->owner : NULL;
+
+	if (!oi || !oi->tid || oi->state == '?')
+		return RQ_STAT_TIMEOUT_UNKNOWN;
+	return oi->state == 'R' ? RQ_STAT_TIMEOUT_RUNNING : RQ_STAT_TIMEOUT_BLOCKED;
+}
+
+static void count_failure(struct rq_thread *t, enum rqspinlock_event ev,
+                          const struct rq_cycle *cycle)
 {
 	static const enum rq_stat stat_of[] = {
 	    [RQSPINLOCK_EV_AA] = RQ_STAT_AA,
@@ -76,6 +87,8 @@ static void count_failure(struct rq_thread *t, enum rqspinlock_event ev)
 	};
 
 	rq_stat_inc(t, stat_of[ev]);
+	if (ev == RQSPINLOCK_EV_TIMEOUT)
+		rq_stat_inc(t, timeout_cause(cycle));
 }
 
 /* Did this call interrupt another lock operation of the same thread? */
@@ -102,6 +115,8 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 	r.nested = is_nested(t, idx);
 	rq_snapshot_thread(t, &r.self);
 	r.self.waits_for = lock;
+	if (cycle && r.event == RQSPINLOCK_EV_TIMEOUT)
+		r.owner = cycle->owner;
 	if (cycle && r.event != RQSPINLOCK_EV_TIMEOUT && r.event != RQSPINLOCK_EV_AA) {
 		r.nr_peers = cycle->n;
 		for (uint32_t i = 0; i < cycle->n; i++) {
@@ -130,7 +145,7 @@ int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
 	rq_held_drop(t, held_idx);
 	if (was_waiting)
 		rq_wait_pop(t);
-	count_failure(t, event_of(err, cycle));
+	count_failure(t, event_of(err, cycle), cycle);
 	if (h)
 		call_hook(h, t, lock, held_idx, err, cycle);
 	return err;
@@ -180,6 +195,55 @@ static void put_thread(struct rq_buf *b, const char *role, const struct rqspinlo
 	put_str(b, "]\n");
 }
 
+static const char *state_name(char state)
+{
+	switch (state) {
+	case 'R':
+		return "running or runnable";
+	case 'S':
+	case 'D':
+		return "sleeping";
+	case 'T':
+	case 't':
+		return "stopped";
+	case 'Z':
+	case 'X':
+		return "exiting";
+	}
+	return "state unreadable";
+}
+
+static void put_ms(struct rq_buf *b, uint64_t ns)
+{
+	put_num(b, ns / 1000000, 10);
+	put_str(b, ".");
+	put_num(b, ns / 100000 % 10, 10);
+	put_str(b, " ms");
+}
+
+static void put_owner(struct rq_buf *b, const struct rqspinlock_owner_info *o)
+{
+	if (!o->tid) {
+		put_str(b, "  owner: not identified (no held-table entry names it)\n");
+		return;
+	}
+	put_str(b, "  owner: slot ");
+	put_num(b, o->slot, 10);
+	put_str(b, " tid ");
+	put_num(b, (uint64_t)(uint32_t)o->tid, 10);
+	put_str(b, ", ");
+	put_str(b, state_name(o->state));
+	if (o->window_ns) {
+		put_str(b, "; in the last ");
+		put_ms(b, o->window_ns);
+		put_str(b, " of the wait: on CPU ");
+		put_ms(b, o->on_cpu_ns);
+		put_str(b, ", waiting for a CPU ");
+		put_ms(b, o->run_queue_ns);
+	}
+	put_str(b, "\n");
+}
+
 static const char *event_name(enum rqspinlock_event ev)
 {
 	switch (ev) {
@@ -209,6 +273,8 @@ RQ_EXPORT void res_spin_report_stderr(const struct rqspinlock_report *r, void *a
 	put_thread(&b, "  this thread:", &r->self);
 	for (uint32_t i = 0; i < r->nr_peers; i++)
 		put_thread(&b, "  cycle member:", &r->peers[i]);
+	if (r->event == RQSPINLOCK_EV_TIMEOUT)
+		put_owner(&b, &r->owner);
 	if (r->nr_frames)
 		put_str(&b, "  stack:\n");
 	for (size_t off = 0; off < b.n;) {

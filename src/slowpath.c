@@ -239,6 +239,7 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint
 	w.published = false;
 	w.cycle.event = 0;
 	w.cycle.n = 0;
+	w.cycle.owner.tid = 0;
 	err = rq_check_aa(t, lock, idx);
 	if (unlikely(err)) {
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};

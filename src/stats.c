@@ -65,6 +65,10 @@ RQ_EXPORT int res_spin_get_stats(struct rqspinlock_stats *out)
 	    .yields = sum[RQ_STAT_YIELD],
 	    .no_slot = sum[RQ_STAT_NO_SLOT],
 	    .unlock_not_held = sum[RQ_STAT_UNLOCK_NOT_HELD],
+	    .deadline_extensions = sum[RQ_STAT_EXTEND],
+	    .timeout_owner_running = sum[RQ_STAT_TIMEOUT_RUNNING],
+	    .timeout_owner_blocked = sum[RQ_STAT_TIMEOUT_BLOCKED],
+	    .timeout_owner_unknown = sum[RQ_STAT_TIMEOUT_UNKNOWN],
 	};
 	return 0;
 }

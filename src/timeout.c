@@ -22,6 +22,24 @@
  * The kernel needs no such rule: its waiters cannot be preempted. Bound: a
  * waiter fails at most duration * (1 + RQ_GRACES / 8) after it started,
  * plus the time it spent off CPU.
+ *
+ * The owner's run-queue time does not count: a userspace owner can be
+ * preempted for longer than the timeout under CPU overload, and would
+ * release the lock once it runs. At half its duration a wait reads the
+ * owner's scheduler accounting (sched.c; the owner is the one thread whose
+ * held table lists the lock); when the deadline passes it reads it again,
+ * and if the owner spent more than half of that stretch runnable but off
+ * CPU, the deadline moves by that run-queue time (a deadline extension).
+ * The waiter's own time off CPU (poll gaps over RQ_OFF_CPU_GAP_NS) moves
+ * the deadline the same way, without reading /proc.
+ * An owner that ran, slept or stopped for most of it, an owner that cannot
+ * be identified or read, fails the wait as before. No extension goes past
+ * the wall-clock cap (res_spin_set_timeout_cap_ns(), default 8 timeouts)
+ * from the start of the wait, plus the waiter's own time off CPU, up to one
+ * more cap (a waiter preempted among many busy threads did not watch the
+ * lock meanwhile; on an idle CPU that time is zero and the cap is plain
+ * wall-clock). A wait never outlasts two caps. All of it runs only once a wait
+ * is half over: short waits and the fast path never read /proc.
  */
 #include <errno.h>
 #include <time.h>
@@ -38,6 +56,8 @@
 #define RQ_SLEEP_AFTER_NS 2000000ull
 
 static _Atomic uint64_t rq_timeout = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
+/* 0: RQSPINLOCK_DEFAULT_CAP_FACTOR timeouts */
+static _Atomic uint64_t rq_cap;
 
 uint64_t rq_now_ns(void)
 {
@@ -69,6 +89,23 @@ RQ_EXPORT uint64_t res_spin_get_timeout_ns(void)
 	return rq_timeout_ns();
 }
 
+RQ_EXPORT uint64_t res_spin_set_timeout_cap_ns(uint64_t ns)
+{
+	if (ns && ns < RQSPINLOCK_MIN_TIMEOUT_NS)
+		ns = RQSPINLOCK_MIN_TIMEOUT_NS;
+	else if (ns > RQSPINLOCK_MAX_TIMEOUT_NS)
+		ns = RQSPINLOCK_MAX_TIMEOUT_NS;
+	/* relaxed: a plain configuration value; no data hangs off it */
+	return atomic_exchange_explicit(&rq_cap, ns, memory_order_relaxed);
+}
+
+RQ_EXPORT uint64_t res_spin_get_timeout_cap_ns(void)
+{
+	uint64_t cap = atomic_load_explicit(&rq_cap, memory_order_relaxed);
+
+	return cap ? cap : RQSPINLOCK_DEFAULT_CAP_FACTOR * rq_timeout_ns();
+}
+
 void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
                    uint32_t mask, uint32_t timeouts)
 {
@@ -84,6 +121,116 @@ void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self
 	w->queued = false;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
+	w->cycle.owner.tid = 0;
+	w->first.tid = 0;
+	w->base.tid = 0;
+}
+
+/* The lock's owner and its accounting into @cur; NULL if either is missing. */
+static struct rq_thread *read_owner(struct rq_wait *w, struct rq_sched *cur)
+{
+	struct rq_thread *o = rq_find_owner(w->lock, w->self);
+	struct rqspinlock_owner_info *oi = &w->cycle.owner;
+
+	oi->tid = 0;
+	if (!o)
+		return NULL;
+	oi->tid = atomic_load_explicit(&o->tid, memory_order_relaxed);
+	oi->slot = (uint32_t)(o - rq_thread_at(0));
+	oi->state = '?';
+	oi->window_ns = oi->on_cpu_ns = oi->run_queue_ns = 0;
+	if (rq_sched_read(oi->tid, cur))
+		return NULL;
+	oi->state = cur->state;
+	return o;
+}
+
+/* A new owner (or the first read): accounting restarts from @cur. */
+static void rebase(struct rq_wait *w, const struct rq_sched *cur)
+{
+	if (w->first.tid != cur->tid)
+		w->first = *cur;
+	w->base = *cur;
+}
+
+/*
+ * How long the owner was runnable but off CPU between @a and @b. The kernel
+ * adds a run-queue wait to schedstat only when the wait ends (the thread
+ * gets a CPU), so an owner still waiting shows no progress at all: when it
+ * is runnable at @b, its whole time off CPU counts (it may have slept part
+ * of it and been woken; it will run, and release the lock, when it gets a
+ * CPU).
+ */
+static uint64_t runnable_ns(const struct rq_sched *a, const struct rq_sched *b)
+{
+	uint64_t window = b->when - a->when, cpu = b->cpu_ns - a->cpu_ns;
+	uint64_t runq = b->runq_ns - a->runq_ns;
+
+	if (b->state == 'R' && cpu < window && window - cpu > runq)
+		runq = window - cpu;
+	return runq < window ? runq : window;
+}
+
+/*
+ * The deadline passed: move it if the owner spent most of the time since
+ * the last read waiting for a CPU (or is a new owner, not yet measured),
+ * within the cap. Returns true to fail the wait; w->cycle.owner says why.
+ */
+static bool deadline_final(struct rq_wait *w, uint64_t now)
+{
+	struct rqspinlock_owner_info *oi = &w->cycle.owner;
+	struct rq_sched cur;
+	uint64_t step = 0, self_off = w->off_cpu - w->check_off, hard;
+	bool owner = false, extend = false;
+
+	if (2 * self_off > now - w->check_at) {
+		/* We were off CPU most of the time ourselves: we did not watch. */
+		step = self_off;
+		extend = true;
+	} else if (!read_owner(w, &cur)) {
+		return true;
+	} else {
+		owner = true;
+		if (w->base.tid != cur.tid) {
+			/* Not measured yet: watch it for an eighth of the duration. */
+			step = w->duration / 8;
+			w->first.tid = 0;
+		} else if (2 * runnable_ns(&w->base, &cur) > cur.when - w->base.when) {
+			step = runnable_ns(&w->base, &cur);
+			extend = true;
+		}
+		if (w->first.tid == cur.tid) {
+			oi->window_ns = cur.when - w->first.when;
+			oi->on_cpu_ns = cur.cpu_ns - w->first.cpu_ns;
+			oi->run_queue_ns = runnable_ns(&w->first, &cur);
+		}
+	}
+	/* The cap counts the time we watched: our own time off CPU (we
+	 * cannot fail a lock we did not see) moves it too, by at most one
+	 * more cap, so that a wait still ends within two caps. */
+	hard = w->hard + (w->off_cpu < w->hard - w->start ? w->off_cpu : w->hard - w->start);
+	if (!step || now >= hard)
+		return true;
+	if (extend)
+		rq_stat_inc(w->self, RQ_STAT_EXTEND);
+	if (owner)
+		rebase(w, &cur);
+	w->check_at = now;
+	w->check_off = w->off_cpu;
+	w->deadline = now + step < hard ? now + step : hard;
+	return false;
+}
+
+/* Half the duration passed: the owner's accounting so far (once). */
+static void deadline_probe(struct rq_wait *w)
+{
+	struct rq_sched cur;
+
+	w->probe_at = UINT64_MAX;
+	w->check_at = w->last_poll;
+	w->check_off = w->off_cpu;
+	if (read_owner(w, &cur))
+		rebase(w, &cur);
 }
 
 static int run_checks(struct rq_wait *w)
@@ -111,21 +258,31 @@ static __attribute__((noinline)) int poll_clock(struct rq_wait *w)
 	if (!w->deadline) {
 		/* Second poll: start the clock. Waits shorter than one poll
 		 * interval never read it. */
+		uint64_t cap = res_spin_get_timeout_cap_ns();
+
 		w->start = now;
 		w->deadline = now + w->duration;
+		w->hard = now + (cap > w->duration ? cap : w->duration);
+		w->probe_at = now + w->duration / 2;
+		w->check_at = now;
+		w->off_cpu = w->check_off = 0;
 		w->next_check = now + RQ_CHECK_INTERVAL_NS;
 		w->last_poll = now;
 		return 0;
 	}
+	if (now - w->last_poll > RQ_OFF_CPU_GAP_NS)
+		w->off_cpu += now - w->last_poll;
 	if (now > w->deadline && now - w->last_poll > RQ_OFF_CPU_GAP_NS && w->graces) {
 		w->graces--;
 		w->deadline = now + w->duration / 8;
 	}
 	w->last_poll = now;
-	if (now > w->deadline) {
+	if (now > w->deadline && deadline_final(w, now)) {
 		w->cycle.event = RQSPINLOCK_EV_TIMEOUT;
 		return -ETIMEDOUT;
 	}
+	if (now >= w->probe_at)
+		deadline_probe(w);
 	if (now >= w->next_check) {
 		int err;
 

@@ -41,6 +41,12 @@ static const char usage_text[] =
     "      --lat-every N        time one acquisition in N (default 16; 0: off)\n"
     "      --timeout-us US      rqspinlock timeout per critical section (default: the\n"
     "                           library's, 250 ms)\n"
+    "      --timeout-cap-us US  wall-clock cap of one wait, extensions included\n"
+    "                           (default: the library's, 8 timeouts; at or below the\n"
+    "                           timeout: no extensions)\n"
+    "      --overload N         N extra threads spin on the first CPU for the whole run\n"
+    "                           (CPU overload; with -t NCPUS --pin spread: one writer\n"
+    "                           per CPU, the owner often preempted); default 0\n"
     "      --reps N             repetitions per cell (sweep 5, uncontended 11)\n"
     "      --iters N            pairs per uncontended run (default 1000000)\n"
     "\n"
@@ -88,6 +94,8 @@ enum {
 	OPT_JSON,
 	OPT_CSV,
 	OPT_REPORT,
+	OPT_OVERLOAD,
+	OPT_CAP,
 };
 
 static const struct option long_opts[] = {
@@ -117,6 +125,8 @@ static const struct option long_opts[] = {
     {"json", required_argument, NULL, OPT_JSON},
     {"csv", required_argument, NULL, OPT_CSV},
     {"report", no_argument, NULL, OPT_REPORT},
+    {"overload", required_argument, NULL, OPT_OVERLOAD},
+    {"timeout-cap-us", required_argument, NULL, OPT_CAP},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -255,9 +265,17 @@ static int parse_number(struct config *cfg, int opt, const char *arg)
 		err = parse_u64(arg, 255, &v) || v == 0;
 		cfg->reps = (int)v;
 		break;
+	case OPT_OVERLOAD:
+		err = parse_u64(arg, RQT_MAX_OVERLOAD, &v);
+		cfg->overload = (int)v;
+		break;
 	case OPT_LAT:
 		err = parse_u64(arg, 1u << 30, &v);
 		cfg->lat_every = (unsigned)v;
+		break;
+	case OPT_CAP:
+		err = parse_u64(arg, 3600ull * 1000000, &v) || v == 0;
+		cfg->cap_ns = v * 1000;
 		break;
 	case OPT_TIMEOUT:
 	case OPT_HOLD:

@@ -71,6 +71,10 @@ static const struct {
     {"deadlock_cycle", offsetof(struct rqspinlock_stats, deadlock_cycle)},
     {"timeout", offsetof(struct rqspinlock_stats, timeout)},
     {"queue_handoff", offsetof(struct rqspinlock_stats, queue_handoff)},
+    {"deadline_extensions", offsetof(struct rqspinlock_stats, deadline_extensions)},
+    {"timeout_owner_running", offsetof(struct rqspinlock_stats, timeout_owner_running)},
+    {"timeout_owner_blocked", offsetof(struct rqspinlock_stats, timeout_owner_blocked)},
+    {"timeout_owner_unknown", offsetof(struct rqspinlock_stats, timeout_owner_unknown)},
 };
 #define NLIB (sizeof(lib_fields) / sizeof(lib_fields[0]))
 
@@ -101,11 +105,12 @@ static void print_config_text(FILE *f, const struct config *cfg, const char *loc
 {
 	fprintf(f,
 	        "rqtorture: lock=%s nwriters_stress=%d duration=%.2fs cs=%lluns ncs=%lluns "
-	        "long_hold=1/%llu@%lluns nested=%d stutter=%llums pin=%s seed=%llu\n",
+	        "long_hold=1/%llu@%lluns nested=%d stutter=%llums pin=%s seed=%llu overload=%d\n",
 	        lock, threads, cfg->duration_s, (unsigned long long)cfg->cs_ns,
 	        (unsigned long long)cfg->ncs_ns, (unsigned long long)cfg->long_hold_every,
 	        (unsigned long long)cfg->long_hold_ns, cfg->nested,
-	        (unsigned long long)cfg->stutter_ms, cfg->pin, (unsigned long long)cfg->seed);
+	        (unsigned long long)cfg->stutter_ms, cfg->pin, (unsigned long long)cfg->seed,
+	        cfg->overload);
 }
 
 void print_run_text(FILE *f, const struct config *cfg, const struct run_result *r)

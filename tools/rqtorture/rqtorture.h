@@ -111,6 +111,12 @@ void sleep_ns(uint64_t ns);
 uint64_t rng_next(uint64_t *state);
 int ncpus(void);
 int pin_thread(const char *policy, int idx);
+
+/* overload.c: busy threads on one CPU for the length of a run */
+#define RQT_MAX_OVERLOAD 4096
+struct overload;
+struct overload *overload_start(int n);
+void overload_stop(struct overload *o);
 void cpu_relax(void);
 void *xcalloc(size_t n, size_t size);
 
@@ -164,6 +170,8 @@ struct config {
 	uint64_t seed;
 	unsigned lat_every;
 	uint64_t timeout_ns; /* 0: library default */
+	uint64_t cap_ns;     /* 0: library default */
+	int overload;        /* busy threads pinned to the first CPU during runs */
 	int reps;
 	uint64_t iters;
 	enum inject_kind inject;

@@ -228,7 +228,9 @@ void join_or_die(pthread_t *th, int n, size_t stride, uint64_t grace_ns, const c
 uint64_t grace_ns(const struct config *cfg, const struct lk_ops *ops, int threads)
 {
 	uint64_t to = cfg->timeout_ns ? cfg->timeout_ns : res_spin_get_timeout_ns();
-	uint64_t g = 4 * to + cfg->long_hold_ns + 10ull * 1000000000ull;
+	uint64_t cap = cfg->cap_ns ? cfg->cap_ns : RQSPINLOCK_DEFAULT_CAP_FACTOR * to;
+	/* two wait phases, each extended up to the cap at most */
+	uint64_t g = 4 * to + 2 * cap + cfg->long_hold_ns + 10ull * 1000000000ull;
 
 	if (!lk_is_rq(ops))
 		g += (uint64_t)threads * 2ull * 1000000000ull;
@@ -298,6 +300,8 @@ static void apply_lock_setup(const struct config *cfg, const struct lk_ops *ops)
 		ops->prepare();
 	if (cfg->timeout_ns)
 		(void)res_spin_set_timeout_ns(cfg->timeout_ns);
+	if (cfg->cap_ns)
+		(void)res_spin_set_timeout_cap_ns(cfg->cap_ns);
 }
 
 int torture_run(const struct config *cfg, const struct lk_ops *ops, int threads,
@@ -308,6 +312,7 @@ int torture_run(const struct config *cfg, const struct lk_ops *ops, int threads,
 	uint64_t *c0 = xcalloc((size_t)threads, sizeof(*c0));
 	uint64_t *c1 = xcalloc((size_t)threads, sizeof(*c1));
 	struct rqspinlock_stats before;
+	struct overload *busy = NULL;
 	int started = 0, rc = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -321,6 +326,8 @@ int torture_run(const struct config *cfg, const struct lk_ops *ops, int threads,
 		rc = -ENOMEM;
 		goto out;
 	}
+	if (cfg->overload)
+		busy = overload_start(cfg->overload);
 	(void)res_spin_get_stats(&before);
 	for (; started < threads; started++) {
 		rc = -pthread_create(&ws[started].th, NULL, torture_worker, &ws[started]);
@@ -335,6 +342,7 @@ int torture_run(const struct config *cfg, const struct lk_ops *ops, int threads,
 	atomic_store_explicit(&ctl.paused, 0, memory_order_relaxed);
 	atomic_store_explicit(&ctl.stop, 1, memory_order_relaxed);
 	join_or_die(&ws[0].th, started, sizeof(*ws), grace_ns(cfg, ops, threads), ops->name);
+	overload_stop(busy);
 	if (rc == 0) {
 		collect(r, ws, threads, c0, c1, slots, nslots);
 		r->lib = before;

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Timeouts under CPU overload (docs/DESIGN.md section 6): a deadline counts
+ * the owner's time on a CPU or asleep, not its time waiting for a CPU.
+ *
+ *  - timeout_overload: N busy threads pinned to one CPU, the lock hammered
+ *    by one thread per CPU: no -ETIMEDOUT. The timeout is scaled so that
+ *    N * (scheduler slice) / timeout matches 128 threads at the default
+ *    250 ms (rqtorture --overload 128 runs that one);
+ *  - timeout_owner_spins: an owner spinning forever under the same overload
+ *    gets its waiter -ETIMEDOUT within the cap;
+ *  - timeout_owner_blocked: an owner asleep while holding: -ETIMEDOUT within
+ *    the plain bound, cause "blocked", the report names the owner;
+ *  - timeout_owner_unknown: a word locked with no owner in any table:
+ *    -ETIMEDOUT within the plain bound, cause "unknown".
+ */
+#include <sys/syscall.h>
+
+#include "rqspinlock.h"
+#include "testutil.h"
+
+#define OVERLOAD_THREADS 32
+#define OWNER_TIMEOUT_NS (20 * TU_NS_PER_MS)
+
+struct overload {
+	atomic_int go, stop;
+	int nbusy;
+	int cpus[2]; /* the first two CPUs we may use (equal if only one) */
+	pthread_t busy[OVERLOAD_THREADS];
+};
+
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	CHECK_EQ(pthread_setaffinity_np(pthread_self(), sizeof(set), &set), 0);
+}
+
+static void *busy_main(void *arg)
+{
+	struct overload *o = arg;
+
+	/* Spin only once all are created: thread creation under TSan waits
+	 * for each new thread to run, which the spinners would delay. */
+	while (!atomic_load(&o->go))
+		tu_sleep_ms(1);
+	pin_to(o->cpus[0]);
+	while (!atomic_load_explicit(&o->stop, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+static void overload_start(struct overload *o, int n)
+{
+	cpu_set_t set;
+	int found = 0;
+
+	CHECK_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
+		if (CPU_ISSET(c, &set))
+			o->cpus[found++] = c;
+	if (found == 1)
+		o->cpus[1] = o->cpus[0];
+	atomic_store(&o->go, 0);
+	atomic_store(&o->stop, 0);
+	o->nbusy = n;
+	for (int i = 0; i < n; i++)
+		tu_thread_start(&o->busy[i], busy_main, o);
+	atomic_store(&o->go, 1);
+}
+
+static void overload_stop(struct overload *o)
+{
+	atomic_store(&o->stop, 1);
+	for (int i = 0; i < o->nbusy; i++)
+		CHECK_EQ(pthread_join(o->busy[i], NULL), 0);
+}
+
+/* ---- timeout_overload ---- */
+
+struct hammer {
+	struct overload *o;
+	rqspinlock_t *lock;
+	int cpu;
+	uint64_t end;
+	long *counter; /* protected by lock */
+	long ops, timeouts, other;
+};
+
+static void *hammer_main(void *arg)
+{
+	struct hammer *h = arg;
+
+	pin_to(h->cpu);
+	/* At least one acquisition each, however slow the start (a hang is
+	 * the watchdog's). */
+	while (tu_now_ns() < h->end || h->ops == 0) {
+		int r = res_spin_lock(h->lock);
+
+		if (r == 0) {
+			++*h->counter;
+			tu_busy_ns(2000);
+			res_spin_unlock(h->lock);
+			h->ops++;
+		} else if (r == -ETIMEDOUT)
+			h->timeouts++;
+		else
+			h->other++;
+	}
+	return NULL;
+}
+
+static void test_overload(void)
+{
+	/* 128 threads at 250 ms, scaled to OVERLOAD_THREADS threads */
+	const uint64_t timeout = RQSPINLOCK_DEFAULT_TIMEOUT_NS * OVERLOAD_THREADS / 128;
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	struct overload o;
+	struct hammer h[2];
+	pthread_t th[2];
+	struct rqspinlock_stats st;
+	long counter = 0;
+	uint64_t end;
+
+	res_spin_set_timeout_ns(timeout);
+	res_spin_reset_stats();
+	overload_start(&o, OVERLOAD_THREADS);
+	end = tu_now_ns() + (uint64_t)tu_scaled(2500) * TU_NS_PER_MS;
+	for (int i = 0; i < 2; i++) {
+		h[i] = (struct hammer){&o, &lock, o.cpus[i], end, &counter, 0, 0, 0};
+		tu_thread_start(&th[i], hammer_main, &h[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_join(th[i], NULL), 0);
+	overload_stop(&o);
+	CHECK_EQ(res_spin_get_stats(&st), 0);
+	printf("# %d busy threads, timeout %.1f ms: %ld + %ld acquisitions, %ld + %ld timeouts, "
+	       "%llu deadline extensions\n",
+	       OVERLOAD_THREADS, (double)timeout / 1e6, h[0].ops, h[1].ops, h[0].timeouts,
+	       h[1].timeouts, (unsigned long long)st.deadline_extensions);
+	CHECK_EQ(h[0].timeouts + h[1].timeouts, 0);
+	CHECK_EQ(h[0].other + h[1].other, 0);
+	CHECK_EQ(counter, h[0].ops + h[1].ops);
+	CHECK_GT(h[0].ops, 0);
+	CHECK_GT(h[1].ops, 0);
+	res_spin_set_timeout_ns(0);
+}
+
+/* ---- owners that never release ---- */
+
+struct owner {
+	rqspinlock_t *lock;
+	int cpu;   /* -1: not pinned */
+	int sleep; /* 1: sleep while holding, 0: spin */
+	atomic_int held, release;
+	int32_t tid;
+	int slot;
+};
+
+static void *owner_main(void *arg)
+{
+	struct owner *w = arg;
+
+	if (w->cpu >= 0)
+		pin_to(w->cpu);
+	w->tid = (int32_t)syscall(SYS_gettid);
+	w->slot = res_spin_thread_slot();
+	CHECK_EQ(res_spin_lock(w->lock), 0);
+	atomic_store(&w->held, 1);
+	while (!atomic_load_explicit(&w->release, memory_order_relaxed))
+		if (w->sleep)
+			tu_sleep_ms(5);
+	res_spin_unlock(w->lock);
+	return NULL;
+}
+
+static struct rqspinlock_report last_report;
+static atomic_int nr_reports;
+
+static void keep_report(const struct rqspinlock_report *r, void *arg)
+{
+	(void)arg;
+	last_report = *r;
+	atomic_fetch_add(&nr_reports, 1);
+}
+
+/* One timed res_spin_lock() of @lock that must fail: returns its duration. */
+static uint64_t timed_failure(rqspinlock_t *lock, int cpu)
+{
+	uint64_t t0;
+	int r;
+
+	if (cpu >= 0)
+		pin_to(cpu);
+	t0 = tu_now_ns();
+	r = res_spin_lock(lock);
+	t0 = tu_now_ns() - t0;
+	CHECK_EQ(r, -ETIMEDOUT);
+	return t0;
+}
+
+static void check_causes_add_up(void)
+{
+	struct rqspinlock_stats st;
+
+	CHECK_EQ(res_spin_get_stats(&st), 0);
+	CHECK_EQ(st.timeout_owner_running + st.timeout_owner_blocked + st.timeout_owner_unknown,
+	         st.timeout);
+}
+
+static void test_owner_spins(void)
+{
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	struct overload o;
+	struct owner w = {.lock = &lock, .sleep = 0};
+	struct rqspinlock_stats st;
+	pthread_t th;
+	uint64_t dt, cap;
+
+	res_spin_set_timeout_ns(OWNER_TIMEOUT_NS);
+	cap = res_spin_get_timeout_cap_ns();
+	CHECK_EQ(cap, RQSPINLOCK_DEFAULT_CAP_FACTOR * OWNER_TIMEOUT_NS);
+	res_spin_reset_stats();
+	overload_start(&o, OVERLOAD_THREADS);
+	w.cpu = o.cpus[0];
+	tu_thread_start(&th, owner_main, &w);
+	TU_WAIT_UNTIL(atomic_load(&w.held), TU_SETUP_MS);
+	dt = timed_failure(&lock, o.cpus[1]);
+	atomic_store(&w.release, 1);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	overload_stop(&o);
+	CHECK_EQ(res_spin_get_stats(&st), 0);
+	printf("# failed after %.1f ms (cap %.1f ms), %llu extensions\n", (double)dt / 1e6,
+	       (double)cap / 1e6, (unsigned long long)st.deadline_extensions);
+	/* One wait phase: the cap, plus a grace, plus scheduling slack. */
+	CHECK_LE(dt, cap + 2 * OWNER_TIMEOUT_NS + tu_slack_ns(TU_STALL_NS));
+	CHECK_EQ(st.timeout, 1);
+	/* Seen running or runnable (or, with the waiter starved itself, not
+	 * read at all), never asleep. */
+	CHECK_EQ(st.timeout_owner_blocked, 0);
+	check_causes_add_up();
+	res_spin_set_timeout_ns(0);
+}
+
+static void test_owner_blocked(void)
+{
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	struct owner w = {.lock = &lock, .cpu = -1, .sleep = 1};
+	struct rqspinlock_stats st;
+	pthread_t th;
+	uint64_t dt;
+
+	res_spin_set_timeout_ns(OWNER_TIMEOUT_NS);
+	res_spin_reset_stats();
+	res_spin_set_report_hook(keep_report, NULL);
+	tu_thread_start(&th, owner_main, &w);
+	TU_WAIT_UNTIL(atomic_load(&w.held), TU_SETUP_MS);
+	dt = timed_failure(&lock, -1);
+	atomic_store(&w.release, 1);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	res_spin_set_report_hook(NULL, NULL);
+	CHECK_EQ(res_spin_get_stats(&st), 0);
+	printf("# failed after %.1f ms; owner tid %d state %c, on CPU %.1f ms, run queue %.1f ms\n",
+	       (double)dt / 1e6, last_report.owner.tid, last_report.owner.state,
+	       (double)last_report.owner.on_cpu_ns / 1e6,
+	       (double)last_report.owner.run_queue_ns / 1e6);
+	/* No extension for a sleeper: two timeouts (TAS mode) plus a grace. */
+	CHECK_LE(dt, 3 * OWNER_TIMEOUT_NS + tu_slack_ns(TU_STALL_NS));
+	CHECK_EQ(st.timeout, 1);
+	CHECK_EQ(st.timeout_owner_blocked, 1);
+	CHECK_EQ(atomic_load(&nr_reports), 1);
+	CHECK_EQ(last_report.owner.tid, w.tid);
+	CHECK_EQ(last_report.owner.slot, w.slot);
+	CHECK(last_report.owner.state == 'S' || last_report.owner.state == 'D');
+	CHECK_GT(last_report.owner.window_ns, 0);
+	CHECK_LE(last_report.owner.on_cpu_ns + last_report.owner.run_queue_ns,
+	         last_report.owner.window_ns);
+	check_causes_add_up();
+	res_spin_set_timeout_ns(0);
+}
+
+static void test_owner_unknown(void)
+{
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	struct rqspinlock_stats st;
+	uint64_t dt;
+
+	res_spin_set_timeout_ns(OWNER_TIMEOUT_NS);
+	res_spin_reset_stats();
+	res_spin_set_report_hook(keep_report, NULL);
+	/* Locked, and nobody's table lists it (an overwritten word). */
+	atomic_store_explicit(&lock.val, 1, memory_order_relaxed);
+	dt = timed_failure(&lock, -1);
+	res_spin_set_report_hook(NULL, NULL);
+	CHECK_EQ(res_spin_get_stats(&st), 0);
+	printf("# failed after %.1f ms\n", (double)dt / 1e6);
+	CHECK_LE(dt, 3 * OWNER_TIMEOUT_NS + tu_slack_ns(TU_STALL_NS));
+	CHECK_EQ(st.timeout_owner_unknown, 1);
+	CHECK_EQ(last_report.owner.tid, 0);
+	check_causes_add_up();
+	res_spin_lock_init(&lock);
+	CHECK_EQ(res_spin_lock(&lock), 0);
+	res_spin_unlock(&lock);
+	res_spin_set_timeout_ns(0);
+}
+
+static void test_cap_setter(void)
+{
+	CHECK_EQ(res_spin_set_timeout_cap_ns(5 * TU_NS_PER_S), 0);
+	CHECK_EQ(res_spin_get_timeout_cap_ns(), 5 * TU_NS_PER_S);
+	CHECK_EQ(res_spin_set_timeout_cap_ns(1), 5 * TU_NS_PER_S);
+	CHECK_EQ(res_spin_get_timeout_cap_ns(), RQSPINLOCK_MIN_TIMEOUT_NS);
+	CHECK_EQ(res_spin_set_timeout_cap_ns(UINT64_MAX), RQSPINLOCK_MIN_TIMEOUT_NS);
+	CHECK_EQ(res_spin_get_timeout_cap_ns(), RQSPINLOCK_MAX_TIMEOUT_NS);
+	CHECK_EQ(res_spin_set_timeout_cap_ns(0), RQSPINLOCK_MAX_TIMEOUT_NS);
+	res_spin_set_timeout_ns(TU_NS_PER_MS);
+	CHECK_EQ(res_spin_get_timeout_cap_ns(), RQSPINLOCK_DEFAULT_CAP_FACTOR * TU_NS_PER_MS);
+	res_spin_set_timeout_ns(0);
+}
+
+static const struct tu_test tests[] = {
+    {"timeout_overload", test_overload, 40},
+    {"timeout_owner_spins", test_owner_spins, 40},
+    {"timeout_owner_blocked", test_owner_blocked, 30},
+    {"timeout_owner_unknown", test_owner_unknown, 30},
+    {"timeout_cap_setter", test_cap_setter, 20},
+};
+
+TU_MAIN(tests)
