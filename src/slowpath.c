@@ -129,7 +129,14 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
 static uint32_t queued_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx,
                             struct rq_qnode *node, struct rq_wait *w, int *err)
 {
-	uint32_t mine = atomic_load_explicit(&node->locked, memory_order_relaxed), st;
+	/* The value we linked with (rq_link_behind()): our generation in the
+	 * WAIT state. Not a fresh load: the predecessor may have signalled
+	 * already, and waiting for a change from the signalled value would
+	 * wait for a signal that came. Relaxed: only we change the generation. */
+	uint32_t mine = (atomic_load_explicit(&node->locked, memory_order_relaxed) &
+	                 ~RQ_NODE_STATE_MASK) |
+	                RQ_NODE_WAIT,
+	         st;
 
 	rq_wait_start(w, lock, t, idx, ~0u, RQ_QUEUED_TIMEOUTS);
 	w->queued = true;
