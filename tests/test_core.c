@@ -424,16 +424,17 @@ static void test_ql(void)
 }
 
 static const struct tu_test tests[] = {
-    {"core_mutex_2", test_mutex_2, 0},
-    {"core_mutex_4", test_mutex_4, 0},
-    {"core_mutex_8", test_mutex_8, 0},
-    {"core_mutex_16", test_mutex_16, 0},
-    {"core_trylock", test_trylock, 20},
-    {"core_timeout_setter", test_timeout_setter, 10},
-    {"core_static_init", test_static_init, 30},
-    {"core_stats", test_stats, 20},
-    {"core_ql", test_ql, 30},
-    {"core_mode_switch", test_mode_switch, 30},
+    TU_TEST("core_mutex_2", test_mutex_2, 60, TU_TAS),
+    TU_TEST("core_mutex_4", test_mutex_4, 60, TU_TAS | TU_INLINE),
+    TU_TEST("core_mutex_8", test_mutex_8, 60, TU_TAS),
+    TU_TEST("core_mutex_16", test_mutex_16, 60, TU_TAS),
+    TU_TEST("core_trylock", test_trylock, 30, TU_TAS | TU_INLINE),
+    TU_TEST("core_timeout_setter", test_timeout_setter, 20, TU_TAS),
+    TU_TEST("core_static_init", test_static_init, 40, TU_TAS),
+    TU_TEST("core_stats", test_stats, 30, TU_TAS),
+    /* QL is the plain queued lock; RQSPINLOCK_MODE does not apply to it. */
+    TU_TEST("core_ql", test_ql, 40, 0),
+    TU_TEST("core_mode_switch", test_mode_switch, 40, TU_TAS),
 };
 
 TU_MAIN(tests)

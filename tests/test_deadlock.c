@@ -618,18 +618,18 @@ static void test_report_stderr(void)
 }
 
 static const struct tu_test tests[] = {
-    {"deadlock_aa", test_aa, 10},
-    {"deadlock_abba_many", test_abba_many, 30},
-    {"deadlock_abba_pair", test_abba_pair, 40},
-    {"deadlock_cycle3", test_cycle3, 40},
-    {"deadlock_chain", test_chain, 40},
-    {"deadlock_held_max", test_held_max, 20},
-    {"deadlock_ooo_unlock", test_ooo_unlock, 20},
-    {"deadlock_held_max_ooo", test_held_max_ooo, 30},
-    {"deadlock_ooo_random", test_ooo_random, 30},
-    {"deadlock_ooo_concurrent", test_ooo_concurrent, 30},
-    {"deadlock_report_hook", test_report_hook, 30},
-    {"deadlock_report_stderr", test_report_stderr, 10},
+    TU_TEST("deadlock_aa", test_aa, 20, TU_TAS | TU_INLINE),
+    TU_TEST("deadlock_abba_many", test_abba_many, 40, TU_TAS),
+    TU_TEST("deadlock_abba_pair", test_abba_pair, 50, TU_TAS),
+    TU_TEST("deadlock_cycle3", test_cycle3, 50, TU_TAS),
+    TU_TEST("deadlock_chain", test_chain, 50, TU_TAS),
+    TU_TEST("deadlock_held_max", test_held_max, 30, TU_TAS | TU_INLINE),
+    TU_TEST("deadlock_ooo_unlock", test_ooo_unlock, 30, TU_TAS | TU_INLINE),
+    TU_TEST("deadlock_held_max_ooo", test_held_max_ooo, 40, TU_TAS | TU_INLINE),
+    TU_TEST("deadlock_ooo_random", test_ooo_random, 40, TU_TAS),
+    TU_TEST("deadlock_ooo_concurrent", test_ooo_concurrent, 40, TU_TAS),
+    TU_TEST("deadlock_report_hook", test_report_hook, 40, TU_TAS),
+    TU_TEST("deadlock_report_stderr", test_report_stderr, 20, TU_TAS, .env = "RQSPINLOCK_REPORT=1"),
 };
 
 TU_MAIN(tests)

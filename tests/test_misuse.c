@@ -172,11 +172,14 @@ static void test_env_mode(void)
 }
 
 static const struct tu_test tests[] = {
-    {"deadlock_unlock_non_owner", test_unlock_non_owner, 40},
-    {"core_tsd_destructor", test_tsd_destructor, 30},
-    {"core_env_invalid", test_env_invalid, 20},
-    {"core_env_mode_upper", test_env_mode, 20},
-    {"core_env_mode_garbage", test_env_mode, 20},
+    TU_TEST("deadlock_unlock_non_owner", test_unlock_non_owner, 40, TU_TAS | TU_INLINE),
+    TU_TEST("core_tsd_destructor", test_tsd_destructor, 30, TU_TAS | TU_INLINE,
+            .env = "RQSPINLOCK_SLOTS=4"),
+    TU_TEST("core_env_invalid", test_env_invalid, 20, TU_TAS, .env = "RQSPINLOCK_SLOTS=abc"),
+    /* Modes are matched without case; anything else means the default, with
+     * a message on stderr (the harness checks the mode in effect). */
+    TU_TEST("core_env_mode_upper", test_env_mode, 20, 0, .env = "RQSPINLOCK_MODE=TAS"),
+    TU_TEST("core_env_mode_garbage", test_env_mode, 20, 0, .env = "RQSPINLOCK_MODE=garbage"),
 };
 
 TU_MAIN(tests)

@@ -245,11 +245,11 @@ static void test_garbage_no_tail(void)
 }
 
 static const struct tu_test tests[] = {
-    {"core_stalled_owner", test_stalled_owner, 30},
-    {"core_exit_holding", test_exit_holding, 30},
-    {"core_fork", test_fork, 40},
-    {"core_garbage", test_garbage, 40},
-    {"core_garbage_no_tail", test_garbage_no_tail, 40},
+    TU_TEST("core_stalled_owner", test_stalled_owner, 40, TU_TAS),
+    TU_TEST("core_exit_holding", test_exit_holding, 40, TU_TAS),
+    TU_TEST("core_fork", test_fork, 50, TU_TAS),
+    TU_TEST("core_garbage", test_garbage, 50, TU_TAS),
+    TU_TEST("core_garbage_no_tail", test_garbage_no_tail, 50, TU_TAS),
 };
 
 TU_MAIN(tests)

@@ -172,9 +172,11 @@ static void test_registry_full_paced(void)
 }
 
 static const struct tu_test tests[] = {
-    {"core_slot_recycling", test_slot_recycling, 50},
-    {"core_registry_full", test_registry_full, 40},
-    {"core_registry_full_paced", test_registry_full_paced, 40},
+    TU_TEST("core_slot_recycling", test_slot_recycling, 60, TU_TAS),
+    TU_TEST("core_registry_full", test_registry_full, 50, TU_TAS | TU_INLINE,
+            .env = "RQSPINLOCK_SLOTS=4"),
+    TU_TEST("core_registry_full_paced", test_registry_full_paced, 50, TU_TAS,
+            .env = "RQSPINLOCK_SLOTS=4"),
 };
 
 TU_MAIN(tests)

@@ -129,7 +129,7 @@ static void test_soak_short(void)
 }
 
 static const struct tu_test tests[] = {
-    {"deadlock_soak", test_soak_short, 50},
+    TU_TEST("deadlock_soak", test_soak_short, 60, TU_TAS),
 };
 
 int main(int argc, char **argv)

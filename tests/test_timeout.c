@@ -321,11 +321,11 @@ static void test_cap_setter(void)
 }
 
 static const struct tu_test tests[] = {
-    {"timeout_overload", test_overload, 40},
-    {"timeout_owner_spins", test_owner_spins, 40},
-    {"timeout_owner_blocked", test_owner_blocked, 30},
-    {"timeout_owner_unknown", test_owner_unknown, 30},
-    {"timeout_cap_setter", test_cap_setter, 20},
+    TU_TEST("timeout_overload", test_overload, 60, TU_TAS),
+    TU_TEST("timeout_owner_spins", test_owner_spins, 60, TU_TAS),
+    TU_TEST("timeout_owner_blocked", test_owner_blocked, 40, TU_TAS),
+    TU_TEST("timeout_owner_unknown", test_owner_unknown, 40, TU_TAS),
+    TU_TEST("timeout_cap_setter", test_cap_setter, 20, 0),
 };
 
 TU_MAIN(tests)

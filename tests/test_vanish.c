@@ -658,15 +658,15 @@ static void test_process_shared(void)
 }
 
 static const struct tu_test tests[] = {
-    {"core_storm_head", test_storm_head, 40},
-    {"core_storm_all", test_storm_all, 40},
-    {"core_word_changed", test_word_changed, 50},
-    {"core_nested_head", test_nested_head, 40},
-    {"core_cancel_waiters", test_cancel_waiters, 40},
-    {"core_longjmp_head", test_longjmp_head, 40},
-    {"core_longjmp_queued", test_longjmp_queued, 40},
-    {"core_fork_in_handler", test_fork_in_handler, 40},
-    {"core_process_shared", test_process_shared, 50},
+    TU_TEST("core_storm_head", test_storm_head, 40, TU_TAS),
+    TU_TEST("core_storm_all", test_storm_all, 40, TU_TAS),
+    TU_TEST("core_word_changed", test_word_changed, 60, TU_TAS),
+    TU_TEST("core_nested_head", test_nested_head, 40, TU_TAS),
+    TU_TEST("core_cancel_waiters", test_cancel_waiters, 40, TU_TAS),
+    TU_TEST("core_longjmp_head", test_longjmp_head, 40, TU_TAS),
+    TU_TEST("core_longjmp_queued", test_longjmp_queued, 40, TU_TAS),
+    TU_TEST("core_fork_in_handler", test_fork_in_handler, 40, TU_TAS),
+    TU_TEST("core_process_shared", test_process_shared, 60, TU_TAS),
 };
 
 TU_MAIN(tests)

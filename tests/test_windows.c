@@ -249,13 +249,13 @@ static void test_window_waiting(void)
 }
 
 static const struct tu_test tests[] = {
-    {"deadlock_window_releasing", test_window_releasing, 30},
-    {"deadlock_window_acquired", test_window_acquired, 30},
-    {"deadlock_window_slow_acquired", test_window_slow_acquired, 30},
-    {"deadlock_window_pending", test_window_pending, 30},
-    {"deadlock_window_released", test_window_released, 30},
-    {"deadlock_window_before_cas", test_window_before_cas, 30},
-    {"deadlock_window_waiting", test_window_waiting, 30},
+    TU_TEST("deadlock_window_releasing", test_window_releasing, 40, TU_TAS),
+    TU_TEST("deadlock_window_acquired", test_window_acquired, 40, TU_TAS),
+    TU_TEST("deadlock_window_slow_acquired", test_window_slow_acquired, 40, TU_TAS),
+    TU_TEST("deadlock_window_pending", test_window_pending, 40, TU_TAS),
+    TU_TEST("deadlock_window_released", test_window_released, 40, TU_TAS),
+    TU_TEST("deadlock_window_before_cas", test_window_before_cas, 40, TU_TAS),
+    TU_TEST("deadlock_window_waiting", test_window_waiting, 40, TU_TAS),
 };
 
 TU_MAIN(tests)

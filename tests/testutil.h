@@ -4,10 +4,13 @@
  *
  * - CHECK*() assertions print file:line and end the process with status 1
  *   (from any thread, and from signal handlers: they only use write(2));
- * - each test binary holds a table of named tests; `prog NAME` runs one and
- *   prints "ok - NAME" or "not ok - NAME", `prog --list` lists them;
- * - a watchdog thread ends the process with status 3 after a per-test number
- *   of seconds, so that a hang fails the test even outside CTest;
+ * - each test binary holds a table of named tests (TU_TEST(), TU_MAIN());
+ *   `prog NAME` runs one and prints "ok - NAME" or "not ok - NAME",
+ *   `prog --list` lists the names and `prog --ctest` the CTest tests with
+ *   their timeouts, labels, environment and variants (TAS mode, inline
+ *   build), from which cmake/RqTests.cmake registers them;
+ * - a watchdog thread ends the process with status 3 shortly before the
+ *   test's CTest timeout, so that a hang fails the test even outside CTest;
  * - monotonic time, RQ_TEST_SCALE parsing, lock-word decoding, small
  *   thread and random-number helpers.
  */
@@ -119,6 +122,12 @@ static inline uint64_t tu_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * TU_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* Monotonic time in seconds. */
+static inline double tu_now_s(void)
+{
+	return (double)tu_now_ns() / (double)TU_NS_PER_S;
 }
 
 static inline void tu_sleep_ns(uint64_t ns)
@@ -484,13 +493,40 @@ static inline void tu_stats(struct rqspinlock_stats *st)
 	CHECK_EQ(res_spin_get_stats(st), 0);
 }
 
-/* ---- watchdog and test table ---- */
+/* ---- test table, watchdog and CTest listing ---- */
 
+/* Variants CTest runs besides the plain test (tu_test.flags). */
+#define TU_TAS    0x1u /* NAME_tas: the same test with RQSPINLOCK_MODE=tas */
+#define TU_INLINE 0x2u /* NAME_inline(_tas): run by the RQSPINLOCK_INLINE build */
+/* Not a variant: exit status TU_EXIT_SKIP means skipped (CTest SKIP_RETURN_CODE). */
+#define TU_SKIPPABLE 0x4u
+
+/* The watchdog ends a test this many seconds before CTest's TIMEOUT would. */
+#define TU_WATCHDOG_MARGIN_S 10
+
+/* Exit status of a TU_SKIPPABLE test that could not run here. */
+#define TU_EXIT_SKIP 77
+
+/*
+ * One test of a binary's table, with everything CTest needs to run it:
+ * `prog --ctest` prints one line per CTest test (see tu_print_ctest()), and
+ * cmake/RqTests.cmake registers exactly those. Write entries with TU_TEST().
+ */
 struct tu_test {
-	const char *name;
+	const char *name; /* [a-z0-9_]; the CTest name; its first word is a label */
 	void (*fn)(void);
-	unsigned watchdog_s; /* 0: 60 s */
+	unsigned timeout_s; /* CTest TIMEOUT, more than TU_WATCHDOG_MARGIN_S */
+	unsigned flags;     /* TU_TAS, TU_INLINE, TU_SKIPPABLE */
+	const char *env;    /* "VAR=value ..." the test runs with; NULL: none */
+	const char *labels; /* more CTest labels, "a b ..."; NULL: none */
 };
+
+/* TU_TEST(name, fn, timeout_s, flags[, .env = "VAR=value", .labels = "a b"]) */
+#define TU_TEST(name_, fn_, timeout_s_, flags_, ...)                                               \
+	{                                                                                          \
+		.name = (name_), .fn = (fn_), .timeout_s = (timeout_s_), .flags = (flags_),        \
+		__VA_ARGS__                                                                        \
+	}
 
 static unsigned tu_watchdog_secs;
 static atomic_int tu_watchdog_quit;
@@ -561,13 +597,126 @@ static inline int tu_is_tas(void)
 	return res_spin_get_mode() == RQSPINLOCK_MODE_TAS;
 }
 
+/* 1 when every character of @p s is in @p set. */
+static inline int tu_only(const char *s, const char *set)
+{
+	return s[strspn(s, set)] == '\0';
+}
+
+#define TU_NAME_CHARS "abcdefghijklmnopqrstuvwxyz0123456789_"
+
+/* 1 when @p env is space-separated VAR=value words without ',', ';' or tabs. */
+static inline int tu_env_ok(const char *env)
+{
+	size_t n;
+
+	for (; *env; env += n) {
+		env += strspn(env, " ");
+		n = strcspn(env, " ");
+		if (n && (env[0] == '=' || !memchr(env, '=', n) || strcspn(env, ",;\t\n") < n))
+			return 0;
+	}
+	return 1;
+}
+
+/* NULL when entry @p i of @p tests is complete and well formed, else what is wrong. */
+static inline const char *tu_entry_error(const struct tu_test *tests, size_t i)
+{
+	const struct tu_test *t = &tests[i];
+
+	if (!t->name || !t->name[0] || t->name[0] == '_' || !tu_only(t->name, TU_NAME_CHARS))
+		return "name is not [a-z0-9_]+";
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(tests[j].name, t->name) == 0)
+			return "name used twice";
+	if (!t->fn)
+		return "no function";
+	if (t->timeout_s <= TU_WATCHDOG_MARGIN_S)
+		return "timeout_s missing or not above TU_WATCHDOG_MARGIN_S";
+	if (t->flags & ~(TU_TAS | TU_INLINE | TU_SKIPPABLE))
+		return "unknown flags";
+	if (t->labels && !tu_only(t->labels, TU_NAME_CHARS " -"))
+		return "labels are not [a-z0-9_-] words";
+	if (t->env && !tu_env_ok(t->env))
+		return "env is not VAR=value words without ',' or ';'";
+	if (t->env && (t->flags & TU_TAS) && strstr(t->env, "RQSPINLOCK_MODE="))
+		return "TU_TAS sets RQSPINLOCK_MODE itself";
+	return NULL;
+}
+
+/* Prints the words of @p words (space-separated) after @p sep, joined by ','. */
+static inline void tu_print_words(const char *words, int sep)
+{
+	size_t n;
+
+	for (; words && *words; words += n) {
+		words += strspn(words, " ");
+		n = strcspn(words, " ");
+		if (n) {
+			if (sep)
+				putchar(',');
+			printf("%.*s", (int)n, words);
+			sep = 1;
+		}
+	}
+}
+
+/*
+ * One CTest test of entry @p t: "NAME build=plain|inline arg=ARG timeout=S
+ * skip=77|none labels=L,... env=VAR=value,...". NAME is the entry's name
+ * with _inline and _tas added for those variants, ARG what the binary is run
+ * with; the labels are the name's first word, inline, the entry's own, and
+ * tas.
+ */
+static inline void tu_print_ctest_line(const struct tu_test *t, int inl, int tas)
+{
+	printf("%s%s%s build=%s arg=%s timeout=%u skip=%s labels=%.*s", t->name,
+	       inl ? "_inline" : "", tas ? "_tas" : "", inl ? "inline" : "plain", t->name,
+	       t->timeout_s, (t->flags & TU_SKIPPABLE) ? "77" : "none", (int)strcspn(t->name, "_"),
+	       t->name);
+	tu_print_words(inl ? "inline" : NULL, 1);
+	tu_print_words(t->labels, 1);
+	tu_print_words(tas ? "tas" : NULL, 1);
+	printf(" env=");
+	tu_print_words(tas ? "RQSPINLOCK_MODE=tas" : NULL, 0);
+	tu_print_words(t->env, tas);
+	putchar('\n');
+}
+
+/* `prog --ctest`: every CTest test of the table, variants included. */
+static inline void tu_print_ctest(const struct tu_test *tests, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (int inl = 0; inl <= !!(tests[i].flags & TU_INLINE); inl++)
+			for (int tas = 0; tas <= !!(tests[i].flags & TU_TAS); tas++)
+				tu_print_ctest_line(&tests[i], inl, tas);
+}
+
+/*
+ * `prog NAME` runs test NAME; `prog --list` prints the names, `prog --ctest`
+ * the CTest tests. Exit status: 0 passed, 1 a check failed, 2 usage or a bad
+ * table entry, 3 the watchdog fired, TU_EXIT_SKIP skipped (TU_SKIPPABLE).
+ */
 static inline int tu_main(int argc, char **argv, const struct tu_test *tests, size_t n)
 {
 	size_t i;
 
+	for (i = 0; i < n; i++) {
+		const char *err = tu_entry_error(tests, i);
+
+		if (err) {
+			fprintf(stderr, "%s: test table entry %zu (%s): %s\n", argv[0], i,
+			        tests[i].name ? tests[i].name : "no name", err);
+			return 2;
+		}
+	}
 	if (argc >= 2 && strcmp(argv[1], "--list") == 0) {
 		for (i = 0; i < n; i++)
 			printf("%s\n", tests[i].name);
+		return 0;
+	}
+	if (argc >= 2 && strcmp(argv[1], "--ctest") == 0) {
+		tu_print_ctest(tests, n);
 		return 0;
 	}
 	for (i = 0; argc >= 2 && i < n; i++) {
@@ -576,7 +725,7 @@ static inline int tu_main(int argc, char **argv, const struct tu_test *tests, si
 		if (strcmp(argv[1], tests[i].name) != 0)
 			continue;
 		setvbuf(stdout, NULL, _IONBF, 0);
-		tu_start_watchdog(tests[i].watchdog_s ? tests[i].watchdog_s : 60);
+		tu_start_watchdog(tests[i].timeout_s - TU_WATCHDOG_MARGIN_S);
 		tu_check_mode();
 		printf("# %s: mode %s, RQ_TEST_SCALE %g\n", tests[i].name,
 		       tu_is_tas() ? "tas" : "queued", tu_scale());
@@ -586,7 +735,7 @@ static inline int tu_main(int argc, char **argv, const struct tu_test *tests, si
 		printf("ok - %s (%.0f ms)\n", tests[i].name, (double)(tu_now_ns() - t0) / 1e6);
 		return 0;
 	}
-	fprintf(stderr, "usage: %s TEST | --list\n", argv[0]);
+	fprintf(stderr, "usage: %s TEST | --list | --ctest\n", argv[0]);
 	return 2;
 }
 

@@ -642,15 +642,15 @@ static void test_compiled_atomics(void)
 }
 
 static const struct tu_test tests[] = {
-    {"bpf_conform_alu", test_alu, 120},
-    {"bpf_conform_endian", test_endian, 30},
-    {"bpf_conform_jmp", test_jmp, 120},
-    {"bpf_conform_control", test_control, 30},
-    {"bpf_conform_mem", test_mem, 60},
-    {"bpf_conform_atomic", test_atomic, 120},
-    {"bpf_conform_calls", test_calls, 30},
-    {"bpf_conform_compiled", test_compiled, 120},
-    {"bpf_conform_compiled_atomics", test_compiled_atomics, 60},
+    TU_TEST("bpf_conform_alu", test_alu, 120, 0),
+    TU_TEST("bpf_conform_endian", test_endian, 120, 0),
+    TU_TEST("bpf_conform_jmp", test_jmp, 120, 0),
+    TU_TEST("bpf_conform_control", test_control, 120, 0),
+    TU_TEST("bpf_conform_mem", test_mem, 120, 0),
+    TU_TEST("bpf_conform_atomic", test_atomic, 120, 0),
+    TU_TEST("bpf_conform_calls", test_calls, 120, 0),
+    TU_TEST("bpf_conform_compiled", test_compiled, 120, 0),
+    TU_TEST("bpf_conform_compiled_atomics", test_compiled_atomics, 120, 0),
 };
 
 TU_MAIN(tests)

@@ -145,7 +145,7 @@ static void test_kernel_ref(void)
 }
 
 static const struct tu_test tests[] = {
-    {"bpf_kernel_ref", test_kernel_ref, 120},
+    TU_TEST("bpf_kernel_ref", test_kernel_ref, 120, TU_SKIPPABLE),
 };
 
 TU_MAIN(tests)

@@ -393,11 +393,15 @@ static void test_runtime_faults(void)
 }
 
 static const struct tu_test tests[] = {
-    {"bpf_load_libbpf", test_load, 60},           {"bpf_load_lock_offsets", test_lock_offsets, 30},
-    {"bpf_load_globals", test_globals, 30},       {"bpf_load_map_api", test_map_api, 30},
-    {"bpf_load_helpers", test_helpers, 30},       {"bpf_bad_truncated", test_truncated, 60},
-    {"bpf_bad_insns", test_bad_insns, 30},        {"bpf_bad_sections", test_bad_sections, 30},
-    {"bpf_bad_runtime", test_runtime_faults, 30},
+    TU_TEST("bpf_load_libbpf", test_load, 60, 0),
+    TU_TEST("bpf_load_lock_offsets", test_lock_offsets, 60, 0),
+    TU_TEST("bpf_load_globals", test_globals, 60, 0),
+    TU_TEST("bpf_load_map_api", test_map_api, 60, 0),
+    TU_TEST("bpf_load_helpers", test_helpers, 60, 0),
+    TU_TEST("bpf_bad_truncated", test_truncated, 60, 0),
+    TU_TEST("bpf_bad_insns", test_bad_insns, 60, 0),
+    TU_TEST("bpf_bad_sections", test_bad_sections, 60, 0),
+    TU_TEST("bpf_bad_runtime", test_runtime_faults, 60, 0),
 };
 
 TU_MAIN(tests)

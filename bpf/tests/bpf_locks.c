@@ -295,14 +295,14 @@ static void test_hash(void)
 }
 
 static const struct tu_test tests[] = {
-    {"bpf_aa", test_aa, 30},
-    {"bpf_abba", test_abba, 120},
-    {"bpf_held_max", test_held_max, 30},
-    {"bpf_irqsave", test_irqsave, 30},
-    {"bpf_signal_nested", test_signal_nested, 60},
-    {"bpf_signal_irqsave", test_signal_irqsave, 60},
-    {"bpf_threads", test_threads, 120},
-    {"bpf_hash", test_hash, 120},
+    TU_TEST("bpf_aa", test_aa, 120, 0),
+    TU_TEST("bpf_abba", test_abba, 120, 0),
+    TU_TEST("bpf_held_max", test_held_max, 120, 0),
+    TU_TEST("bpf_irqsave", test_irqsave, 120, 0),
+    TU_TEST("bpf_signal_nested", test_signal_nested, 120, 0),
+    TU_TEST("bpf_signal_irqsave", test_signal_irqsave, 120, 0),
+    TU_TEST("bpf_threads", test_threads, 120, 0),
+    TU_TEST("bpf_hash", test_hash, 120, 0),
 };
 
 TU_MAIN(tests)

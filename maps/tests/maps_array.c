@@ -5,7 +5,7 @@
  * hash lookup's read-side rule (a replaced element keeps its old value until
  * the section ends), with and without preallocation.
  */
-#include "mtest.h"
+#include "testutil.h"
 
 #include <rqmap.h>
 #include <rqspinlock.h>
@@ -171,12 +171,12 @@ static void *lock_worker(void *arg)
 	struct lock_ctx *c = arg;
 	uint32_t k = 0;
 	struct lval *p = rqmap_array_lookup_elem(c->m, &k);
-	unsigned long long seed = (uintptr_t)&k | 1;
+	uint64_t seed = (uintptr_t)&k | 1;
 
 	for (long i = 0; i < c->iters; i++) {
 		struct lval v;
 
-		switch (rnd_next(&seed) % 3) {
+		switch (tu_rand(&seed) % 3) {
 		case 0:
 			CHECK_EQ(rqmap_array_lookup(c->m, &k, &v, RQMAP_F_LOCK), 0);
 			if (v.b != v.a || v.c < v.b)
@@ -205,7 +205,7 @@ static void test_lock_concurrent(void)
 {
 	struct lock_ctx c = {.m = make_array(sizeof(struct lval), 1, RQMAP_F_VALUE_LOCK,
 	                                     offsetof(struct lval, lock)),
-	                     .iters = scaled(40000)};
+	                     .iters = tu_scaled(40000)};
 	pthread_t t[4];
 	struct lval out;
 	uint32_t k = 0;
@@ -306,11 +306,11 @@ struct inplace_ctx {
 static void *inplace_reader(void *arg)
 {
 	struct inplace_ctx *c = arg;
-	unsigned long long seed = (uintptr_t)&seed | 1;
+	uint64_t seed = (uintptr_t)&seed | 1;
 
 	CHECK_EQ(rqmap_thread_init(), 0);
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
-		uint32_t k = (uint32_t)(rnd_next(&seed) % 8), first[HV_WORDS], again[HV_WORDS];
+		uint32_t k = (uint32_t)(tu_rand(&seed) % 8), first[HV_WORDS], again[HV_WORDS];
 		const uint32_t *p;
 
 		CHECK_EQ(rqmap_read_lock(), 0);
@@ -333,14 +333,14 @@ static void *inplace_reader(void *arg)
 static void *inplace_writer(void *arg)
 {
 	struct inplace_ctx *c = arg;
-	unsigned long long seed = (uintptr_t)&seed | 1;
+	uint64_t seed = (uintptr_t)&seed | 1;
 	uint32_t v[HV_WORDS];
 
 	CHECK_EQ(rqmap_thread_init(), 0);
-	for (long i = 0; i < scaled(100000); i++) {
-		uint32_t k = (uint32_t)(rnd_next(&seed) % 8);
+	for (long i = 0; i < tu_scaled(100000); i++) {
+		uint32_t k = (uint32_t)(tu_rand(&seed) % 8);
 
-		fill(v, (uint32_t)rnd_next(&seed));
+		fill(v, (uint32_t)tu_rand(&seed));
 		if (i % 16 == 15) {
 			int ret = rqmap_hash_delete(c->m, &k);
 
@@ -371,7 +371,7 @@ static void test_hash_in_place_concurrent(uint32_t flags)
 	rqmap_hash_destroy(c.m);
 }
 
-int main(void)
+static void test_maps_array(void)
 {
 	CHECK_EQ(rqmap_thread_init(), 0);
 	test_create_errors();
@@ -383,6 +383,10 @@ int main(void)
 	test_hash_value_alignment();
 	test_hash_in_place_concurrent(0);
 	test_hash_in_place_concurrent(RQMAP_F_NO_PREALLOC);
-	printf("maps_array: OK\n");
-	return 0;
 }
+
+static const struct tu_test tests[] = {
+    TU_TEST("maps_array", test_maps_array, 60, 0),
+};
+
+TU_MAIN(tests)

@@ -17,7 +17,7 @@
  */
 #include "freelist.h"
 #include "internal.h"
-#include "mtest.h"
+#include "testutil.h"
 
 #include <rqmap.h>
 
@@ -56,10 +56,10 @@ static void *behind_popper(void *arg)
 static void wait_for_waiter(rqspinlock_t *lock)
 {
 	uint32_t held = atomic_load_explicit(&lock->val, memory_order_relaxed);
-	double deadline = now_sec() + 10;
+	double deadline = tu_now_s() + 10;
 
 	while (atomic_load_explicit(&lock->val, memory_order_relaxed) == held &&
-	       now_sec() < deadline)
+	       tu_now_s() < deadline)
 		sched_yield();
 	CHECK(atomic_load_explicit(&lock->val, memory_order_relaxed) != held);
 }
@@ -183,7 +183,7 @@ static void test_freelist_alone(void)
 {
 	static struct rqfl_node nodes[NELEMS];
 	static unsigned char seen[NELEMS];
-	struct fl_ctx c = {.iters = scaled(50000)};
+	struct fl_ctx c = {.iters = tu_scaled(50000)};
 	pthread_t th[NTHREADS];
 	struct rqfl_node *n;
 	uint32_t count = 0;
@@ -220,13 +220,13 @@ struct churn_ctx {
 static void *churn_thread(void *arg)
 {
 	struct churn_ctx *c = arg;
-	unsigned long long rs = (unsigned long long)(uintptr_t)&rs | 1;
+	uint64_t rs = (uint64_t)(uintptr_t)&rs | 1;
 	uint32_t keys[64], cursor, count;
 	uint64_t vals[64];
 
 	rqmap_thread_init();
 	for (long i = 0; i < c->iters; i++) {
-		unsigned long long r = rnd_next(&rs);
+		uint64_t r = tu_rand(&rs);
 		uint32_t k = (uint32_t)(r % 200);
 		uint64_t v = r;
 		int ret;
@@ -275,7 +275,7 @@ static void test_map_conservation(void)
 {
 	struct rqmap_hash_attr a = {
 	    .key_size = 4, .value_size = 8, .max_entries = 128, .n_buckets = 64};
-	struct churn_ctx c = {.iters = scaled(100000)};
+	struct churn_ctx c = {.iters = tu_scaled(100000)};
 	pthread_t th[NTHREADS];
 
 	CHECK_EQ(rqmap_hash_create(&a, &c.m), 0);
@@ -292,7 +292,7 @@ static void test_map_conservation(void)
 	rqmap_hash_destroy(c.m);
 }
 
-int main(void)
+static void test_maps_freelist(void)
 {
 	/* Threads without a registry slot (the _noslot run) take the lock
 	 * through the unfair TAS path; under a sanitizer on 2 cores one can
@@ -304,6 +304,12 @@ int main(void)
 	test_nested_pop_never_waits();
 	test_freelist_alone();
 	test_map_conservation();
-	printf("maps_freelist: OK\n");
-	return 0;
 }
+
+static const struct tu_test tests[] = {
+    TU_TEST("maps_freelist", test_maps_freelist, 60, 0),
+    /* Threads beyond the lock registry use the shared freelist. */
+    TU_TEST("maps_freelist_noslot", test_maps_freelist, 60, 0, .env = "RQSPINLOCK_SLOTS=2"),
+};
+
+TU_MAIN(tests)

@@ -4,7 +4,7 @@
  * batches, RQMAP_F_LOCK, no-prealloc, and a concurrent lookup/update/delete
  * stress whose readers check that they never see a recycled or torn value.
  */
-#include "mtest.h"
+#include "testutil.h"
 
 #include <rqmap.h>
 #include <rqspinlock.h>
@@ -181,7 +181,7 @@ static void *flock_writer(void *arg)
 	uint32_t k = 7;
 
 	rqmap_thread_init();
-	for (uint32_t i = 1; i < (uint32_t)scaled(20000); i++) {
+	for (uint32_t i = 1; i < (uint32_t)tu_scaled(20000); i++) {
 		struct locked_val v = {.a = i, .b = i};
 
 		CHECK_EQ(rqmap_hash_update(c->m, &k, &v, RQMAP_EXIST | RQMAP_F_LOCK), 0);
@@ -215,7 +215,7 @@ static void test_f_lock(void)
 	pthread_join(th, NULL);
 	CHECK_EQ(atomic_load(&c.torn), 0);
 	CHECK_EQ(rqmap_hash_lookup(c.m, &k, &v, RQMAP_F_LOCK), 0);
-	CHECK_EQ(v.a, scaled(20000) - 1);
+	CHECK_EQ(v.a, tu_scaled(20000) - 1);
 	rqmap_hash_destroy(c.m);
 }
 
@@ -241,9 +241,9 @@ struct stress_ctx {
 	long iters;
 };
 
-static void stress_op(struct stress_ctx *c, unsigned long long *rs, uint64_t *seq)
+static void stress_op(struct stress_ctx *c, uint64_t *rs, uint64_t *seq)
 {
-	unsigned long long r = rnd_next(rs);
+	uint64_t r = tu_rand(rs);
 	uint32_t k = (uint32_t)(r % STRESS_KEYS);
 	struct stress_val v;
 	int ret;
@@ -273,7 +273,7 @@ static void stress_op(struct stress_ctx *c, unsigned long long *rs, uint64_t *se
 static void *stress_thread(void *arg)
 {
 	struct stress_ctx *c = arg;
-	unsigned long long rs = (unsigned long long)(uintptr_t)&rs | 1;
+	uint64_t rs = (uint64_t)(uintptr_t)&rs | 1;
 	uint64_t seq = 0;
 
 	rqmap_thread_init();
@@ -285,7 +285,7 @@ static void *stress_thread(void *arg)
 
 static void test_stress(uint32_t flags)
 {
-	struct stress_ctx c = {.iters = scaled(200000)};
+	struct stress_ctx c = {.iters = tu_scaled(200000)};
 	/* spare: room for the elements retired during a slow (sanitizer) grace
 	 * period, so that -ENOMEM does not occur */
 	struct rqmap_hash_attr a = {.key_size = 4,
@@ -312,7 +312,7 @@ static void test_stress(uint32_t flags)
 	rqmap_hash_destroy(c.m);
 }
 
-int main(void)
+static void test_maps_hash(void)
 {
 	rqmap_thread_init();
 	test_create_errors();
@@ -323,6 +323,10 @@ int main(void)
 	test_f_lock();
 	test_stress(0);
 	test_stress(RQMAP_F_NO_PREALLOC);
-	printf("maps_hash: OK\n");
-	return 0;
 }
+
+static const struct tu_test tests[] = {
+    TU_TEST("maps_hash", test_maps_hash, 60, 0),
+};
+
+TU_MAIN(tests)

@@ -7,7 +7,7 @@
  * the kernel's error results. A concurrent phase runs lock-free lookups while
  * a writer mutates (memory safety under ASan/TSan).
  */
-#include "mtest.h"
+#include "testutil.h"
 
 #include <rqmap.h>
 
@@ -60,15 +60,15 @@ static int ref_lpm(const struct ref *r, const uint8_t *addr)
 	return best;
 }
 
-static void rand_key(struct key *k, uint32_t dsize, unsigned long long *rs)
+static void rand_key(struct key *k, uint32_t dsize, uint64_t *rs)
 {
 	/* few distinct high bytes so that prefixes nest and share paths */
 	for (uint32_t i = 0; i < dsize; i++)
-		k->d[i] = (uint8_t)(i < 2 ? rnd_next(rs) % 4 : rnd_next(rs));
-	k->plen = (uint32_t)(rnd_next(rs) % (8 * dsize + 1));
+		k->d[i] = (uint8_t)(i < 2 ? tu_rand(rs) % 4 : tu_rand(rs));
+	k->plen = (uint32_t)(tu_rand(rs) % (8 * dsize + 1));
 }
 
-static void check_lookups(struct rqmap_lpm *t, const struct ref *r, unsigned long long *rs)
+static void check_lookups(struct rqmap_lpm *t, const struct ref *r, uint64_t *rs)
 {
 	struct key q;
 	uint64_t v;
@@ -78,7 +78,7 @@ static void check_lookups(struct rqmap_lpm *t, const struct ref *r, unsigned lon
 
 		rand_key(&q, r->dsize, rs);
 		if (i % 3 == 0 && r->n) /* aim inside a stored prefix */
-			memcpy(q.d, r->k[rnd_next(rs) % (unsigned)r->n].d, r->dsize);
+			memcpy(q.d, r->k[tu_rand(rs) % (unsigned)r->n].d, r->dsize);
 		q.plen = 8 * r->dsize;
 		want = ref_lpm(r, q.d);
 		ret = rqmap_lpm_lookup(t, &q, &v);
@@ -115,13 +115,13 @@ static void check_iteration(struct rqmap_lpm *t, const struct ref *r)
 	CHECK_EQ(n, r->n);
 }
 
-static void test_random(uint32_t dsize, unsigned long long seed)
+static void test_random(uint32_t dsize, uint64_t seed)
 {
 	struct rqmap_lpm_attr a = {.key_size = 4 + dsize, .value_size = 8, .max_entries = NREF};
 	static struct ref r;
 	struct rqmap_lpm *t = NULL;
-	unsigned long long rs = seed;
-	long rounds = scaled(8);
+	uint64_t rs = seed;
+	long rounds = tu_scaled(8);
 
 	memset(&r, 0, sizeof(r));
 	r.dsize = dsize;
@@ -129,12 +129,12 @@ static void test_random(uint32_t dsize, unsigned long long seed)
 	for (long round = 0; round < rounds; round++) {
 		for (int i = 0; i < 200; i++) {
 			struct key k;
-			uint64_t v = rnd_next(&rs);
+			uint64_t v = tu_rand(&rs);
 			int at, ret;
 
 			rand_key(&k, dsize, &rs);
 			at = ref_find(&r, &k);
-			if (rnd_next(&rs) % 3 == 0) {
+			if (tu_rand(&rs) % 3 == 0) {
 				ret = rqmap_lpm_delete(t, &k);
 				CHECK_EQ(ret, at < 0 ? -ENOENT : 0);
 				if (at >= 0)
@@ -202,13 +202,13 @@ struct conc {
 static void *conc_reader(void *arg)
 {
 	struct conc *c = arg;
-	unsigned long long rs = (unsigned long long)(uintptr_t)&rs | 1;
+	uint64_t rs = (uint64_t)(uintptr_t)&rs | 1;
 	struct key q = {.plen = 32};
 	uint64_t v;
 
 	rqmap_thread_init();
 	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
-		uint32_t addr = (uint32_t)rnd_next(&rs) & 0x0300ffff;
+		uint32_t addr = (uint32_t)tu_rand(&rs) & 0x0300ffff;
 
 		memcpy(q.d, &addr, 4);
 		/* values encode their prefix length; a match must be <= 32 */
@@ -223,13 +223,13 @@ static void test_concurrent(void)
 {
 	struct rqmap_lpm_attr a = {.key_size = 8, .value_size = 8, .max_entries = 256};
 	struct conc c = {0};
-	unsigned long long rs = 7;
+	uint64_t rs = 7;
 	pthread_t th[2];
 
 	CHECK_EQ(rqmap_lpm_create(&a, &c.t), 0);
 	for (int i = 0; i < 2; i++)
 		CHECK_EQ(pthread_create(&th[i], NULL, conc_reader, &c), 0);
-	for (long i = 0; i < scaled(60000); i++) {
+	for (long i = 0; i < tu_scaled(60000); i++) {
 		struct key k;
 		uint64_t v;
 		int ret;
@@ -247,13 +247,17 @@ static void test_concurrent(void)
 	rqmap_lpm_destroy(c.t);
 }
 
-int main(void)
+static void test_maps_lpm(void)
 {
 	rqmap_thread_init();
 	test_errors();
 	test_random(4, 1);
 	test_random(16, 2);
 	test_concurrent();
-	printf("maps_lpm: OK\n");
-	return 0;
 }
+
+static const struct tu_test tests[] = {
+    TU_TEST("maps_lpm", test_maps_lpm, 60, 0),
+};
+
+TU_MAIN(tests)

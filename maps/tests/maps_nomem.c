@@ -9,7 +9,7 @@
  * exact, after the storm every key holds exactly its last written value, and
  * at the quiescent point count + free == capacity (nodes + free for the trie).
  */
-#include "mtest.h"
+#include "testutil.h"
 #include "sigtimer.h"
 
 #include <rqmap.h>
@@ -152,12 +152,12 @@ static void storm_handler(int sig)
 
 	(void)sig;
 	if (w) {
-		static _Thread_local unsigned long long seed;
+		static _Thread_local uint64_t seed;
 		uint32_t j;
 
 		if (!seed)
 			seed = 0x9e3779b97f4a7c15ULL * (w->t + 1);
-		j = (uint32_t)(rnd_next(&seed) % HKEYS);
+		j = (uint32_t)(tu_rand(&seed) % HKEYS);
 		if (!lookup_exact(w->t, j, true, w->hval[j]))
 			w->handler.wrong++;
 		uint64_t v = w->hval[j] == NO_VALUE ? 1 : w->hval[j] + 1;
@@ -168,7 +168,7 @@ static void storm_handler(int sig)
 	errno = saved;
 }
 
-static void writer_step(struct writer *w, unsigned long long r)
+static void writer_step(struct writer *w, uint64_t r)
 {
 	uint32_t i = (uint32_t)(r % MAIN_KEYS), what = (uint32_t)(r >> 32) % 16;
 	uint64_t *slot = &w->main_val[i];
@@ -194,7 +194,7 @@ static void writer_step(struct writer *w, unsigned long long r)
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
-	unsigned long long seed = 0x2545f4914f6cdd1dULL * (w->t + 1);
+	uint64_t seed = 0x2545f4914f6cdd1dULL * (w->t + 1);
 	timer_t tm;
 
 	CHECK_EQ(rqmap_thread_init(), 0); /* before the handler can run a map op */
@@ -203,7 +203,7 @@ static void *writer_main(void *arg)
 	tm = thread_prof_timer(1000000L / HANDLER_HZ);
 	while (!atomic_load_explicit(&storm_stop, memory_order_relaxed)) {
 		for (int n = 0; n < 64; n++)
-			writer_step(w, rnd_next(&seed));
+			writer_step(w, tu_rand(&seed));
 		w->ops += 64;
 	}
 	block_sigprof();
@@ -265,7 +265,7 @@ static void storm(enum kind kind)
 	static struct writer w[WRITERS];
 	struct counts main = {0}, handler = {0};
 	pthread_t th[WRITERS];
-	double secs = 0.3 + (double)scaled(100) / 100.0;
+	double secs = 0.3 + (double)tu_scaled(100) / 100.0;
 	uint32_t live = 0;
 	long ops = 0;
 
@@ -321,11 +321,8 @@ static void use_two_cpus(void)
 	CHECK_EQ(sched_setaffinity(0, sizeof(two), &two), 0);
 }
 
-/* argv[1]: "hash" or "lpm" runs that storm only; default both. */
-int main(int argc, char **argv)
+static void test_maps_nomem(void)
 {
-	bool hash = argc < 2 || strcmp(argv[1], "lpm") != 0;
-	bool lpm = argc < 2 || strcmp(argv[1], "hash") != 0;
 	struct sigaction sa;
 	struct rqmap_hash_attr ha = {
 	    .key_size = 4, .value_size = 8, .max_entries = MAX_ENTRIES, .spare = SPARE};
@@ -341,16 +338,18 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	CHECK_EQ(sigaction(SIGPROF, &sa, NULL), 0);
 
-	if (hash) {
-		CHECK_EQ(rqmap_hash_create(&ha, &storm_hash), 0);
-		storm(HASH);
-		rqmap_hash_destroy(storm_hash);
-	}
-	if (lpm) {
-		CHECK_EQ(rqmap_lpm_create(&la, &storm_lpm), 0);
-		storm(LPM);
-		rqmap_lpm_destroy(storm_lpm);
-	}
-	printf("maps_nomem: OK\n");
-	return 0;
+	CHECK_EQ(rqmap_hash_create(&ha, &storm_hash), 0);
+	storm(HASH);
+	rqmap_hash_destroy(storm_hash);
+	CHECK_EQ(rqmap_lpm_create(&la, &storm_lpm), 0);
+	storm(LPM);
+	rqmap_lpm_destroy(storm_lpm);
 }
+
+static const struct tu_test tests[] = {
+    TU_TEST("maps_nomem", test_maps_nomem, 60, 0),
+    /* The storm with threads beyond the lock registry (no slot, TAS slow path). */
+    TU_TEST("maps_nomem_noslot", test_maps_nomem, 60, 0, .env = "RQSPINLOCK_SLOTS=2"),
+};
+
+TU_MAIN(tests)

@@ -20,8 +20,8 @@ enum outcome { FINISHED, HUNG, FAILED };
 static void child_run(enum rqmap_lock_kind kind, int fd, double secs)
 {
 	static struct reentry_thread rt;
-	unsigned long long rs = 42;
-	double end = now_sec() + secs;
+	uint64_t rs = 42;
+	double end = tu_now_s() + secs;
 	char c = 'p';
 
 	rqmap_thread_init();
@@ -29,9 +29,9 @@ static void child_run(enum rqmap_lock_kind kind, int fd, double secs)
 	reentry_thread_setup(&rt, 0);
 	install_handler();
 	(void)thread_prof_timer(100);
-	while (now_sec() < end && !atomic_load_explicit(&re_abort, memory_order_relaxed)) {
+	while (tu_now_s() < end && !atomic_load_explicit(&re_abort, memory_order_relaxed)) {
 		for (int i = 0; i < 16; i++) /* small: sanitizer builds are slow */
-			if (!reentry_main_op(&rt, 0, rnd_next(&rs)))
+			if (!reentry_main_op(&rt, 0, tu_rand(&rs)))
 				_exit(3);
 		if (write(fd, &c, 1) != 1)
 			_exit(4);
@@ -78,9 +78,9 @@ static enum outcome watch(enum rqmap_lock_kind kind, double secs)
 	return out;
 }
 
-int main(void)
+static void test_maps_pthread_hang(void)
 {
-	double secs = 0.5 + (double)scaled(100) / 100.0;
+	double secs = 0.5 + (double)tu_scaled(100) / 100.0;
 	enum outcome rq = watch(RQMAP_LOCK_RQSPIN, secs);
 	enum outcome ps = watch(RQMAP_LOCK_PTHREAD_SPIN, 3 * secs);
 
@@ -93,6 +93,10 @@ int main(void)
 	                        : "FAILED");
 	CHECK_EQ(rq, FINISHED);
 	CHECK_EQ(ps, HUNG);
-	printf("maps_pthread_hang: OK\n");
-	return 0;
 }
+
+static const struct tu_test tests[] = {
+    TU_TEST("maps_pthread_hang", test_maps_pthread_hang, 60, 0),
+};
+
+TU_MAIN(tests)

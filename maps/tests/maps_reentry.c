@@ -109,16 +109,16 @@ static void verify_own_keys(struct worker *w)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	unsigned long long rs = 0x9e3779b97f4a7c15ULL * (w->t + 1);
+	uint64_t rs = 0x9e3779b97f4a7c15ULL * (w->t + 1);
 
 	timer_t tm;
 
 	rqmap_thread_init(); /* before the first handler can run a map op here */
 	reentry_thread_setup(&w->rt, w->t);
 	tm = thread_prof_timer(100);
-	while (now_sec() < w->end && !atomic_load_explicit(&re_abort, memory_order_relaxed)) {
+	while (tu_now_s() < w->end && !atomic_load_explicit(&re_abort, memory_order_relaxed)) {
 		for (int i = 0; i < 16; i++, w->iters++)
-			if (!reentry_main_op(&w->rt, w->t, rnd_next(&rs)))
+			if (!reentry_main_op(&w->rt, w->t, tu_rand(&rs)))
 				w->bad++;
 	}
 	block_sigprof();
@@ -133,12 +133,12 @@ static void test_sigprof_load(int nthreads)
 	struct worker w[MAX_THREADS];
 	pthread_t th[MAX_THREADS];
 	long deadlk = 0, nomem = 0, ok = 0, other = 0, timedout = 0, slow = 0, bad = 0, iters = 0;
-	double secs = 0.4 * (double)scaled(10) / 10.0 + 0.3;
+	double secs = 0.4 * (double)tu_scaled(10) / 10.0 + 0.3;
 
 	re_map = reentry_make_map(RQMAP_LOCK_RQSPIN, 16);
 	install_handler();
 	for (int t = 0; t < nthreads; t++) {
-		w[t] = (struct worker){.t = (uint32_t)t, .end = now_sec() + secs};
+		w[t] = (struct worker){.t = (uint32_t)t, .end = tu_now_s() + secs};
 		CHECK_EQ(pthread_create(&th[t], NULL, worker_main, &w[t]), 0);
 	}
 	set_prof_timer(50); /* plus the process profiling timer (tick rate) */
@@ -190,13 +190,17 @@ static void test_sigprof_load(int nthreads)
 	return;
 }
 
-int main(void)
+static void test_maps_reentry(void)
 {
 	rqmap_thread_init();
 	test_held_bucket();
 	test_raise_in_lock();
 	test_sigprof_load(1);
 	test_sigprof_load(3);
-	printf("maps_reentry: OK\n");
-	return 0;
 }
+
+static const struct tu_test tests[] = {
+    TU_TEST("maps_reentry", test_maps_reentry, 60, 0),
+};
+
+TU_MAIN(tests)

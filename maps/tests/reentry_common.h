@@ -13,7 +13,7 @@
 #define REENTRY_COMMON_H
 
 #include "hash_internal.h"
-#include "mtest.h"
+#include "testutil.h"
 #include "sigtimer.h"
 
 #include <errno.h>
@@ -147,7 +147,7 @@ out:
 }
 
 /* One normal-context operation on a main key; returns false on a wrong result. */
-static inline bool reentry_main_op(struct reentry_thread *rt, uint32_t t, unsigned long long r)
+static inline bool reentry_main_op(struct reentry_thread *rt, uint32_t t, uint64_t r)
 {
 	uint32_t i = (uint32_t)(r % MAIN_KEYS), k = main_key(t, i);
 	uint64_t v, got;

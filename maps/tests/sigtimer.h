@@ -3,7 +3,7 @@
 #ifndef SIGTIMER_H
 #define SIGTIMER_H
 
-#include "mtest.h"
+#include "testutil.h"
 
 #include <pthread.h>
 #include <signal.h>

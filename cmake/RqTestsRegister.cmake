@@ -1,0 +1,40 @@
+# CTest side of rq_discover_tests() (RqTests.cmake): declares the tests a
+# binary listed with `--ctest`, when ctest reads the build tree. A line:
+#   NAME build=plain|inline arg=ARG timeout=SECONDS skip=77|none labels=L,... env=VAR=value,...
+# is the test NAME, running `EXE ARG` (the inline build's EXE for
+# build=inline) with that TIMEOUT, SKIP_RETURN_CODE, LABELS and ENVIRONMENT.
+set(RQ_CTEST_LINE
+    "^([a-z0-9_]+) build=(plain|inline) arg=([a-z0-9_]+) timeout=([0-9]+) skip=(77|none) labels=([^ ]*) env=([^ ]*)$")
+
+# listing, the binary, its inline build ("" if none), working directory, and
+# the environment every test gets besides its own.
+function(rq_register_tests listing exe inline_exe workdir extra_env)
+  if(NOT EXISTS "${listing}")
+    get_filename_component(bin "${exe}" NAME)
+    add_test(${bin}_NOT_BUILT ${bin}_NOT_BUILT)
+    return()
+  endif()
+  file(STRINGS "${listing}" lines)
+  foreach(line IN LISTS lines)
+    if(NOT line MATCHES "${RQ_CTEST_LINE}")
+      continue() # the build step accepts no such listing
+    endif()
+    set(name ${CMAKE_MATCH_1})
+    set(cmd "${exe}")
+    if(CMAKE_MATCH_2 STREQUAL "inline")
+      set(cmd "${inline_exe}")
+    endif()
+    set(arg ${CMAKE_MATCH_3})
+    set(timeout ${CMAKE_MATCH_4})
+    set(skip ${CMAKE_MATCH_5})
+    string(REPLACE "," ";" labels "${CMAKE_MATCH_6}")
+    string(REPLACE "," ";" env "${CMAKE_MATCH_7}")
+    list(APPEND env ${extra_env})
+    add_test(${name} "${cmd}" ${arg})
+    set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}"
+                         ENVIRONMENT "${env}" WORKING_DIRECTORY "${workdir}")
+    if(skip STREQUAL "77")
+      set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
+    endif()
+  endforeach()
+endfunction()
