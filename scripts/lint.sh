@@ -12,7 +12,7 @@ clang-format --dry-run -Werror $files $cxx_files || rc=1
 echo "cppcheck"
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D_GNU_SOURCE -D__CPPCHECK__ \
-	-I include -I src $host_files || rc=1
+	-I include -I src -I tests $host_files || rc=1
 if [ -f build/gcc/compile_commands.json ]; then
 	echo "clang-tidy"
 	srcs=$(git ls-files 'src/*.c' 'maps/*.c' 'tools/*.c' 'tests/*.c' 'pthread/*.c' 'bpf/*.c' |

@@ -500,6 +500,12 @@ static inline void tu_stats(struct rqspinlock_stats *st)
 #define TU_INLINE 0x2u /* NAME_inline(_tas): run by the RQSPINLOCK_INLINE build */
 /* Not a variant: exit status TU_EXIT_SKIP means skipped (CTest SKIP_RETURN_CODE). */
 #define TU_SKIPPABLE 0x4u
+/*
+ * No watchdog thread, for a test whose forked children start threads (TSan
+ * refuses that after a fork of a multithreaded process); CTest's TIMEOUT
+ * still bounds it.
+ */
+#define TU_NO_WATCHDOG 0x8u
 
 /* The watchdog ends a test this many seconds before CTest's TIMEOUT would. */
 #define TU_WATCHDOG_MARGIN_S 10
@@ -516,7 +522,7 @@ struct tu_test {
 	const char *name; /* [a-z0-9_]; the CTest name; its first word is a label */
 	void (*fn)(void);
 	unsigned timeout_s; /* CTest TIMEOUT, more than TU_WATCHDOG_MARGIN_S */
-	unsigned flags;     /* TU_TAS, TU_INLINE, TU_SKIPPABLE */
+	unsigned flags;     /* TU_TAS, TU_INLINE, TU_SKIPPABLE, TU_NO_WATCHDOG */
 	const char *env;    /* "VAR=value ..." the test runs with; NULL: none */
 	const char *labels; /* more CTest labels, "a b ..."; NULL: none */
 };
@@ -633,7 +639,7 @@ static inline const char *tu_entry_error(const struct tu_test *tests, size_t i)
 		return "no function";
 	if (t->timeout_s <= TU_WATCHDOG_MARGIN_S)
 		return "timeout_s missing or not above TU_WATCHDOG_MARGIN_S";
-	if (t->flags & ~(TU_TAS | TU_INLINE | TU_SKIPPABLE))
+	if (t->flags & ~(TU_TAS | TU_INLINE | TU_SKIPPABLE | TU_NO_WATCHDOG))
 		return "unknown flags";
 	if (t->labels && !tu_only(t->labels, TU_NAME_CHARS " -"))
 		return "labels are not [a-z0-9_-] words";
@@ -686,10 +692,14 @@ static inline void tu_print_ctest_line(const struct tu_test *t, int inl, int tas
 /* `prog --ctest`: every CTest test of the table, variants included. */
 static inline void tu_print_ctest(const struct tu_test *tests, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		for (int inl = 0; inl <= !!(tests[i].flags & TU_INLINE); inl++)
-			for (int tas = 0; tas <= !!(tests[i].flags & TU_TAS); tas++)
+	for (size_t i = 0; i < n; i++) {
+		int builds = (tests[i].flags & TU_INLINE) ? 2 : 1;
+		int modes = (tests[i].flags & TU_TAS) ? 2 : 1;
+
+		for (int inl = 0; inl < builds; inl++)
+			for (int tas = 0; tas < modes; tas++)
 				tu_print_ctest_line(&tests[i], inl, tas);
+	}
 }
 
 /*
@@ -725,13 +735,15 @@ static inline int tu_main(int argc, char **argv, const struct tu_test *tests, si
 		if (strcmp(argv[1], tests[i].name) != 0)
 			continue;
 		setvbuf(stdout, NULL, _IONBF, 0);
-		tu_start_watchdog(tests[i].timeout_s - TU_WATCHDOG_MARGIN_S);
+		if (!(tests[i].flags & TU_NO_WATCHDOG))
+			tu_start_watchdog(tests[i].timeout_s - TU_WATCHDOG_MARGIN_S);
 		tu_check_mode();
 		printf("# %s: mode %s, RQ_TEST_SCALE %g\n", tests[i].name,
 		       tu_is_tas() ? "tas" : "queued", tu_scale());
 		t0 = tu_now_ns();
 		tests[i].fn();
-		tu_stop_watchdog();
+		if (!(tests[i].flags & TU_NO_WATCHDOG))
+			tu_stop_watchdog();
 		printf("ok - %s (%.0f ms)\n", tests[i].name, (double)(tu_now_ns() - t0) / 1e6);
 		return 0;
 	}

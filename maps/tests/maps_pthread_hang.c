@@ -96,7 +96,7 @@ static void test_maps_pthread_hang(void)
 }
 
 static const struct tu_test tests[] = {
-    TU_TEST("maps_pthread_hang", test_maps_pthread_hang, 60, 0),
+    TU_TEST("maps_pthread_hang", test_maps_pthread_hang, 60, TU_NO_WATCHDOG),
 };
 
 TU_MAIN(tests)
