@@ -611,17 +611,22 @@ static inline int tu_only(const char *s, const char *set)
 
 #define TU_NAME_CHARS "abcdefghijklmnopqrstuvwxyz0123456789_"
 
+/*
+ * The next word of the space-separated list at *@p s: moves *s to its
+ * start and returns its length, 0 at the end of the list.
+ */
+static inline size_t tu_next_word(const char **s)
+{
+	*s += strspn(*s, " ");
+	return strcspn(*s, " ");
+}
+
 /* 1 when @p env is space-separated VAR=value words without ',', ';' or tabs. */
 static inline int tu_env_ok(const char *env)
 {
-	size_t n;
-
-	for (; *env; env += n) {
-		env += strspn(env, " ");
-		n = strcspn(env, " ");
-		if (n && (env[0] == '=' || !memchr(env, '=', n) || strcspn(env, ",;\t\n") < n))
+	for (size_t n; (n = tu_next_word(&env)) != 0; env += n)
+		if (env[0] == '=' || !memchr(env, '=', n) || strcspn(env, ",;\t\n") < n)
 			return 0;
-	}
 	return 1;
 }
 
@@ -650,21 +655,14 @@ static inline const char *tu_entry_error(const struct tu_test *tests, size_t i)
 	return NULL;
 }
 
-/* Prints the words of @p words (space-separated) after @p sep, joined by ','. */
+/*
+ * Prints the space-separated @p words (may be NULL) joined by ','; @p sep:
+ * a list is already printed on this field, so a ',' goes first.
+ */
 static inline void tu_print_words(const char *words, int sep)
 {
-	size_t n;
-
-	for (; words && *words; words += n) {
-		words += strspn(words, " ");
-		n = strcspn(words, " ");
-		if (n) {
-			if (sep)
-				putchar(',');
-			printf("%.*s", (int)n, words);
-			sep = 1;
-		}
-	}
+	for (size_t n; words && (n = tu_next_word(&words)) != 0; words += n, sep = 1)
+		printf("%s%.*s", sep ? "," : "", (int)n, words);
 }
 
 /*
