@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Test-and-set slow paths.
+ * Layer 5, the test-and-set slow paths; the slow-path mode switch. Use
+ * layers 0 to 4 through the bounded wait (timeout.c).
  *
  * rq_tas_slowpath() is the resilient test-and-set lock (the kernel's
  * resilient_tas_spin_lock, used there under virtualization): spin until the
@@ -18,13 +19,8 @@
  * mix safely with queued waiters on the same lock.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "slowpath.h"
 
 _Atomic int rq_mode = RQSPINLOCK_MODE_QUEUED;
 
@@ -97,19 +93,9 @@ RQ_EXPORT enum rqspinlock_mode res_spin_get_mode(void)
 	return (enum rqspinlock_mode)atomic_load_explicit(&rq_mode, memory_order_relaxed);
 }
 
-/* RQSPINLOCK_MODE: "tas" or "queued", in any case; anything else is
- * reported on stderr and the default (queued) stays. */
+/* The mode RQSPINLOCK_MODE asks for (env.c reads and validates it). */
 __attribute__((constructor)) static void rq_mode_from_env(void)
 {
-	const char *m = getenv("RQSPINLOCK_MODE");
-
-	if (!m || strcasecmp(m, "queued") == 0)
-		return;
-	if (strcasecmp(m, "tas") == 0)
+	if (rq_env()->mode == RQSPINLOCK_MODE_TAS)
 		res_spin_set_mode(RQSPINLOCK_MODE_TAS);
-	else
-		fprintf(stderr,
-		        "rqspinlock: ignoring RQSPINLOCK_MODE=\"%s\": not \"tas\" or "
-		        "\"queued\"; using queued\n",
-		        m);
 }

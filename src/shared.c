@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Process-shared locks: a lock that other processes may take too, in shared
+ * Layer 5, process-shared locks: a lock that other processes may take too, in shared
  * memory. A queue tail names a thread slot of one process, meaningless in
  * another, so these locks never queue: the lock word carries a mark
  * (RQ_SHARED_MARK, set by res_spin_lock_init_shared() and never cleared by
@@ -21,8 +21,7 @@
  */
 #include <errno.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "slowpath.h"
 
 static int shared_try_word(_Atomic uint32_t *word, uint32_t val)
 {

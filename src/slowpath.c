@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The resilient queued slow path.
+ * Layer 5, the resilient queued slow path: the pending waiter, the MCS
+ * queue, recovery. Uses layers 0 to 4, its waits bounded by timeout.c.
  *
  * Lock word as (tail, pending, locked); '*' is any value, 'n' our tail.
  * docs/DESIGN.md section 3 has the full diagram.
@@ -37,8 +38,7 @@
  */
 #include <errno.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "slowpath.h"
 
 /* What a waiter that leaves the queue on @err tells its successor: a
  * timeout tears the queue down, a deadlock hands it on. */

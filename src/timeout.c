@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bounded waiting: the timeout, the periodic deadlock checks and yielding.
+ * Layer 5, one attempt's bounded wait: the timeout, the periodic deadlock
+ * checks and yielding. Uses layers 0 to 4: the clock and the scheduler
+ * accounting (2) and detection (4) for the checks and the owner.
  *
  * Every waiting loop that owns a deadline (pending waiter, queue head,
  * trylock and TAS fallbacks) calls rq_wait_poll() once per spin. The clock is
@@ -42,10 +44,11 @@
  * is half over: short waits and the fast path never read /proc.
  */
 #include <errno.h>
-#include <time.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "clock.h"
+#include "detect.h"
+#include "lockword.h"
+#include "slowpath.h"
 
 #define RQ_POLL_SPINS        64u
 #define RQ_CHECK_INTERVAL_NS 1000000ull
@@ -54,57 +57,6 @@
 #define RQ_OFF_CPU_GAP_NS 1000000ull
 #define RQ_GRACES         1u
 #define RQ_SLEEP_AFTER_NS 2000000ull
-
-static _Atomic uint64_t rq_timeout = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
-/* 0: RQSPINLOCK_DEFAULT_CAP_FACTOR timeouts */
-static _Atomic uint64_t rq_cap;
-
-uint64_t rq_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t rq_timeout_ns(void)
-{
-	return atomic_load_explicit(&rq_timeout, memory_order_relaxed);
-}
-
-RQ_EXPORT uint64_t res_spin_set_timeout_ns(uint64_t ns)
-{
-	if (ns == 0)
-		ns = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
-	else if (ns < RQSPINLOCK_MIN_TIMEOUT_NS)
-		ns = RQSPINLOCK_MIN_TIMEOUT_NS;
-	else if (ns > RQSPINLOCK_MAX_TIMEOUT_NS)
-		ns = RQSPINLOCK_MAX_TIMEOUT_NS;
-	/* relaxed: a plain configuration value; no data hangs off it */
-	return atomic_exchange_explicit(&rq_timeout, ns, memory_order_relaxed);
-}
-
-RQ_EXPORT uint64_t res_spin_get_timeout_ns(void)
-{
-	return rq_timeout_ns();
-}
-
-RQ_EXPORT uint64_t res_spin_set_timeout_cap_ns(uint64_t ns)
-{
-	if (ns && ns < RQSPINLOCK_MIN_TIMEOUT_NS)
-		ns = RQSPINLOCK_MIN_TIMEOUT_NS;
-	else if (ns > RQSPINLOCK_MAX_TIMEOUT_NS)
-		ns = RQSPINLOCK_MAX_TIMEOUT_NS;
-	/* relaxed: a plain configuration value; no data hangs off it */
-	return atomic_exchange_explicit(&rq_cap, ns, memory_order_relaxed);
-}
-
-RQ_EXPORT uint64_t res_spin_get_timeout_cap_ns(void)
-{
-	uint64_t cap = atomic_load_explicit(&rq_cap, memory_order_relaxed);
-
-	return cap ? cap : RQSPINLOCK_DEFAULT_CAP_FACTOR * rq_timeout_ns();
-}
 
 void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
                    uint32_t mask, uint32_t timeouts)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The lock word's fast paths: lock, trylock, unlock, init, irqsave.
+ * Layer 6, the fast path and the API: lock, trylock, unlock, init,
+ * irqsave. Uses the held-lock table (layer 3) and enters the slow paths
+ * (layer 5).
  *
  * The held-lock entry brackets the whole critical section: it is taken
  * (tagged ACQUIRING) before the fast-path CAS and cleared after the unlock
@@ -14,8 +16,7 @@
 #include <stddef.h>
 #include <pthread.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "slowpath.h"
 
 RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 {
