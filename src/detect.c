@@ -56,12 +56,12 @@ static bool lock_taken(const void *lock)
 	return lock_word((uintptr_t)lock) & RQ_LOCKED_MASK;
 }
 
-int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
+int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t held_idx)
 {
 	uintptr_t want = (uintptr_t)lock;
 	uint32_t nw = atomic_load_explicit(&self->wr.nwait, memory_order_relaxed);
 
-	for (uint32_t i = 0; i < rq_held_tracked(n); i++) {
+	for (uint32_t i = 0; i < rq_held_tracked(held_idx); i++) {
 		uintptr_t e = rq_held_entry(self, i);
 
 		if ((e & ~RQ_ENTRY_TAGS) != want)
@@ -83,7 +83,7 @@ int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
 		uint32_t widx = atomic_load_explicit(&self->wr.held_idx[i], memory_order_relaxed);
 
 		if (atomic_load_explicit(&self->wr.lock[i], memory_order_relaxed) == want &&
-		    widx < n && wait_entry_live(self, want, widx))
+		    widx < held_idx && wait_entry_live(self, want, widx))
 			return -EDEADLK;
 	}
 	return 0;

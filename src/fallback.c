@@ -31,7 +31,7 @@ _Atomic int rq_mode = RQSPINLOCK_MODE_QUEUED;
  * hold it almost always under contention, and a pure test-and-set waiter
  * would then never see the lock free and time out, starved.
  */
-static int spin_trylock(rqspinlock_t *lock, struct rq_wait *w)
+static int spin_trylock(rqspinlock_t *lock, struct rq_attempt *w)
 {
 	_Atomic uint32_t *word = &lock->val;
 	int pending = 0, err;
@@ -59,23 +59,22 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_wait *w)
 	}
 }
 
-int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, struct rq_wait *w)
+int rq_tas_slowpath(struct rq_attempt *w)
 {
-	rq_stat_inc(t, RQ_STAT_TAS);
-	if (rq_try_steal(&lock->val))
+	rq_stat_inc(w->self, RQ_STAT_TAS);
+	if (rq_try_steal(&w->lock->val))
 		return 0;
-	rq_wait_publish(w, t, lock, held_idx);
-	rq_wait_start(w, lock, t, held_idx, ~0u, 2);
-	return spin_trylock(lock, w);
+	rq_wait_publish(w);
+	rq_wait_start(w, ~0u, 2);
+	return spin_trylock(w->lock, w);
 }
 
-int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
-                        struct rq_wait *w)
+int rq_trylock_fallback(struct rq_attempt *w)
 {
-	rq_stat_inc(t, RQ_STAT_NO_NODE);
-	rq_wait_publish(w, t, lock, held_idx);
-	rq_wait_start(w, lock, t, held_idx, ~0u, 1);
-	return spin_trylock(lock, w);
+	rq_stat_inc(w->self, RQ_STAT_NO_NODE);
+	rq_wait_publish(w);
+	rq_wait_start(w, ~0u, 1);
+	return spin_trylock(w->lock, w);
 }
 
 RQ_EXPORT int res_spin_set_mode(enum rqspinlock_mode mode)

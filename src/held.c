@@ -19,10 +19,10 @@ static void held_set(struct rq_thread *t, uint32_t i, uintptr_t v)
 	atomic_store_explicit(&t->held.locks[i], v, memory_order_relaxed);
 }
 
-void rq_held_drop(struct rq_thread *t, uint32_t n)
+void rq_held_drop(struct rq_thread *t, uint32_t held_idx)
 {
-	if (n < RQ_NR_HELD)
-		held_set(t, n, 0);
+	if (held_idx < RQ_NR_HELD)
+		held_set(t, held_idx, 0);
 	/*
 	 * release: the cleared entry must be visible before the lower count.
 	 * Otherwise a remote reader could see the count of our next push with
@@ -31,7 +31,7 @@ void rq_held_drop(struct rq_thread *t, uint32_t n)
 	 * stores its count with release too, so a reader that sees that one
 	 * sees our clearing as well.)
 	 */
-	atomic_store_explicit(&t->held.cnt, n, memory_order_release);
+	atomic_store_explicit(&t->held.cnt, held_idx, memory_order_release);
 }
 
 /*
@@ -62,29 +62,29 @@ static int held_find(const struct rq_thread *t, uintptr_t want, uint32_t n)
 	return -1;
 }
 
-void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t n)
+void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt)
 {
 	uintptr_t want = (uintptr_t)lock;
-	int i = n ? held_find(t, want, n) : -1;
+	int i = cnt ? held_find(t, want, cnt) : -1;
 
 	if (i >= 0) {
 		/* Out-of-order unlock: tag, release, then drop the entry. */
 		held_set(t, (uint32_t)i, want | RQ_ENTRY_RELEASING);
 		rq_store_unlocked(&lock->val);
 		atomic_signal_fence(memory_order_seq_cst);
-		held_remove_at(t, (uint32_t)i, n);
+		held_remove_at(t, (uint32_t)i, cnt);
 		return;
 	}
 	rq_store_unlocked(&lock->val);
 	atomic_signal_fence(memory_order_seq_cst);
-	if (n > RQ_NR_HELD) {
+	if (cnt > RQ_NR_HELD) {
 		/* An untracked lock: the count still covers it. */
-		atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
+		atomic_store_explicit(&t->held.cnt, cnt - 1, memory_order_relaxed);
 		return;
 	}
-	i = n ? held_find(t, 0, n) : -1;
+	i = cnt ? held_find(t, 0, cnt) : -1;
 	if (i >= 0)
-		held_remove_at(t, (uint32_t)i, n); /* was untracked, see above */
+		held_remove_at(t, (uint32_t)i, cnt); /* was untracked, see above */
 	else
 		rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
 }
@@ -100,13 +100,13 @@ static void bump_gen(struct rq_thread *t)
 	atomic_store_explicit(&t->wr.gen, gen + 1, memory_order_release);
 }
 
-void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
+void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t held_idx)
 {
 	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
 
 	if (nw < RQ_NR_WAIT) {
 		atomic_store_explicit(&t->wr.lock[nw], (uintptr_t)lock, memory_order_relaxed);
-		atomic_store_explicit(&t->wr.held_idx[nw], idx, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.held_idx[nw], held_idx, memory_order_relaxed);
 		atomic_store_explicit(
 		    &t->wr.pend,
 		    atomic_load_explicit(&t->wr.pend, memory_order_relaxed) &
@@ -120,10 +120,10 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
 	 * threads closing a cycle at the same time at least one sees the other
 	 * (store->load ordering, as in Dekker's algorithm); it is also a
 	 * release for read_wait()'s acquire. A thread that holds nothing
-	 * (idx 0) cannot be in a cycle: plain release, and no cycle checks
+	 * (held_idx 0) cannot be in a cycle: plain release, and no cycle checks
 	 * (run_checks()).
 	 */
-	if (idx > 0)
+	if (held_idx > 0)
 		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_seq_cst);
 	else
 		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_release);
@@ -136,9 +136,9 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
 	atomic_signal_fence(memory_order_seq_cst);
 	if (nw < RQ_NR_WAIT &&
 	    (atomic_load_explicit(&t->wr.lock[nw], memory_order_relaxed) != (uintptr_t)lock ||
-	     atomic_load_explicit(&t->wr.held_idx[nw], memory_order_relaxed) != idx)) {
+	     atomic_load_explicit(&t->wr.held_idx[nw], memory_order_relaxed) != held_idx)) {
 		atomic_store_explicit(&t->wr.lock[nw], (uintptr_t)lock, memory_order_relaxed);
-		atomic_store_explicit(&t->wr.held_idx[nw], idx, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.held_idx[nw], held_idx, memory_order_relaxed);
 		bump_gen(t);
 	}
 }

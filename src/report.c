@@ -109,19 +109,19 @@ static void count_failure(struct rq_thread *t, enum rqspinlock_event ev,
 }
 
 /* Did this call interrupt another lock operation of the same thread? */
-static int is_nested(struct rq_thread *t, uint32_t idx)
+static int is_nested(struct rq_thread *t, uint32_t held_idx)
 {
 	if (atomic_load_explicit(&t->wr.nwait, memory_order_relaxed) ||
 	    atomic_load_explicit(&t->node_count, memory_order_relaxed))
 		return 1;
-	for (uint32_t i = 0; i < idx && i < RQ_NR_HELD; i++)
+	for (uint32_t i = 0; i < held_idx && i < RQ_NR_HELD; i++)
 		if (atomic_load_explicit(&t->held.locks[i], memory_order_relaxed) & RQ_ENTRY_TAGS)
 			return 1;
 	return 0;
 }
 
 static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t *lock,
-                      uint32_t idx, int err, const struct rq_cycle *cycle)
+                      uint32_t held_idx, int err, const struct rq_cycle *cycle)
 {
 	struct rqspinlock_report r;
 
@@ -129,7 +129,7 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 	r.event = event_of(err, cycle);
 	r.error = err;
 	r.lock = lock;
-	r.nested = is_nested(t, idx);
+	r.nested = is_nested(t, held_idx);
 	rq_snapshot_thread(t, &r.self);
 	r.self.waits_for = lock;
 	if (cycle && r.event == RQSPINLOCK_EV_TIMEOUT)

@@ -36,17 +36,16 @@ bool rq_shared_trylock(_Atomic uint32_t *word)
 	       shared_try_word(word, RQ_SHARED_MARK);
 }
 
-int rq_shared_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
-                       struct rq_wait *w)
+int rq_shared_slowpath(struct rq_attempt *w)
 {
-	_Atomic uint32_t *word = &lock->val;
+	_Atomic uint32_t *word = &w->lock->val;
 	int err;
 
-	rq_stat_inc(t, RQ_STAT_TAS);
+	rq_stat_inc(w->self, RQ_STAT_TAS);
 	if (rq_shared_trylock(word))
 		return 0;
-	rq_wait_publish(w, t, lock, held_idx);
-	rq_wait_start(w, lock, t, held_idx, RQ_LOCKED_MASK, 2);
+	rq_wait_publish(w);
+	rq_wait_start(w, RQ_LOCKED_MASK, 2);
 	for (;;) {
 		if (rq_word_load_relaxed(word) == RQ_SHARED_MARK) {
 			if (shared_try_word(word, RQ_SHARED_MARK))

@@ -58,12 +58,8 @@
 #define RQ_GRACES         1u
 #define RQ_SLEEP_AFTER_NS 2000000ull
 
-void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
-                   uint32_t mask, uint32_t timeouts)
+void rq_wait_start(struct rq_attempt *w, uint32_t mask, uint32_t timeouts)
 {
-	w->lock = lock;
-	w->self = self;
-	w->held_idx = held_idx;
 	w->mask = mask;
 	w->duration = rq_timeout_ns() * timeouts;
 	w->deadline = 0;
@@ -79,7 +75,7 @@ void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self
 }
 
 /* The lock's owner and its accounting into @cur; NULL if either is missing. */
-static struct rq_thread *read_owner(struct rq_wait *w, struct rq_sched *cur)
+static struct rq_thread *read_owner(struct rq_attempt *w, struct rq_sched *cur)
 {
 	struct rq_thread *o = rq_find_owner(w->lock, w->self);
 	struct rqspinlock_owner_info *oi = &w->cycle.owner;
@@ -98,7 +94,7 @@ static struct rq_thread *read_owner(struct rq_wait *w, struct rq_sched *cur)
 }
 
 /* A new owner (or the first read): accounting restarts from @cur. */
-static void rebase(struct rq_wait *w, const struct rq_sched *cur)
+static void rebase(struct rq_attempt *w, const struct rq_sched *cur)
 {
 	if (w->first.tid != cur->tid)
 		w->first = *cur;
@@ -128,7 +124,7 @@ static uint64_t runnable_ns(const struct rq_sched *a, const struct rq_sched *b)
  * the last read waiting for a CPU (or is a new owner, not yet measured),
  * within the cap. Returns true to fail the wait; w->cycle.owner says why.
  */
-static bool deadline_final(struct rq_wait *w, uint64_t now)
+static bool deadline_final(struct rq_attempt *w, uint64_t now)
 {
 	struct rqspinlock_owner_info *oi = &w->cycle.owner;
 	struct rq_sched cur;
@@ -174,7 +170,7 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 }
 
 /* Half the duration passed: the owner's accounting so far (once). */
-static void deadline_probe(struct rq_wait *w)
+static void deadline_probe(struct rq_attempt *w)
 {
 	struct rq_sched cur;
 
@@ -185,7 +181,7 @@ static void deadline_probe(struct rq_wait *w)
 		rebase(w, &cur);
 }
 
-static int run_checks(struct rq_wait *w)
+static int run_checks(struct rq_attempt *w)
 {
 	int err;
 
@@ -203,7 +199,7 @@ static int run_checks(struct rq_wait *w)
 	return rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect);
 }
 
-static __attribute__((noinline)) int poll_clock(struct rq_wait *w)
+static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 {
 	uint64_t now = rq_now_ns();
 
@@ -250,7 +246,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_wait *w)
 	return 0;
 }
 
-int rq_wait_poll(struct rq_wait *w)
+int rq_wait_poll(struct rq_attempt *w)
 {
 	uint32_t spin = w->spin++;
 
