@@ -40,31 +40,36 @@
  * made both members of an ABBA report it; found by the Spin model). Untracked
  * entries (beyond the table) cannot be checked and count.
  */
-static bool wait_entry_live(const struct rq_thread *t, uintptr_t lock, uint32_t widx)
+static bool wait_entry_live(const struct rq_thread *t, const rqspinlock_t *lock, uint32_t widx)
 {
-	return widx >= RQ_NR_HELD || rq_held_entry(t, widx) == (lock | RQ_ENTRY_ACQUIRING);
+	return widx >= RQ_NR_HELD || rq_entry_is(rq_held_entry(t, widx), lock, RQ_ENTRY_ACQUIRING);
 }
 
-/* The word of a lock known by its address (held entries, wait records). */
-static uint32_t lock_word(uintptr_t lock)
+/* The word of a lock named by a held entry or a wait record. */
+static uint32_t lock_word(rqspinlock_t *lock)
 {
-	return rq_word_load_relaxed(&((rqspinlock_t *)lock)->val);
+	return rq_word_load_relaxed(&lock->val);
 }
 
-static bool lock_taken(const void *lock)
+static bool lock_taken(rqspinlock_t *lock)
 {
-	return lock_word((uintptr_t)lock) & RQ_LOCKED_MASK;
+	return lock_word(lock) & RQ_LOCKED_MASK;
 }
 
-int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t held_idx)
+/* The lock wait @k of @t waits for. */
+static rqspinlock_t *wait_lock(const struct rq_thread *t, uint32_t k)
 {
-	uintptr_t want = (uintptr_t)lock;
+	return atomic_load_explicit(&t->wr.lock[k], memory_order_relaxed);
+}
+
+int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx)
+{
 	uint32_t nw = atomic_load_explicit(&self->wr.nwait, memory_order_relaxed);
 
 	for (uint32_t i = 0; i < rq_held_tracked(held_idx); i++) {
-		uintptr_t e = rq_held_entry(self, i);
+		struct rq_entry e = rq_held_entry(self, i);
 
-		if ((e & ~RQ_ENTRY_TAGS) != want)
+		if (rq_entry_lock(e) != lock)
 			continue;
 		/*
 		 * Held; or tagged while the word is taken. ACQUIRING: the
@@ -75,15 +80,15 @@ int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t held_idx)
 		 * cannot tell apart. Waiting instead would livelock a thread
 		 * hit by a timer signal faster than the wait (docs/DESIGN.md).
 		 */
-		if (!(e & RQ_ENTRY_TAGS) || lock_taken(lock))
+		if (!rq_entry_tags(e) || lock_taken(lock))
 			return -EDEADLK;
 	}
 	/* Waits of the contexts we interrupted (their entries lie below ours). */
 	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++) {
 		uint32_t widx = atomic_load_explicit(&self->wr.held_idx[i], memory_order_relaxed);
 
-		if (atomic_load_explicit(&self->wr.lock[i], memory_order_relaxed) == want &&
-		    widx < held_idx && wait_entry_live(self, want, widx))
+		if (wait_lock(self, i) == lock && widx < held_idx &&
+		    wait_entry_live(self, lock, widx))
 			return -EDEADLK;
 	}
 	return 0;
@@ -92,12 +97,12 @@ int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t held_idx)
 /* What a thread is doing, as far as the waits-for chain cares. */
 struct rq_link {
 	struct rq_thread *t;
-	uintptr_t waits; /* lock it waits for (0: not waiting) */
-	uintptr_t holds; /* the chain's lock it holds */
-	uint32_t gen;    /* wait generation when read */
-	uint32_t depth;  /* held-table count when read */
-	uint32_t widx;   /* held index of the waiting context's entry */
-	bool frozen;     /* holds it through a tagged entry (frozen_culprit()) */
+	rqspinlock_t *waits; /* lock it waits for (NULL: not waiting) */
+	rqspinlock_t *holds; /* the chain's lock it holds */
+	uint32_t gen;        /* wait generation when read */
+	uint32_t depth;      /* held-table count when read */
+	uint32_t widx;       /* held index of the waiting context's entry */
+	bool frozen;         /* holds it through a tagged entry (frozen_culprit()) */
 };
 
 /*
@@ -113,16 +118,16 @@ static void read_wait(struct rq_link *l)
 	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
 
 	l->gen = gen;
-	l->waits = 0;
+	l->waits = NULL;
 	l->depth = atomic_load_explicit(&t->held.cnt, memory_order_acquire);
 	if (nw == 0 || nw > RQ_NR_WAIT)
 		return;
 	l->widx = atomic_load_explicit(&t->wr.held_idx[nw - 1], memory_order_relaxed);
 	if (l->depth != l->widx + 1)
 		return;
-	l->waits = atomic_load_explicit(&t->wr.lock[nw - 1], memory_order_relaxed);
+	l->waits = wait_lock(t, nw - 1);
 	if (!wait_entry_live(t, l->waits, l->widx))
-		l->waits = 0;
+		l->waits = NULL;
 }
 
 /*
@@ -132,7 +137,7 @@ static void read_wait(struct rq_link *l)
  * interrupted by a handler is frozen where it was, possibly just after it
  * acquired the lock: it counts as a claim.
  */
-static bool entry_is_current_wait(struct rq_thread *t, uintptr_t lock, uint32_t i)
+static bool entry_is_current_wait(struct rq_thread *t, const rqspinlock_t *lock, uint32_t i)
 {
 	struct rq_link l = {.t = t};
 
@@ -152,7 +157,7 @@ enum rq_claim {
 };
 
 /* What @t's entries below index @limit claim about @lock. */
-static enum rq_claim claim_below(struct rq_thread *t, uintptr_t lock, uint32_t limit)
+static enum rq_claim claim_below(struct rq_thread *t, const rqspinlock_t *lock, uint32_t limit)
 {
 	/* acquire: pairs with the release stores of cnt (push and drop) */
 	uint32_t n = rq_held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
@@ -161,11 +166,11 @@ static enum rq_claim claim_below(struct rq_thread *t, uintptr_t lock, uint32_t l
 	if (limit < n)
 		n = limit;
 	for (uint32_t i = 0; i < n; i++) {
-		uintptr_t e = rq_held_entry(t, i);
+		struct rq_entry e = rq_held_entry(t, i);
 
-		if (e == lock)
+		if (rq_entry_is(e, lock, 0))
 			return RQ_CLAIM_HELD;
-		if ((e & ~RQ_ENTRY_TAGS) == lock && !entry_is_current_wait(t, lock, i))
+		if (rq_entry_lock(e) == lock && !entry_is_current_wait(t, lock, i))
 			claim = RQ_CLAIM_MAYBE;
 	}
 	return claim;
@@ -174,7 +179,8 @@ static enum rq_claim claim_below(struct rq_thread *t, uintptr_t lock, uint32_t l
 /* Does a wait of @t hold the pending bit of @lock (@what RQ_NOTE_PENDING),
  * or head its queue (RQ_NOTE_HEAD)? @frozen_only: not counting its current
  * (innermost) wait. */
-static bool holds_note(const struct rq_thread *t, uint32_t what, uintptr_t lock, bool frozen_only)
+static bool holds_note(const struct rq_thread *t, uint32_t what, const rqspinlock_t *lock,
+                       bool frozen_only)
 {
 	/* acquire: pairs with the release/seq_cst stores in rq_wait_push/pop */
 	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
@@ -183,8 +189,7 @@ static bool holds_note(const struct rq_thread *t, uint32_t what, uintptr_t lock,
 	if (frozen_only && nw > 0)
 		nw--;
 	for (uint32_t k = 0; k < nw && k < RQ_NR_WAIT; k++)
-		if ((bits >> k & 1) &&
-		    atomic_load_explicit(&t->wr.lock[k], memory_order_relaxed) == lock)
+		if ((bits >> k & 1) && wait_lock(t, k) == lock)
 			return true;
 	return false;
 }
@@ -208,7 +213,7 @@ static bool holds_note(const struct rq_thread *t, uint32_t what, uintptr_t lock,
  *    one or holds the pending bit (a running one would take the lock).
  * Slot-less threads are invisible: with any alive, nobody is blamed.
  */
-static bool frozen_culprit(uintptr_t lock, const struct rq_thread *cand)
+static bool frozen_culprit(rqspinlock_t *lock, const struct rq_thread *cand)
 {
 	uint32_t val = lock_word(lock), bound = rq_slot_bound();
 	bool locked = val & RQ_LOCKED_MASK;
@@ -238,7 +243,7 @@ static bool frozen_culprit(uintptr_t lock, const struct rq_thread *cand)
  * non-owner released the lock for its owner, whose entry stays;
  * rqspinlock.h), and nothing can be concluded from it.
  */
-static bool held_by_another(uintptr_t lock, const struct rq_thread *t)
+static bool held_by_another(const rqspinlock_t *lock, const struct rq_thread *t)
 {
 	uint32_t bound = rq_slot_bound();
 
@@ -254,19 +259,19 @@ static bool held_by_another(uintptr_t lock, const struct rq_thread *t)
 
 /* An untagged entry of @t for a lock that is not taken, or that another
  * thread claims too, is stale: it links no cycle. */
-static bool held_believable(uintptr_t lock, const struct rq_thread *t)
+static bool held_believable(rqspinlock_t *lock, const struct rq_thread *t)
 {
-	return lock_taken((const void *)lock) && !held_by_another(lock, t);
+	return lock_taken(lock) && !held_by_another(lock, t);
 }
 
 /* Does @t have an entry for @lock, with any tag? */
-static bool has_entry(const struct rq_thread *t, uintptr_t lock)
+static bool has_entry(const struct rq_thread *t, const rqspinlock_t *lock)
 {
 	/* acquire: pairs with the release stores of cnt (push and drop) */
 	uint32_t n = rq_held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
 
 	for (uint32_t i = 0; i < n; i++)
-		if ((rq_held_entry(t, i) & ~RQ_ENTRY_TAGS) == lock)
+		if (rq_entry_lock(rq_held_entry(t, i)) == lock)
 			return true;
 	return false;
 }
@@ -281,12 +286,12 @@ static bool has_entry(const struct rq_thread *t, uintptr_t lock)
  * blocks us is the pending waiter: its wait record, else the same fallbacks.
  * A wrong guess costs only an extension, within the cap.
  */
-struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self)
+struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self)
 {
 	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0, n_any = 0;
 	struct rq_thread *held = NULL, *maybe = NULL, *any = NULL;
 
-	uint32_t val = lock_word((uintptr_t)lock), n_pend = 0;
+	uint32_t val = lock_word(lock), n_pend = 0;
 	struct rq_thread *pend = NULL;
 
 	if (!(val & RQ_LOCKED_PENDING_MASK))
@@ -299,7 +304,7 @@ struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self)
 
 			if (t != self &&
 			    atomic_load_explicit(&t->wr.in_use, memory_order_relaxed) &&
-			    holds_note(t, RQ_NOTE_PENDING, (uintptr_t)lock, false) && n_pend++ == 0)
+			    holds_note(t, RQ_NOTE_PENDING, lock, false) && n_pend++ == 0)
 				pend = t;
 		}
 		if (n_pend)
@@ -311,12 +316,12 @@ struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self)
 
 		if (t == self || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			continue;
-		claim = claim_below(t, (uintptr_t)lock, RQ_NR_HELD);
+		claim = claim_below(t, lock, RQ_NR_HELD);
 		if (claim == RQ_CLAIM_HELD && n_held++ == 0)
 			held = t;
 		else if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
 			maybe = t;
-		else if (claim == RQ_CLAIM_NONE && has_entry(t, (uintptr_t)lock) && n_any++ == 0)
+		else if (claim == RQ_CLAIM_NONE && has_entry(t, lock) && n_any++ == 0)
 			any = t;
 	}
 	/* Several claimants of one kind: nothing to conclude. */
@@ -334,7 +339,7 @@ struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self)
  * table of a waiting thread does not change while it waits. Failing an
  * untagged holder, a single frozen tagged claimant (frozen_culprit()) links.
  */
-static bool find_waiting_holder(uintptr_t lock, struct rq_link *out)
+static bool find_waiting_holder(rqspinlock_t *lock, struct rq_link *out)
 {
 	uint32_t bound = rq_slot_bound(), n_maybe = 0;
 	struct rq_link maybe = {.t = NULL};
@@ -423,7 +428,7 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
                    uint64_t *suspect)
 {
 	struct rq_link path[RQ_MAX_CHAIN];
-	uintptr_t want = (uintptr_t)lock;
+	rqspinlock_t *want = lock;
 	uint64_t seen = *suspect, sig;
 
 	*suspect = 0;
@@ -460,12 +465,12 @@ void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info
 
 	read_wait(&l);
 	out->tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
-	out->waits_for = (const void *)l.waits;
+	out->waits_for = l.waits;
 	out->nr_held = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		uintptr_t e = rq_held_entry(t, i);
+		struct rq_entry e = rq_held_entry(t, i);
 
-		if (e && !(e & RQ_ENTRY_TAGS))
-			out->held[out->nr_held++] = (const void *)e;
+		if (rq_entry_lock(e) && !rq_entry_tags(e))
+			out->held[out->nr_held++] = rq_entry_lock(e);
 	}
 }

@@ -18,15 +18,15 @@ struct rq_cycle {
 	enum rqspinlock_event event; /* 0: none */
 	uint32_t n;                  /* threads in peers */
 	struct rq_thread *peers[RQSPINLOCK_REPORT_MAX_PEERS];
-	uintptr_t waits[RQSPINLOCK_REPORT_MAX_PEERS]; /* what each waited for */
-	struct rqspinlock_owner_info owner;           /* timeouts: who held the lock */
+	rqspinlock_t *waits[RQSPINLOCK_REPORT_MAX_PEERS]; /* what each waited for */
+	struct rqspinlock_owner_info owner;               /* timeouts: who held the lock */
 };
 
 /* The thread that most likely holds @lock (not @self), or NULL. */
-struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self);
+struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self);
 /* -EDEADLK when @self (its entry for @lock at @held_idx) already holds @lock
  * or an interrupted context of it waits for it; else 0. */
-int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t held_idx);
+int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx);
 /* -EDEADLK (and @out filled) when @self's wait for @lock closes a cycle.
  * @suspect: kept by the caller between checks of one wait (0 at its start) */
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,

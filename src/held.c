@@ -14,15 +14,15 @@
 #include "held.h"
 #include "lockword.h"
 
-static void held_set(struct rq_thread *t, uint32_t i, uintptr_t v)
+static void held_set(struct rq_thread *t, uint32_t i, struct rq_entry e)
 {
-	atomic_store_explicit(&t->held.locks[i], v, memory_order_relaxed);
+	atomic_store_explicit(&t->held.locks[i], e.bits, memory_order_relaxed);
 }
 
 void rq_held_drop(struct rq_thread *t, uint32_t held_idx)
 {
 	if (held_idx < RQ_NR_HELD)
-		held_set(t, held_idx, 0);
+		held_set(t, held_idx, rq_entry_make(NULL, 0));
 	/*
 	 * release: the cleared entry must be visible before the lower count.
 	 * Otherwise a remote reader could see the count of our next push with
@@ -47,29 +47,28 @@ static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 	/* Copy before overwrite: every held lock stays visible throughout. */
 	for (; i + 1 < top; i++)
 		held_set(t, i, rq_held_entry(t, i + 1));
-	held_set(t, top - 1, 0);
+	held_set(t, top - 1, rq_entry_make(NULL, 0));
 	/* release: as in rq_held_drop() */
 	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_release);
 }
 
 /* Index of @want among the tracked entries, or of the topmost hole when
  * @want is 0; -1 when absent. */
-static int held_find(const struct rq_thread *t, uintptr_t want, uint32_t n)
+static int held_find(const struct rq_thread *t, const rqspinlock_t *want, uint32_t n)
 {
 	for (uint32_t i = rq_held_tracked(n); i > 0; i--)
-		if (rq_held_entry(t, i - 1) == want)
+		if (rq_entry_is(rq_held_entry(t, i - 1), want, 0))
 			return (int)i - 1;
 	return -1;
 }
 
 void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt)
 {
-	uintptr_t want = (uintptr_t)lock;
-	int i = cnt ? held_find(t, want, cnt) : -1;
+	int i = cnt ? held_find(t, lock, cnt) : -1;
 
 	if (i >= 0) {
 		/* Out-of-order unlock: tag, release, then drop the entry. */
-		held_set(t, (uint32_t)i, want | RQ_ENTRY_RELEASING);
+		held_set(t, (uint32_t)i, rq_entry_make(lock, RQ_ENTRY_RELEASING));
 		rq_store_unlocked(&lock->val);
 		atomic_signal_fence(memory_order_seq_cst);
 		held_remove_at(t, (uint32_t)i, cnt);
@@ -82,7 +81,7 @@ void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt)
 		atomic_store_explicit(&t->held.cnt, cnt - 1, memory_order_relaxed);
 		return;
 	}
-	i = cnt ? held_find(t, 0, cnt) : -1;
+	i = cnt ? held_find(t, NULL, cnt) : -1;
 	if (i >= 0)
 		held_remove_at(t, (uint32_t)i, cnt); /* was untracked, see above */
 	else
@@ -100,12 +99,12 @@ static void bump_gen(struct rq_thread *t)
 	atomic_store_explicit(&t->wr.gen, gen + 1, memory_order_release);
 }
 
-void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t held_idx)
+void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
 {
 	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
 
 	if (nw < RQ_NR_WAIT) {
-		atomic_store_explicit(&t->wr.lock[nw], (uintptr_t)lock, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.lock[nw], lock, memory_order_relaxed);
 		atomic_store_explicit(&t->wr.held_idx[nw], held_idx, memory_order_relaxed);
 		atomic_store_explicit(
 		    &t->wr.pend,
@@ -135,9 +134,9 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t held_idx)
 	 */
 	atomic_signal_fence(memory_order_seq_cst);
 	if (nw < RQ_NR_WAIT &&
-	    (atomic_load_explicit(&t->wr.lock[nw], memory_order_relaxed) != (uintptr_t)lock ||
+	    (atomic_load_explicit(&t->wr.lock[nw], memory_order_relaxed) != lock ||
 	     atomic_load_explicit(&t->wr.held_idx[nw], memory_order_relaxed) != held_idx)) {
-		atomic_store_explicit(&t->wr.lock[nw], (uintptr_t)lock, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.lock[nw], lock, memory_order_relaxed);
 		atomic_store_explicit(&t->wr.held_idx[nw], held_idx, memory_order_relaxed);
 		bump_gen(t);
 	}

@@ -31,10 +31,43 @@ static inline uint32_t rq_held_tracked(uint32_t cnt)
 	return cnt < RQ_NR_HELD ? cnt : RQ_NR_HELD;
 }
 
+/*
+ * A held-table entry as read: a lock's address and its tag bits. The table
+ * stores the plain integer (the layout <rqspinlock/inline.h> bakes in);
+ * readers look at it only through the functions below.
+ */
+struct rq_entry {
+	uintptr_t bits;
+};
+
 /* Entry @i of @t's table, read by @t or by a detector. */
-static inline uintptr_t rq_held_entry(const struct rq_thread *t, uint32_t i)
+static inline struct rq_entry rq_held_entry(const struct rq_thread *t, uint32_t i)
 {
-	return atomic_load_explicit(&t->held.locks[i], memory_order_relaxed);
+	return (struct rq_entry){atomic_load_explicit(&t->held.locks[i], memory_order_relaxed)};
+}
+
+/* The entry for @lock with @tags (0: held). */
+static inline struct rq_entry rq_entry_make(const rqspinlock_t *lock, uintptr_t tags)
+{
+	return (struct rq_entry){(uintptr_t)lock | tags};
+}
+
+/* The lock @e names, whatever its tags; NULL for an empty entry. */
+static inline rqspinlock_t *rq_entry_lock(struct rq_entry e)
+{
+	return (rqspinlock_t *)(e.bits & ~RQ_ENTRY_TAGS);
+}
+
+/* Its tags: 0 (held), RQ_ENTRY_ACQUIRING or RQ_ENTRY_RELEASING. */
+static inline uintptr_t rq_entry_tags(struct rq_entry e)
+{
+	return e.bits & RQ_ENTRY_TAGS;
+}
+
+/* Is @e the entry for @lock with exactly @tags? */
+static inline bool rq_entry_is(struct rq_entry e, const rqspinlock_t *lock, uintptr_t tags)
+{
+	return e.bits == rq_entry_make(lock, tags).bits;
 }
 
 /*
@@ -42,7 +75,7 @@ static inline uintptr_t rq_held_entry(const struct rq_thread *t, uint32_t i)
  * window hides an AA from a signal handler. Relaxed: remote detectors that
  * miss the entry simply look again 1 ms later. Returns the entry's index.
  */
-static inline uint32_t rq_held_push(struct rq_thread *t, const void *lock)
+static inline uint32_t rq_held_push(struct rq_thread *t, const rqspinlock_t *lock)
 {
 	uint32_t held_idx = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
 
@@ -52,15 +85,17 @@ static inline uint32_t rq_held_push(struct rq_thread *t, const void *lock)
 	atomic_signal_fence(memory_order_seq_cst);
 	if (likely(held_idx < RQ_NR_HELD))
 		atomic_store_explicit(&t->held.locks[held_idx],
-		                      (uintptr_t)lock | RQ_ENTRY_ACQUIRING, memory_order_relaxed);
+		                      rq_entry_make(lock, RQ_ENTRY_ACQUIRING).bits,
+		                      memory_order_relaxed);
 	return held_idx;
 }
 
 /* The acquisition succeeded: entry @held_idx now means "held". */
-static inline void rq_held_mark_held(struct rq_thread *t, uint32_t held_idx, const void *lock)
+static inline void rq_held_mark_held(struct rq_thread *t, uint32_t held_idx,
+                                     const rqspinlock_t *lock)
 {
 	if (likely(held_idx < RQ_NR_HELD))
-		atomic_store_explicit(&t->held.locks[held_idx], (uintptr_t)lock,
+		atomic_store_explicit(&t->held.locks[held_idx], rq_entry_make(lock, 0).bits,
 		                      memory_order_relaxed);
 }
 
@@ -71,7 +106,7 @@ void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt);
 
 /* ---- the wait record (slow path only) ---- */
 /* About to wait for @lock, whose entry is @held_idx. */
-void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t held_idx);
+void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx);
 #define RQ_NOTE_PENDING 0u
 #define RQ_NOTE_HEAD    8u
 void rq_wait_note(struct rq_thread *t, uint32_t what, bool on);

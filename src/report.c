@@ -140,7 +140,7 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 			rq_snapshot_thread(cycle->peers[i], &r.peers[i]);
 			/* as the detector saw it; by now the peer may have
 			 * given up too */
-			r.peers[i].waits_for = (const void *)cycle->waits[i];
+			r.peers[i].waits_for = cycle->waits[i];
 		}
 	}
 	if (atomic_load_explicit(&rq_backtrace_ready, memory_order_relaxed)) {

@@ -106,7 +106,7 @@ struct rq_waitrec {
 	 * bit RQ_NOTE_HEAD + i: wait i heads its lock's queue */
 	_Atomic uint32_t pend;
 	_Atomic uint32_t held_idx[RQ_NR_WAIT]; /* held-table index of that wait */
-	_Atomic uintptr_t lock[RQ_NR_WAIT];
+	_Atomic(rqspinlock_t *) lock[RQ_NR_WAIT];
 } __attribute__((aligned(64)));
 
 /* The per-thread record: one registry slot. */
