@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 5, the test-and-set slow paths; the slow-path mode switch. Use
- * layers 0 to 4 through the bounded wait (timeout.c).
+ * Layer 5, the test-and-set slow paths and the slow-path mode switch. They
+ * use layers 0 to 4, their waits bounded by timeout.c.
  *
  * rq_tas_slowpath() is the resilient test-and-set lock (the kernel's
  * resilient_tas_spin_lock, used there under virtualization): spin until the
