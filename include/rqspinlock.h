@@ -141,10 +141,10 @@ void res_spin_lock_init_shared(rqspinlock_t *lock);
  *   wall-clock cap (res_spin_set_timeout_cap_ns()) from its start. An owner
  *   that cannot be identified gives no extension on its account. Without
  *   extensions a call waits at most five timeouts (three queued, two as the
- *   head), with them at most two caps (each of the two phases one cap or
- *   its own duration, whichever is longer), each plus an eighth of a wait's
- *   duration as grace when the caller itself was off CPU, plus the time it
- *   spent off CPU;
+ *   head), each phase plus an eighth of its duration as grace when the
+ *   caller itself was off CPU; with them at most two caps on an idle CPU
+ *   and four when the caller itself is starved of CPU (the cap counts its
+ *   own time off CPU, up to one more cap per phase);
  *  -EINVAL when @p lock is NULL.
  * On any error the caller does not hold the lock and must not unlock it.
  */
@@ -204,7 +204,10 @@ uint64_t res_spin_get_timeout_ns(void);
  * running (preempted under CPU overload) is extended, since the owner would
  * release the lock once it runs; the cap ends such a wait however often it
  * was extended: -ETIMEDOUT at the latest at the cap after the phase
- * started (or at its own duration, when that is longer). 0 restores the
+ * started (or at its own duration, when that is longer), plus the caller's
+ * own time off CPU in that phase, which counts up to one more cap: a call
+ * (at most two phases: queued, then queue head) returns within four caps
+ * even when it is starved of CPU itself, within two on an idle CPU. 0 restores the
  * default, RQSPINLOCK_DEFAULT_CAP_FACTOR times the current timeout (it
  * follows res_spin_set_timeout_ns()); other values are clamped to
  * [RQSPINLOCK_MIN_TIMEOUT_NS, RQSPINLOCK_MAX_TIMEOUT_NS]. A cap at or below

@@ -1,6 +1,6 @@
 // Relacy (weak-memory) check of the C11 orders of the queued slow path.
 //
-// Mirrors src/qhelpers.h and src/slowpath.c with the same memory orders:
+// Mirrors src/lockword.h and src/slowpath.c with the same memory orders:
 // fast-path CAS (acquire), node init with a new generation (relaxed),
 // xchg_tail (acq_rel), link behind prev (acq_rel exchange of next; a mark
 // found there is acted on as a signal), node spin (acquire), a non-head

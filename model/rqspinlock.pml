@@ -1,6 +1,6 @@
 /*
- * Promela model of the rqspinlock protocol (src/lockword.c, src/slowpath.c,
- * src/held.c, src/fallback.c, src/timeout.c, src/qhelpers.h).
+ * Promela model of the rqspinlock protocol (src/lock.c, src/slowpath.c,
+ * src/held.c, src/detect.c, src/fallback.c, src/timeout.c, src/lockword.h).
  *
  * Read docs/MODEL.md first: it explains the encoding, the properties and
  * the table that maps every labelled transition below to the C code.
@@ -206,7 +206,7 @@ inline real_deadlock(c, L) {
 	x = 0; o = 0; vis = 0; k = 0; want = 0
 }
 
-/* ------------------------------------------------------ held.c helpers */
+/* ---------------------------------------- held.c and detect.c helpers */
 #define HE(s, i) hl[(s) * NHELD + (i)]
 
 #define HOLDS_ENTRY(s, i, lk) (HE(s, i) == lk)

@@ -13,6 +13,26 @@ echo "cppcheck"
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D_GNU_SOURCE -D__CPPCHECK__ \
 	-I include -I src -I tests $host_files || rc=1
+echo "layers"
+# src/: a file of layer N (its header comment says "Layer N") includes only
+# private headers of layers <= N (docs/DESIGN.md, "Source layout").
+layer_of() { sed -n '1,4s/.*Layer \([0-9]\).*/\1/p' "$1" | head -n1; }
+for f in $(git ls-files 'src/*.c' 'src/*.h'); do
+	mine=$(layer_of "$f")
+	if [ -z "$mine" ]; then
+		echo "$f: no \"Layer N\" in its header comment"
+		rc=1
+		continue
+	fi
+	for h in $(sed -n 's/^#include "\([a-z_]*\.h\)"$/\1/p' "$f"); do
+		[ -f "src/$h" ] || continue
+		theirs=$(layer_of "src/$h")
+		if [ "${theirs:-9}" -gt "$mine" ]; then
+			echo "$f (layer $mine) includes $h (layer ${theirs:-?})"
+			rc=1
+		fi
+	done
+done
 if [ -f build/gcc/compile_commands.json ]; then
 	echo "clang-tidy"
 	srcs=$(git ls-files 'src/*.c' 'maps/*.c' 'tools/*.c' 'tests/*.c' 'pthread/*.c' 'bpf/*.c' |

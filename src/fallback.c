@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Test-and-set slow paths.
+ * Layer 5, the test-and-set slow paths and the slow-path mode switch. They
+ * use layers 0 to 4, their waits bounded by timeout.c.
  *
  * rq_tas_slowpath() is the resilient test-and-set lock (the kernel's
  * resilient_tas_spin_lock, used there under virtualization): spin until the
@@ -18,13 +19,8 @@
  * mix safely with queued waiters on the same lock.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <strings.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "slowpath.h"
 
 _Atomic int rq_mode = RQSPINLOCK_MODE_QUEUED;
 
@@ -35,7 +31,7 @@ _Atomic int rq_mode = RQSPINLOCK_MODE_QUEUED;
  * hold it almost always under contention, and a pure test-and-set waiter
  * would then never see the lock free and time out, starved.
  */
-static int spin_trylock(rqspinlock_t *lock, struct rq_wait *w)
+static int spin_trylock(rqspinlock_t *lock, struct rq_attempt *w)
 {
 	_Atomic uint32_t *word = &lock->val;
 	int pending = 0, err;
@@ -63,23 +59,22 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_wait *w)
 	}
 }
 
-int rq_tas_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, struct rq_wait *w)
+int rq_tas_slowpath(struct rq_attempt *w)
 {
-	rq_stat_inc(t, RQ_STAT_TAS);
-	if (rq_try_steal(&lock->val))
+	rq_stat_inc(w->self, RQ_STAT_TAS);
+	if (rq_try_steal(&w->lock->val))
 		return 0;
-	rq_wait_publish(w, t, lock, held_idx);
-	rq_wait_start(w, lock, t, held_idx, ~0u, 2);
-	return spin_trylock(lock, w);
+	rq_wait_publish(w);
+	rq_wait_start(w, ~0u, 2);
+	return spin_trylock(w->lock, w);
 }
 
-int rq_trylock_fallback(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
-                        struct rq_wait *w)
+int rq_trylock_fallback(struct rq_attempt *w)
 {
-	rq_stat_inc(t, RQ_STAT_NO_NODE);
-	rq_wait_publish(w, t, lock, held_idx);
-	rq_wait_start(w, lock, t, held_idx, ~0u, 1);
-	return spin_trylock(lock, w);
+	rq_stat_inc(w->self, RQ_STAT_NO_NODE);
+	rq_wait_publish(w);
+	rq_wait_start(w, ~0u, 1);
+	return spin_trylock(w->lock, w);
 }
 
 RQ_EXPORT int res_spin_set_mode(enum rqspinlock_mode mode)
@@ -97,19 +92,9 @@ RQ_EXPORT enum rqspinlock_mode res_spin_get_mode(void)
 	return (enum rqspinlock_mode)atomic_load_explicit(&rq_mode, memory_order_relaxed);
 }
 
-/* RQSPINLOCK_MODE: "tas" or "queued", in any case; anything else is
- * reported on stderr and the default (queued) stays. */
+/* The mode RQSPINLOCK_MODE asks for (env.c reads and validates it). */
 __attribute__((constructor)) static void rq_mode_from_env(void)
 {
-	const char *m = getenv("RQSPINLOCK_MODE");
-
-	if (!m || strcasecmp(m, "queued") == 0)
-		return;
-	if (strcasecmp(m, "tas") == 0)
+	if (rq_env()->mode == RQSPINLOCK_MODE_TAS)
 		res_spin_set_mode(RQSPINLOCK_MODE_TAS);
-	else
-		fprintf(stderr,
-		        "rqspinlock: ignoring RQSPINLOCK_MODE=\"%s\": not \"tas\" or "
-		        "\"queued\"; using queued\n",
-		        m);
 }

@@ -1,59 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Held-lock tables and deadlock detection.
+ * Layer 3: the held-lock table and the wait record (held.h), the writer's
+ * side. Uses layers 0 and 1 (the unlock store of an out-of-order unlock).
  *
  * Every thread keeps a table of the locks it holds or is acquiring (see
- * struct rq_held and the tag bits in internal.h) and, on the slow path only,
+ * struct rq_held and the tag bits in held.h) and, on the slow path only,
  * a stack of the locks its nested contexts are waiting for. Other threads
- * read both to find deadlocks; the lock word itself has no owner field.
- *
- * AA: the lock we want is in our table below our own entry and either held
- * (untagged) or, tagged acquiring/releasing by a context we interrupted
- * between its CAS and its table store, still taken; or an interrupted
- * context of ours is waiting for it (wait record).
- *
- * ABBA and longer cycles: follow the waits-for chain. Only threads that are
- * waiting (their innermost context sits in a slow path) can be links: find
- * the waiting thread with an untagged entry for the lock we want, follow the
- * lock it waits for, and so on. Reaching ourselves again closes a cycle: -EDEADLK.
- * A chain that ends at a thread that is not waiting, or runs into a cycle
- * that does not include us, is not our deadlock (the members of that cycle
- * detect it themselves), so we keep waiting.
- *
- * A found cycle is verified before it is reported: after a full fence every
- * member must still be in the same wait (unchanged wait generation and table
- * depth) and still hold the lock that links it. A thread that stays in one
- * wait cannot release locks taken by the contexts below it, so a verified
- * cycle is a real one.
+ * read both to find deadlocks (detect.c); the lock word itself has no owner
+ * field.
  */
 #include <errno.h>
-#include <stddef.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "held.h"
+#include "lockword.h"
 
-/* Longest waits-for chain followed; longer ones are left to the timeout. */
-#define RQ_MAX_CHAIN RQSPINLOCK_REPORT_MAX_PEERS
-
-static uint32_t held_tracked(uint32_t cnt)
+static void held_set(struct rq_thread *t, uint32_t i, struct rq_entry e)
 {
-	return cnt < RQ_NR_HELD ? cnt : RQ_NR_HELD;
+	atomic_store_explicit(&t->held.locks[i], e.bits, memory_order_relaxed);
 }
 
-static uintptr_t held_entry(const struct rq_thread *t, uint32_t i)
+void rq_held_drop(struct rq_thread *t, uint32_t held_idx)
 {
-	return atomic_load_explicit(&t->held.locks[i], memory_order_relaxed);
-}
-
-static void held_set(struct rq_thread *t, uint32_t i, uintptr_t v)
-{
-	atomic_store_explicit(&t->held.locks[i], v, memory_order_relaxed);
-}
-
-void rq_held_drop(struct rq_thread *t, uint32_t n)
-{
-	if (n < RQ_NR_HELD)
-		held_set(t, n, 0);
+	if (held_idx < RQ_NR_HELD)
+		held_set(t, held_idx, rq_entry_make(NULL, 0));
 	/*
 	 * release: the cleared entry must be visible before the lower count.
 	 * Otherwise a remote reader could see the count of our next push with
@@ -62,7 +31,7 @@ void rq_held_drop(struct rq_thread *t, uint32_t n)
 	 * stores its count with release too, so a reader that sees that one
 	 * sees our clearing as well.)
 	 */
-	atomic_store_explicit(&t->held.cnt, n, memory_order_release);
+	atomic_store_explicit(&t->held.cnt, held_idx, memory_order_release);
 }
 
 /*
@@ -73,49 +42,48 @@ void rq_held_drop(struct rq_thread *t, uint32_t n)
  */
 static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 {
-	uint32_t top = held_tracked(n);
+	uint32_t top = rq_held_tracked(n);
 
 	/* Copy before overwrite: every held lock stays visible throughout. */
 	for (; i + 1 < top; i++)
-		held_set(t, i, held_entry(t, i + 1));
-	held_set(t, top - 1, 0);
+		held_set(t, i, rq_held_entry(t, i + 1));
+	held_set(t, top - 1, rq_entry_make(NULL, 0));
 	/* release: as in rq_held_drop() */
 	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_release);
 }
 
 /* Index of @want among the tracked entries, or of the topmost hole when
  * @want is 0; -1 when absent. */
-static int held_find(const struct rq_thread *t, uintptr_t want, uint32_t n)
+static int held_find(const struct rq_thread *t, const rqspinlock_t *want, uint32_t n)
 {
-	for (uint32_t i = held_tracked(n); i > 0; i--)
-		if (held_entry(t, i - 1) == want)
+	for (uint32_t i = rq_held_tracked(n); i > 0; i--)
+		if (rq_entry_is(rq_held_entry(t, i - 1), want, 0))
 			return (int)i - 1;
 	return -1;
 }
 
-void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t n)
+void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt)
 {
-	uintptr_t want = (uintptr_t)lock;
-	int i = n ? held_find(t, want, n) : -1;
+	int i = cnt ? held_find(t, lock, cnt) : -1;
 
 	if (i >= 0) {
 		/* Out-of-order unlock: tag, release, then drop the entry. */
-		held_set(t, (uint32_t)i, want | RQ_ENTRY_RELEASING);
+		held_set(t, (uint32_t)i, rq_entry_make(lock, RQ_ENTRY_RELEASING));
 		rq_store_unlocked(&lock->val);
 		atomic_signal_fence(memory_order_seq_cst);
-		held_remove_at(t, (uint32_t)i, n);
+		held_remove_at(t, (uint32_t)i, cnt);
 		return;
 	}
 	rq_store_unlocked(&lock->val);
 	atomic_signal_fence(memory_order_seq_cst);
-	if (n > RQ_NR_HELD) {
+	if (cnt > RQ_NR_HELD) {
 		/* An untracked lock: the count still covers it. */
-		atomic_store_explicit(&t->held.cnt, n - 1, memory_order_relaxed);
+		atomic_store_explicit(&t->held.cnt, cnt - 1, memory_order_relaxed);
 		return;
 	}
-	i = n ? held_find(t, 0, n) : -1;
+	i = cnt ? held_find(t, NULL, cnt) : -1;
 	if (i >= 0)
-		held_remove_at(t, (uint32_t)i, n); /* was untracked, see above */
+		held_remove_at(t, (uint32_t)i, cnt); /* was untracked, see above */
 	else
 		rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
 }
@@ -131,13 +99,13 @@ static void bump_gen(struct rq_thread *t)
 	atomic_store_explicit(&t->wr.gen, gen + 1, memory_order_release);
 }
 
-void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
+void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
 {
 	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
 
 	if (nw < RQ_NR_WAIT) {
-		atomic_store_explicit(&t->wr.lock[nw], (uintptr_t)lock, memory_order_relaxed);
-		atomic_store_explicit(&t->wr.idx[nw], idx, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.lock[nw], lock, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.held_idx[nw], held_idx, memory_order_relaxed);
 		atomic_store_explicit(
 		    &t->wr.pend,
 		    atomic_load_explicit(&t->wr.pend, memory_order_relaxed) &
@@ -151,10 +119,10 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
 	 * threads closing a cycle at the same time at least one sees the other
 	 * (store->load ordering, as in Dekker's algorithm); it is also a
 	 * release for read_wait()'s acquire. A thread that holds nothing
-	 * (idx 0) cannot be in a cycle: plain release, and no cycle checks
+	 * (held_idx 0) cannot be in a cycle: plain release, and no cycle checks
 	 * (run_checks()).
 	 */
-	if (idx > 0)
+	if (held_idx > 0)
 		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_seq_cst);
 	else
 		atomic_store_explicit(&t->wr.nwait, nw + 1, memory_order_release);
@@ -166,10 +134,10 @@ void rq_wait_push(struct rq_thread *t, const void *lock, uint32_t idx)
 	 */
 	atomic_signal_fence(memory_order_seq_cst);
 	if (nw < RQ_NR_WAIT &&
-	    (atomic_load_explicit(&t->wr.lock[nw], memory_order_relaxed) != (uintptr_t)lock ||
-	     atomic_load_explicit(&t->wr.idx[nw], memory_order_relaxed) != idx)) {
-		atomic_store_explicit(&t->wr.lock[nw], (uintptr_t)lock, memory_order_relaxed);
-		atomic_store_explicit(&t->wr.idx[nw], idx, memory_order_relaxed);
+	    (atomic_load_explicit(&t->wr.lock[nw], memory_order_relaxed) != lock ||
+	     atomic_load_explicit(&t->wr.held_idx[nw], memory_order_relaxed) != held_idx)) {
+		atomic_store_explicit(&t->wr.lock[nw], lock, memory_order_relaxed);
+		atomic_store_explicit(&t->wr.held_idx[nw], held_idx, memory_order_relaxed);
 		bump_gen(t);
 	}
 }
@@ -200,441 +168,4 @@ void rq_wait_pop(struct rq_thread *t)
 	/* release: pairs with read_wait()'s acquire (generation changes) */
 	atomic_store_explicit(&t->wr.nwait, nw - 1, memory_order_release);
 	bump_gen(t);
-}
-
-/*
- * A wait record counts only while the entry it was pushed for is still in
- * the table, tagged ACQUIRING: rq_fail() clears the entry before it pops the
- * record, and in between the thread has already given up (a stale record
- * made both members of an ABBA report it; found by the Spin model). Untracked
- * entries (beyond the table) cannot be checked and count.
- */
-static bool wait_entry_live(const struct rq_thread *t, uintptr_t lock, uint32_t widx)
-{
-	return widx >= RQ_NR_HELD || held_entry(t, widx) == (lock | RQ_ENTRY_ACQUIRING);
-}
-
-/* The word of a lock known by its address (held entries, wait records). */
-static uint32_t lock_word(uintptr_t lock)
-{
-	return rq_word_load_relaxed(&((rqspinlock_t *)lock)->val);
-}
-
-static bool lock_taken(const void *lock)
-{
-	return lock_word((uintptr_t)lock) & RQ_LOCKED_MASK;
-}
-
-int rq_check_aa(struct rq_thread *self, const void *lock, uint32_t n)
-{
-	uintptr_t want = (uintptr_t)lock;
-	uint32_t nw = atomic_load_explicit(&self->wr.nwait, memory_order_relaxed);
-
-	for (uint32_t i = 0; i < held_tracked(n); i++) {
-		uintptr_t e = held_entry(self, i);
-
-		if ((e & ~RQ_ENTRY_TAGS) != want)
-			continue;
-		/*
-		 * Held; or tagged while the word is taken. ACQUIRING: the
-		 * interrupted context owns it (between its CAS and its mark)
-		 * or is about to wait for it, where we could never overtake
-		 * it. RELEASING: owned until its unlock store, or re-taken by
-		 * another thread in the two instructions after it, which we
-		 * cannot tell apart. Waiting instead would livelock a thread
-		 * hit by a timer signal faster than the wait (docs/DESIGN.md).
-		 */
-		if (!(e & RQ_ENTRY_TAGS) || lock_taken(lock))
-			return -EDEADLK;
-	}
-	/* Waits of the contexts we interrupted (their entries lie below ours). */
-	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++) {
-		uint32_t widx = atomic_load_explicit(&self->wr.idx[i], memory_order_relaxed);
-
-		if (atomic_load_explicit(&self->wr.lock[i], memory_order_relaxed) == want &&
-		    widx < n && wait_entry_live(self, want, widx))
-			return -EDEADLK;
-	}
-	return 0;
-}
-
-/* What a thread is doing, as far as the waits-for chain cares. */
-struct rq_link {
-	struct rq_thread *t;
-	uintptr_t waits; /* lock it waits for (0: not waiting) */
-	uintptr_t holds; /* the chain's lock it holds */
-	uint32_t gen;    /* wait generation when read */
-	uint32_t depth;  /* held-table count when read */
-	uint32_t widx;   /* held index of the waiting context's entry */
-	bool frozen;     /* holds it through a tagged entry (frozen_culprit()) */
-};
-
-/*
- * Read @t's innermost wait. A thread is stuck waiting only if the waiting
- * context is its innermost one: a signal handler running above it (table
- * deeper than the waiting entry) is making progress.
- */
-static void read_wait(struct rq_link *l)
-{
-	const struct rq_thread *t = l->t;
-	/* acquire: pairs with the release increments in rq_wait_push/pop */
-	uint32_t gen = atomic_load_explicit(&t->wr.gen, memory_order_acquire);
-	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
-
-	l->gen = gen;
-	l->waits = 0;
-	l->depth = atomic_load_explicit(&t->held.cnt, memory_order_acquire);
-	if (nw == 0 || nw > RQ_NR_WAIT)
-		return;
-	l->widx = atomic_load_explicit(&t->wr.idx[nw - 1], memory_order_relaxed);
-	if (l->depth != l->widx + 1)
-		return;
-	l->waits = atomic_load_explicit(&t->wr.lock[nw - 1], memory_order_relaxed);
-	if (!wait_entry_live(t, l->waits, l->widx))
-		l->waits = 0;
-}
-
-/*
- * Is entry @i of @t (for @lock) the entry of the wait @t is in right now
- * (its innermost context waits)? Such a context does not own the lock, or
- * owns it only for the few instructions until it marks its entry. A wait
- * interrupted by a handler is frozen where it was, possibly just after it
- * acquired the lock: it counts as a claim.
- */
-static bool entry_is_current_wait(struct rq_thread *t, uintptr_t lock, uint32_t i)
-{
-	struct rq_link l = {.t = t};
-
-	read_wait(&l);
-	return l.waits == lock && l.widx == i;
-}
-
-/* What a thread's table says about owning a lock. */
-enum rq_claim {
-	RQ_CLAIM_NONE,
-	/* Tagged, and not the wait the thread is in right now: a context
-	 * between its CAS (or slow-path acquisition) and its mark, or between
-	 * its RELEASING tag and its unlock store, owns the lock; one before its
-	 * CAS, still waiting, or past its store does not. */
-	RQ_CLAIM_MAYBE,
-	RQ_CLAIM_HELD, /* untagged */
-};
-
-/* What @t's entries below index @limit claim about @lock. */
-static enum rq_claim claim_below(struct rq_thread *t, uintptr_t lock, uint32_t limit)
-{
-	/* acquire: pairs with the release stores of cnt (push and drop) */
-	uint32_t n = held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
-	enum rq_claim claim = RQ_CLAIM_NONE;
-
-	if (limit < n)
-		n = limit;
-	for (uint32_t i = 0; i < n; i++) {
-		uintptr_t e = held_entry(t, i);
-
-		if (e == lock)
-			return RQ_CLAIM_HELD;
-		if ((e & ~RQ_ENTRY_TAGS) == lock && !entry_is_current_wait(t, lock, i))
-			claim = RQ_CLAIM_MAYBE;
-	}
-	return claim;
-}
-
-/* Does a wait of @t hold the pending bit of @lock (@what RQ_NOTE_PENDING),
- * or head its queue (RQ_NOTE_HEAD)? @frozen_only: not counting its current
- * (innermost) wait. */
-static bool holds_note(const struct rq_thread *t, uint32_t what, uintptr_t lock, bool frozen_only)
-{
-	/* acquire: pairs with the release/seq_cst stores in rq_wait_push/pop */
-	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
-	uint32_t bits = atomic_load_explicit(&t->wr.pend, memory_order_relaxed) >> what;
-
-	if (frozen_only && nw > 0)
-		nw--;
-	for (uint32_t k = 0; k < nw && k < RQ_NR_WAIT; k++)
-		if ((bits >> k & 1) &&
-		    atomic_load_explicit(&t->wr.lock[k], memory_order_relaxed) == lock)
-			return true;
-	return false;
-}
-
-/*
- * A stuck thread whose tagged entry for @lock lies below its waiting
- * context: that context is a signal handler, and the context it interrupted
- * is frozen inside a lock, unlock or wait of @lock until the handler
- * returns. Is it the reason nobody gets @lock?
- *  - @lock is locked: it owns @lock when it is past its CAS or slow-path
- *    acquisition (or before its unlock store). It is taken for the owner
- *    only when nobody else could be: no other thread has an entry for @lock
- *    other than the entry of the wait it is in right now. Any owner pushes
- *    its entry before its CAS and clears it after its unlock store.
- *  - @lock is free but its pending bit is set: nobody may take it while the
- *    pending holder is frozen. Its wait record says it holds the bit, and no
- *    other thread's does (a running holder would take the lock at once).
- *  - @lock is free, no pending bit, but a queue: its waiters get nothing
- *    while the queue head is frozen before taking the pending bit. Its wait
- *    record says it heads the queue, and no other thread's says it heads
- *    one or holds the pending bit (a running one would take the lock).
- * Slot-less threads are invisible: with any alive, nobody is blamed.
- */
-static bool frozen_culprit(uintptr_t lock, const struct rq_thread *cand)
-{
-	uint32_t val = lock_word(lock), bound = rq_slot_bound();
-	bool locked = val & RQ_LOCKED_MASK;
-	bool head = !(val & RQ_LOCKED_PENDING_MASK);
-
-	if (rq_slotless_threads() || (head && !(val & RQ_TAIL_MASK)))
-		return false;
-	if (!locked && !holds_note(cand, head ? RQ_NOTE_HEAD : RQ_NOTE_PENDING, lock, true))
-		return false;
-	for (uint32_t s = 0; s < bound; s++) {
-		struct rq_thread *t = rq_thread_at(s);
-
-		if (t == cand || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
-			continue;
-		if (locked ? claim_below(t, lock, RQ_NR_HELD) != RQ_CLAIM_NONE
-		           : holds_note(t, RQ_NOTE_PENDING, lock, false) ||
-		                 (head && holds_note(t, RQ_NOTE_HEAD, lock, false)))
-			return false;
-	}
-	return true;
-}
-
-/*
- * Does a thread other than @t list @lock as held, or claim it through a
- * tagged entry that is not its current wait (an owner between its CAS and
- * its mark, or releasing it)? Then @t's untagged entry may be stale (a
- * non-owner released the lock for its owner, whose entry stays;
- * rqspinlock.h), and nothing can be concluded from it.
- */
-static bool held_by_another(uintptr_t lock, const struct rq_thread *t)
-{
-	uint32_t bound = rq_slot_bound();
-
-	for (uint32_t s = 0; s < bound; s++) {
-		struct rq_thread *o = rq_thread_at(s);
-
-		if (o != t && atomic_load_explicit(&o->wr.in_use, memory_order_relaxed) &&
-		    claim_below(o, lock, RQ_NR_HELD) != RQ_CLAIM_NONE)
-			return true;
-	}
-	return false;
-}
-
-/* An untagged entry of @t for a lock that is not taken, or that another
- * thread claims too, is stale: it links no cycle. */
-static bool held_believable(uintptr_t lock, const struct rq_thread *t)
-{
-	return lock_taken((const void *)lock) && !held_by_another(lock, t);
-}
-
-/* Does @t have an entry for @lock, with any tag? */
-static bool has_entry(const struct rq_thread *t, uintptr_t lock)
-{
-	/* acquire: pairs with the release stores of cnt (push and drop) */
-	uint32_t n = held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
-
-	for (uint32_t i = 0; i < n; i++)
-		if ((held_entry(t, i) & ~RQ_ENTRY_TAGS) == lock)
-			return true;
-	return false;
-}
-
-/*
- * For the deadline path (timeout.c): an untagged entry; failing that a
- * single tagged claim; failing that the single other thread with any entry
- * for @lock: an owner preempted between its slow-path acquisition and its
- * mark still looks like it waits, and under CPU overload it stays there
- * long. When the lock word shows only the pending bit (the owner released
- * and the pending waiter, preempted, has not yet taken it), the thread that
- * blocks us is the pending waiter: its wait record, else the same fallbacks.
- * A wrong guess costs only an extension, within the cap.
- */
-struct rq_thread *rq_find_owner(const void *lock, const struct rq_thread *self)
-{
-	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0, n_any = 0;
-	struct rq_thread *held = NULL, *maybe = NULL, *any = NULL;
-
-	uint32_t val = lock_word((uintptr_t)lock), n_pend = 0;
-	struct rq_thread *pend = NULL;
-
-	if (!(val & RQ_LOCKED_PENDING_MASK))
-		return NULL;
-	if (!(val & RQ_LOCKED_MASK)) {
-		/* Only the pending bit blocks us: its holder (the next owner,
-		 * possibly preempted) is the thread to measure. */
-		for (uint32_t s = 0; s < bound; s++) {
-			struct rq_thread *t = rq_thread_at(s);
-
-			if (t != self &&
-			    atomic_load_explicit(&t->wr.in_use, memory_order_relaxed) &&
-			    holds_note(t, RQ_NOTE_PENDING, (uintptr_t)lock, false) && n_pend++ == 0)
-				pend = t;
-		}
-		if (n_pend)
-			return n_pend == 1 ? pend : NULL;
-	}
-	for (uint32_t s = 0; s < bound; s++) {
-		struct rq_thread *t = rq_thread_at(s);
-		enum rq_claim claim;
-
-		if (t == self || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
-			continue;
-		claim = claim_below(t, (uintptr_t)lock, RQ_NR_HELD);
-		if (claim == RQ_CLAIM_HELD && n_held++ == 0)
-			held = t;
-		else if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
-			maybe = t;
-		else if (claim == RQ_CLAIM_NONE && has_entry(t, (uintptr_t)lock) && n_any++ == 0)
-			any = t;
-	}
-	/* Several claimants of one kind: nothing to conclude. */
-	if (n_held)
-		return n_held == 1 ? held : NULL;
-	if (n_maybe)
-		return n_maybe == 1 ? maybe : NULL;
-	return n_any == 1 ? any : NULL;
-}
-
-/*
- * The next link of the chain: a thread that holds @lock below its own
- * waiting entry and is stuck waiting. Threads that are not waiting cannot be
- * part of a deadlock, so only their one-line wait records are read; the
- * table of a waiting thread does not change while it waits. Failing an
- * untagged holder, a single frozen tagged claimant (frozen_culprit()) links.
- */
-static bool find_waiting_holder(uintptr_t lock, struct rq_link *out)
-{
-	uint32_t bound = rq_slot_bound(), n_maybe = 0;
-	struct rq_link maybe = {.t = NULL};
-
-	for (uint32_t s = 0; s < bound; s++) {
-		struct rq_thread *t = rq_thread_at(s);
-		struct rq_link l = {.t = t, .holds = lock};
-		enum rq_claim claim;
-
-		/* seq_cst: pairs with the seq_cst store in rq_wait_push() */
-		if (!atomic_load_explicit(&t->wr.nwait, memory_order_seq_cst) ||
-		    !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
-			continue;
-		read_wait(&l);
-		if (!l.waits)
-			continue;
-		claim = claim_below(t, lock, l.widx);
-		if (claim == RQ_CLAIM_HELD && held_believable(lock, t)) {
-			*out = l;
-			return true;
-		}
-		if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
-			maybe = l;
-	}
-	if (n_maybe != 1 || !frozen_culprit(lock, maybe.t))
-		return false;
-	maybe.frozen = true;
-	*out = maybe;
-	return true;
-}
-
-static bool link_still_holds(const struct rq_link *l)
-{
-	enum rq_claim claim = claim_below(l->t, l->holds, l->widx);
-
-	if (!l->frozen)
-		return claim == RQ_CLAIM_HELD && held_believable(l->holds, l->t);
-	return claim == RQ_CLAIM_MAYBE && frozen_culprit(l->holds, l->t);
-}
-
-static bool chain_still_valid(const struct rq_link *path, uint32_t len)
-{
-	for (uint32_t i = 0; i < len; i++) {
-		struct rq_link now = {.t = path[i].t};
-
-		read_wait(&now);
-		if (now.gen != path[i].gen || now.depth != path[i].depth ||
-		    now.waits != path[i].waits)
-			return false;
-		if (!link_still_holds(&path[i]))
-			return false;
-	}
-	return true;
-}
-
-/*
- * A cycle through a frozen link is reported only when the same one (same
- * threads, same wait generations) is found by two consecutive checks, a
- * millisecond apart: its owner test reads many tables one after another and
- * could, in a lock changing hands during both reads, miss the new owner.
- */
-static uint64_t frozen_signature(const struct rq_link *path, uint32_t len)
-{
-	uint64_t sig = 0;
-	bool frozen = false;
-
-	for (uint32_t i = 0; i < len; i++) {
-		frozen |= path[i].frozen;
-		sig = sig * 0x9e3779b97f4a7c15ull + (uintptr_t)path[i].t + path[i].gen;
-	}
-	return frozen ? sig | 1 : 0;
-}
-
-static int report_cycle(const struct rq_link *path, uint32_t hop, struct rq_cycle *out)
-{
-	out->event = hop == 1 ? RQSPINLOCK_EV_ABBA : RQSPINLOCK_EV_CYCLE;
-	out->n = hop;
-	for (uint32_t i = 0; i < hop; i++) {
-		out->peers[i] = path[i].t;
-		out->waits[i] = path[i].waits;
-	}
-	return -EDEADLK;
-}
-
-int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
-                   uint64_t *suspect)
-{
-	struct rq_link path[RQ_MAX_CHAIN];
-	uintptr_t want = (uintptr_t)lock;
-	uint64_t seen = *suspect, sig;
-
-	*suspect = 0;
-	for (uint32_t hop = 0; hop < RQ_MAX_CHAIN; hop++) {
-		struct rq_link *l = &path[hop];
-
-		if (!find_waiting_holder(want, l))
-			return 0;
-		if (l->t == self) {
-			/* The closing link (ourselves, holding the lock the
-			 * last peer waits for, possibly through a frozen
-			 * context of ours) is verified and confirmed too. */
-			if (hop == 0 || !chain_still_valid(path, hop + 1))
-				return 0;
-			sig = frozen_signature(path, hop + 1);
-			if (sig && sig != seen) {
-				*suspect = sig; /* confirm at the next check */
-				return 0;
-			}
-			return report_cycle(path, hop, out);
-		}
-		for (uint32_t i = 0; i < hop; i++)
-			if (path[i].t == l->t)
-				return 0; /* a cycle without us: its members act */
-		want = l->waits;
-	}
-	return 0;
-}
-
-void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out)
-{
-	struct rq_link l = {.t = (struct rq_thread *)t};
-	uint32_t n = held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
-
-	read_wait(&l);
-	out->tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
-	out->waits_for = (const void *)l.waits;
-	out->nr_held = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		uintptr_t e = held_entry(t, i);
-
-		if (e && !(e & RQ_ENTRY_TAGS))
-			out->held[out->nr_held++] = (const void *)e;
-	}
 }

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The baseline "QL": the kernel's queued spin lock without resilience,
- * built from the same helpers (qhelpers.h) as the resilient slow path, so
+ * Layer 1, the baseline "QL": the kernel's queued spin lock without
+ * resilience, built on the lock word and MCS queue alone (lockword.h, and
+ * the registry for its queue nodes), as the resilient slow path is, so
  * that benchmarks measure exactly what resilience adds: the held-lock table,
  * the timeouts and the detection. It waits forever.
  */
 #include <errno.h>
 
 #include "rqspinlock/qspinlock.h"
-#include "internal.h"
-#include "qhelpers.h"
+#include "lockword.h"
+#include "thread.h"
 
 static void ql_spin_on_word(_Atomic uint32_t *word)
 {

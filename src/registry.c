@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Thread registry: the userspace stand-in for the kernel's per-CPU data.
+ * Layer 0, the thread registry: the userspace stand-in for the kernel's
+ * per-CPU data. Uses only thread.h (the counters, the environment).
  *
  * Each thread that touches a lock gets a slot (its struct rq_thread: held
  * table, queue nodes, wait stack, counters) in a static array, so any 14-bit
@@ -17,14 +18,11 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "thread.h"
 
 static struct rq_thread rq_threads[RQSPINLOCK_MAX_THREADS];
 /* Slots in use are below this; detection scans [0, bound). */
@@ -36,12 +34,34 @@ static _Thread_local struct rq_thread rq_overflow;
 /* Live threads without a slot: their tables are invisible to detectors. */
 static _Atomic uint32_t rq_slotless;
 
-/* Read-only, in .rodata (see internal.h); its slot is neither a registry index nor
+/* Read-only, in .rodata (see thread.h); its slot is neither a registry index nor
  * RQ_NO_SLOT, so nothing counts it as a thread. */
 const struct rq_thread rq_unregistered = {.held.cnt = RQ_UNREGISTERED_CNT, .slot = RQ_NO_SLOT - 1};
 /* The cast drops const only in type: the fast paths never write a record
  * whose count fails their bound checks, and a stray write faults. */
 RQ_EXPORT _Thread_local struct rq_thread *rq_self = (struct rq_thread *)&rq_unregistered;
+
+/* Counters of threads that exited, and of threads without a record. */
+static _Atomic uint64_t rq_retired[RQ_STAT_NR];
+
+_Atomic uint64_t *rq_stats_retired(void)
+{
+	return rq_retired;
+}
+
+void rq_stats_retire(struct rq_thread *t)
+{
+	for (int s = 0; s < RQ_STAT_NR; s++) {
+		uint64_t v = atomic_exchange_explicit(&t->stats[s], 0, memory_order_relaxed);
+
+		atomic_fetch_add_explicit(&rq_retired[s], v, memory_order_relaxed);
+	}
+}
+
+void rq_stat_inc_global(enum rq_stat s)
+{
+	atomic_fetch_add_explicit(&rq_retired[s], 1, memory_order_relaxed);
+}
 
 struct rq_thread *rq_thread_at(uint32_t slot)
 {
@@ -50,7 +70,7 @@ struct rq_thread *rq_thread_at(uint32_t slot)
 
 bool rq_slotless_threads(void)
 {
-	/* relaxed: a hint for the frozen-owner rule in held.c, which a thread
+	/* relaxed: a hint for the frozen-owner rule in detect.c, which a thread
 	 * that registers meanwhile cannot affect (it holds nothing yet) */
 	return atomic_load_explicit(&rq_slotless, memory_order_relaxed) != 0;
 }
@@ -211,28 +231,6 @@ static void after_fork_child(void)
 		                      memory_order_relaxed);
 }
 
-/* RQSPINLOCK_SLOTS: a decimal number in [1, RQSPINLOCK_MAX_THREADS];
- * anything else is reported on stderr and ignored. */
-static uint32_t env_capacity(void)
-{
-	const char *s = getenv("RQSPINLOCK_SLOTS");
-	char *end;
-	long v;
-
-	if (!s)
-		return RQSPINLOCK_MAX_THREADS;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < 1 || v > RQSPINLOCK_MAX_THREADS) {
-		fprintf(stderr,
-		        "rqspinlock: ignoring RQSPINLOCK_SLOTS=\"%s\": not a number in [1, %d]; "
-		        "using %d\n",
-		        s, RQSPINLOCK_MAX_THREADS, RQSPINLOCK_MAX_THREADS);
-		return RQSPINLOCK_MAX_THREADS;
-	}
-	return (uint32_t)v;
-}
-
 /*
  * Once per process, from the constructor or from the first registration,
  * whichever comes first: another library's constructor may lock before ours
@@ -252,10 +250,9 @@ static void registry_init_once(void)
 			sched_yield();
 		return;
 	}
-	rq_capacity = env_capacity();
+	rq_capacity = rq_env()->slots;
 	pthread_key_create(&rq_exit_key, thread_exit);
 	pthread_atfork(NULL, NULL, after_fork_child);
-	rq_report_init();
 	/* release: pairs with the acquire loads above */
 	atomic_store_explicit(&state, 2, memory_order_release);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Failed acquisitions: undo, count, report.
+ * Layer 5, failed acquisitions: undo (layer 3), count (layer 0), report
+ * (with detection's snapshots, layer 4).
  *
  * The report hook runs on the failing thread after the attempt has been
  * undone (held entry and wait record gone, queue node released) and before
@@ -11,11 +12,10 @@
  */
 #include <errno.h>
 #include <execinfo.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "slowpath.h"
 
 struct rq_hook {
 	rqspinlock_report_fn fn;
@@ -26,6 +26,11 @@ struct rq_hook {
  * function paired with another function's argument. */
 static struct rq_hook rq_hooks[2];
 static _Atomic(struct rq_hook *) rq_hook;
+/* Set by the first res_spin_set_report_hook(): from then on its hook (or
+ * none) is in force, not the environment's. */
+static _Atomic int rq_hook_chosen;
+/* RQSPINLOCK_REPORT's hook (env.c), until a hook is chosen. */
+static const struct rq_hook rq_env_hook = {res_spin_report_stderr, NULL};
 static _Atomic int rq_backtrace_ready;
 
 static void warm_backtrace(void)
@@ -47,16 +52,28 @@ RQ_EXPORT void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg)
 		warm_backtrace();
 	next->fn = fn;
 	next->arg = arg;
-	/* release: pairs with the acquire in rq_fail(); the record is complete */
+	/* relaxed: a failure racing with the first choice may use either hook */
+	atomic_store_explicit(&rq_hook_chosen, 1, memory_order_relaxed);
+	/* release: pairs with the acquire in current_hook(); the record is complete */
 	atomic_store_explicit(&rq_hook, fn ? next : NULL, memory_order_release);
 }
 
-void rq_report_init(void)
+/* The stock reporter may run in a signal handler: load backtrace() now. */
+__attribute__((constructor)) static void rq_report_from_env(void)
 {
-	const char *e = getenv("RQSPINLOCK_REPORT");
+	if (rq_env()->report)
+		warm_backtrace();
+}
 
-	if (e && *e && strcmp(e, "0") != 0)
-		res_spin_set_report_hook(res_spin_report_stderr, NULL);
+/* The hook in force, or NULL. */
+static const struct rq_hook *current_hook(void)
+{
+	/* acquire: pairs with the release in res_spin_set_report_hook() */
+	const struct rq_hook *h = atomic_load_explicit(&rq_hook, memory_order_acquire);
+
+	if (!h && !atomic_load_explicit(&rq_hook_chosen, memory_order_relaxed) && rq_env()->report)
+		h = &rq_env_hook;
+	return h;
 }
 
 static enum rqspinlock_event event_of(int err, const struct rq_cycle *cycle)
@@ -92,19 +109,19 @@ static void count_failure(struct rq_thread *t, enum rqspinlock_event ev,
 }
 
 /* Did this call interrupt another lock operation of the same thread? */
-static int is_nested(struct rq_thread *t, uint32_t idx)
+static int is_nested(struct rq_thread *t, uint32_t held_idx)
 {
 	if (atomic_load_explicit(&t->wr.nwait, memory_order_relaxed) ||
 	    atomic_load_explicit(&t->node_count, memory_order_relaxed))
 		return 1;
-	for (uint32_t i = 0; i < idx && i < RQ_NR_HELD; i++)
+	for (uint32_t i = 0; i < held_idx && i < RQ_NR_HELD; i++)
 		if (atomic_load_explicit(&t->held.locks[i], memory_order_relaxed) & RQ_ENTRY_TAGS)
 			return 1;
 	return 0;
 }
 
 static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t *lock,
-                      uint32_t idx, int err, const struct rq_cycle *cycle)
+                      uint32_t held_idx, int err, const struct rq_cycle *cycle)
 {
 	struct rqspinlock_report r;
 
@@ -112,7 +129,7 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 	r.event = event_of(err, cycle);
 	r.error = err;
 	r.lock = lock;
-	r.nested = is_nested(t, idx);
+	r.nested = is_nested(t, held_idx);
 	rq_snapshot_thread(t, &r.self);
 	r.self.waits_for = lock;
 	if (cycle && r.event == RQSPINLOCK_EV_TIMEOUT)
@@ -123,7 +140,7 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 			rq_snapshot_thread(cycle->peers[i], &r.peers[i]);
 			/* as the detector saw it; by now the peer may have
 			 * given up too */
-			r.peers[i].waits_for = (const void *)cycle->waits[i];
+			r.peers[i].waits_for = cycle->waits[i];
 		}
 	}
 	if (atomic_load_explicit(&rq_backtrace_ready, memory_order_relaxed)) {
@@ -137,8 +154,7 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
             const struct rq_cycle *cycle, bool was_waiting)
 {
-	/* acquire: pairs with the release in res_spin_set_report_hook() */
-	const struct rq_hook *h = atomic_load_explicit(&rq_hook, memory_order_acquire);
+	const struct rq_hook *h = current_hook();
 
 	/* Table first, then the wait record: in between we look neither
 	 * holding nor waiting, never both. */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Another thread's scheduler accounting, for the deadline path only
- * (src/timeout.c): how long the lock's owner ran on a CPU and how long it
- * waited in the run queue, from /proc/self/task/TID/schedstat, and its state
- * letter from /proc/self/task/TID/stat.
+ * Layer 2: another thread's scheduler accounting, for the deadline path
+ * only (timeout.c). Uses only layer 0 and the clock. How long the lock's
+ * owner ran on a CPU and how long it waited in the run queue, from
+ * /proc/self/task/TID/schedstat, and its state letter from
+ * /proc/self/task/TID/stat.
  *
  * Async-signal-safe and no cancellation point (a waiter may run in a signal
  * handler, and nothing the library calls while waiting may be one): raw
@@ -15,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "clock.h"
 
 /* "/proc/self/task/<tid>/<file>" into @buf. */
 static void task_path(char *buf, size_t size, int32_t tid, const char *file)

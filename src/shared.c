@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Process-shared locks: a lock that other processes may take too, in shared
- * memory. A queue tail names a thread slot of one process, meaningless in
- * another, so these locks never queue: the lock word carries a mark
- * (RQ_SHARED_MARK, set by res_spin_lock_init_shared() and never cleared by
- * lock or unlock), the fast-path CAS 0 -> locked fails on it, and the slow
- * path's entry diverts every waiter here, to a bounded test-and-set loop.
+ * Layer 5, process-shared locks: a lock that other processes may take too,
+ * in shared memory. A queue tail names a thread slot of one process,
+ * meaningless in another, so these locks never queue: the lock word carries
+ * a mark (RQ_SHARED_MARK, set by res_spin_lock_init_shared() and never
+ * cleared by lock or unlock), the fast-path CAS 0 -> locked fails on it, and
+ * the slow path's entry diverts every waiter here, to a bounded test-and-set
+ * loop. Uses layers 0 to 4, its waits bounded by timeout.c.
  *
  * Words: (mark, unlocked) = RQ_SHARED_MARK, (mark, locked) = RQ_SHARED_MARK |
  * RQ_LOCKED_VAL. The pending bit and the tail stay 0. Any other word with
@@ -21,8 +22,7 @@
  */
 #include <errno.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "slowpath.h"
 
 static int shared_try_word(_Atomic uint32_t *word, uint32_t val)
 {
@@ -37,17 +37,16 @@ bool rq_shared_trylock(_Atomic uint32_t *word)
 	       shared_try_word(word, RQ_SHARED_MARK);
 }
 
-int rq_shared_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
-                       struct rq_wait *w)
+int rq_shared_slowpath(struct rq_attempt *w)
 {
-	_Atomic uint32_t *word = &lock->val;
+	_Atomic uint32_t *word = &w->lock->val;
 	int err;
 
-	rq_stat_inc(t, RQ_STAT_TAS);
+	rq_stat_inc(w->self, RQ_STAT_TAS);
 	if (rq_shared_trylock(word))
 		return 0;
-	rq_wait_publish(w, t, lock, held_idx);
-	rq_wait_start(w, lock, t, held_idx, RQ_LOCKED_MASK, 2);
+	rq_wait_publish(w);
+	rq_wait_start(w, RQ_LOCKED_MASK, 2);
 	for (;;) {
 		if (rq_word_load_relaxed(word) == RQ_SHARED_MARK) {
 			if (shared_try_word(word, RQ_SHARED_MARK))

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The resilient queued slow path.
+ * Layer 5, the resilient queued slow path: the pending waiter, the MCS
+ * queue, recovery. Uses layers 0 to 4, its waits bounded by timeout.c.
  *
  * Lock word as (tail, pending, locked); '*' is any value, 'n' our tail.
  * docs/DESIGN.md section 3 has the full diagram.
@@ -37,8 +38,7 @@
  */
 #include <errno.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "slowpath.h"
 
 /* What a waiter that leaves the queue on @err tells its successor: a
  * timeout tears the queue down, a deadlock hands it on. */
@@ -55,21 +55,20 @@ enum { RQ_GO_QUEUE = 1 };
  * queue down in order. */
 #define RQ_QUEUED_TIMEOUTS 3
 
-static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val,
-                        struct rq_wait *w)
+static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t val, struct rq_attempt *w)
 {
 	_Atomic uint32_t *word = &lock->val;
 
 	val = rq_wait_handover(word, val);
 	if (val & ~RQ_LOCKED_MASK)
 		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
-	rq_wait_publish(w, t, lock, idx);
+	rq_wait_publish(w);
 	if (!rq_take_pending_noted(t, word, &val, rq_try_set_pending))
 		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
 	if (val & RQ_LOCKED_MASK) {
 		int err = 0;
 
-		rq_wait_start(w, lock, t, idx, RQ_LOCKED_MASK, 1);
+		rq_wait_start(w, RQ_LOCKED_MASK, 1);
 		while (rq_load_word_acquire(word) & RQ_LOCKED_MASK) {
 			err = rq_wait_poll(w);
 			if (err) {
@@ -88,14 +87,14 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, u
  * that came before the queue to finish), then wait for the owner to leave.
  * Two timeouts: the pending waiter's critical section and the owner's.
  */
-static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, struct rq_qnode *node,
-                     uint32_t tail, struct rq_wait *w)
+static int head_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_qnode *node, uint32_t tail,
+                     struct rq_attempt *w)
 {
 	_Atomic uint32_t *word = &lock->val;
 	int pending = 0, err;
 	uint32_t val;
 
-	rq_wait_start(w, lock, t, idx, RQ_LOCKED_PENDING_MASK, 2);
+	rq_wait_start(w, RQ_LOCKED_PENDING_MASK, 2);
 	rq_wait_note(t, RQ_NOTE_HEAD, true);
 	for (;;) {
 		val = rq_load_word_acquire(word);
@@ -126,8 +125,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, stru
  * deadline. Returns the state to act on: RQ_NODE_HEAD or RQ_NODE_TIMEOUT as
  * signalled, or RQ_NODE_GONE when we left by ourselves (*err says why).
  */
-static uint32_t queued_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx,
-                            struct rq_qnode *node, struct rq_wait *w, int *err)
+static uint32_t queued_wait(struct rq_qnode *node, struct rq_attempt *w, int *err)
 {
 	/* The value we linked with (rq_link_behind()): our generation in the
 	 * WAIT state. Not a fresh load: the predecessor may have signalled
@@ -138,7 +136,7 @@ static uint32_t queued_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t id
 	                RQ_NODE_WAIT,
 	         st;
 
-	rq_wait_start(w, lock, t, idx, ~0u, RQ_QUEUED_TIMEOUTS);
+	rq_wait_start(w, ~0u, RQ_QUEUED_TIMEOUTS);
 	w->queued = true;
 	w->spin = 1; /* the checks ran just before we queued */
 	while ((st = rq_node_state(node)) == mine) {
@@ -170,7 +168,7 @@ static struct rq_qnode *pick_node(struct rq_thread *t)
 	return NULL;
 }
 
-static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, struct rq_wait *w)
+static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_attempt *w)
 {
 	_Atomic uint32_t *word = &lock->val;
 	uint32_t nidx = rq_node_get(t);
@@ -178,11 +176,11 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	uint32_t tail, st;
 	int err = 0;
 
-	rq_wait_publish(w, t, lock, idx);
+	rq_wait_publish(w);
 	/* A nested context never queues; nor does a thread whose nodes all
 	 * wait for late successors. */
 	if (unlikely(nidx > 0 || !(node = pick_node(t)))) {
-		err = rq_trylock_fallback(t, lock, idx, w);
+		err = rq_trylock_fallback(w);
 		goto out;
 	}
 	rq_stat_inc(t, RQ_STAT_SLOWPATH);
@@ -191,16 +189,16 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	if (rq_try_steal(word))
 		goto release;
 	/* Before queueing: look for a deadlock (AA and cycles) once. */
-	rq_wait_start(w, lock, t, idx, ~0u, 1);
+	rq_wait_start(w, ~0u, 1);
 	err = rq_wait_poll(w);
 	if (err)
 		goto release;
 	tail = rq_encode_tail(t->slot, t->qnode);
 	st = rq_enqueue(word, node, tail, (uintptr_t)lock);
 	if (st == RQ_NODE_WAIT)
-		st = queued_wait(t, lock, idx, node, w, &err);
+		st = queued_wait(node, w, &err);
 	if (st == RQ_NODE_HEAD) {
-		err = head_wait(t, lock, idx, node, tail, w);
+		err = head_wait(t, lock, node, tail, w);
 	} else {
 		/* A waiter ahead timed out (pass the teardown on), or we left
 		 * by ourselves (GONE, err set): leave as a failed head would. */
@@ -220,8 +218,8 @@ out:
 	return err;
 }
 
-static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val,
-                           struct rq_wait *w)
+static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t val,
+                           struct rq_attempt *w)
 {
 	int err;
 
@@ -230,40 +228,37 @@ static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx
 	 * make a queue head wait for a successor it will never get (found
 	 * by reading the Spin model's traces). */
 	if (unlikely(atomic_load_explicit(&t->node_count, memory_order_relaxed)))
-		return queue_wait(t, lock, idx, w);
-	err = pending_wait(t, lock, idx, val, w);
+		return queue_wait(t, lock, w);
+	err = pending_wait(t, lock, val, w);
 
 	if (err != RQ_GO_QUEUE)
 		return err;
-	return queue_wait(t, lock, idx, w);
+	return queue_wait(t, lock, w);
 }
 
-int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val)
+int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, uint32_t val)
 {
-	struct rq_wait w; /* not zeroed as a whole: it is big and this is hot */
+	struct rq_attempt w;
 	int err;
 
-	w.published = false;
-	w.cycle.event = 0;
-	w.cycle.n = 0;
-	w.cycle.owner.tid = 0;
-	err = rq_check_aa(t, lock, idx);
+	rq_attempt_init(&w, t, lock, held_idx);
+	err = rq_check_aa(t, lock, held_idx);
 	if (unlikely(err)) {
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
-		return rq_fail(t, lock, idx, err, &w.cycle, false);
+		return rq_fail(t, lock, held_idx, err, &w.cycle, false);
 	}
 	if (unlikely(val & RQ_SHARED_MARK))
-		err = rq_shared_slowpath(t, lock, idx, &w);
+		err = rq_shared_slowpath(&w);
 	else if (t->slot == RQ_NO_SLOT ||
 	         atomic_load_explicit(&rq_mode, memory_order_relaxed) == RQSPINLOCK_MODE_TAS)
-		err = rq_tas_slowpath(t, lock, idx, &w);
+		err = rq_tas_slowpath(&w);
 	else
-		err = queued_slowpath(t, lock, idx, val, &w);
+		err = queued_slowpath(t, lock, val, &w);
 	if (likely(!err)) {
-		rq_held_mark_held(t, idx, lock);
+		rq_held_mark_held(t, held_idx, lock);
 		if (w.published)
 			rq_wait_pop(t);
 		return 0;
 	}
-	return rq_fail(t, lock, idx, err, &w.cycle, w.published);
+	return rq_fail(t, lock, held_idx, err, &w.cycle, w.published);
 }

@@ -1,31 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lockevent-style counters: per thread (in the registry slot, relaxed
- * increments on slow paths only), folded into rq_retired when a thread
- * exits, summed on read.
+ * Layer 0, lockevent-style counters: per thread (in the registry slot, relaxed
+ * increments on slow paths only), folded into the registry's counters of
+ * retired threads when a thread exits (registry.c), summed on read. Uses the
+ * registry.
  */
 #include <errno.h>
 
-#include "internal.h"
-
-static _Atomic uint64_t rq_retired[RQ_STAT_NR];
-
-void rq_stats_retire(struct rq_thread *t)
-{
-	for (int s = 0; s < RQ_STAT_NR; s++) {
-		uint64_t v = atomic_exchange_explicit(&t->stats[s], 0, memory_order_relaxed);
-
-		atomic_fetch_add_explicit(&rq_retired[s], v, memory_order_relaxed);
-	}
-}
-
-void rq_stat_inc_global(enum rq_stat s)
-{
-	atomic_fetch_add_explicit(&rq_retired[s], 1, memory_order_relaxed);
-}
+#include "thread.h"
 
 static void sum_stats(uint64_t sum[RQ_STAT_NR])
 {
+	_Atomic uint64_t *rq_retired = rq_stats_retired();
 	uint32_t bound = rq_slot_bound();
 
 	for (int s = 0; s < RQ_STAT_NR; s++)
@@ -75,6 +61,7 @@ RQ_EXPORT int res_spin_get_stats(struct rqspinlock_stats *out)
 
 RQ_EXPORT void res_spin_reset_stats(void)
 {
+	_Atomic uint64_t *rq_retired = rq_stats_retired();
 	uint32_t bound = rq_slot_bound();
 
 	for (int s = 0; s < RQ_STAT_NR; s++)

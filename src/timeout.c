@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Bounded waiting: the timeout, the periodic deadlock checks and yielding.
+ * Layer 5, one attempt's bounded wait: the timeout, the periodic deadlock
+ * checks and yielding. Uses layers 0 to 4: the clock and the scheduler
+ * accounting (2) and detection (4) for the checks and the owner.
  *
  * Every waiting loop that owns a deadline (pending waiter, queue head,
  * trylock and TAS fallbacks) calls rq_wait_poll() once per spin. The clock is
@@ -42,10 +44,11 @@
  * is half over: short waits and the fast path never read /proc.
  */
 #include <errno.h>
-#include <time.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "clock.h"
+#include "detect.h"
+#include "lockword.h"
+#include "slowpath.h"
 
 #define RQ_POLL_SPINS        64u
 #define RQ_CHECK_INTERVAL_NS 1000000ull
@@ -55,63 +58,8 @@
 #define RQ_GRACES         1u
 #define RQ_SLEEP_AFTER_NS 2000000ull
 
-static _Atomic uint64_t rq_timeout = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
-/* 0: RQSPINLOCK_DEFAULT_CAP_FACTOR timeouts */
-static _Atomic uint64_t rq_cap;
-
-uint64_t rq_now_ns(void)
+void rq_wait_start(struct rq_attempt *w, uint32_t mask, uint32_t timeouts)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t rq_timeout_ns(void)
-{
-	return atomic_load_explicit(&rq_timeout, memory_order_relaxed);
-}
-
-RQ_EXPORT uint64_t res_spin_set_timeout_ns(uint64_t ns)
-{
-	if (ns == 0)
-		ns = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
-	else if (ns < RQSPINLOCK_MIN_TIMEOUT_NS)
-		ns = RQSPINLOCK_MIN_TIMEOUT_NS;
-	else if (ns > RQSPINLOCK_MAX_TIMEOUT_NS)
-		ns = RQSPINLOCK_MAX_TIMEOUT_NS;
-	/* relaxed: a plain configuration value; no data hangs off it */
-	return atomic_exchange_explicit(&rq_timeout, ns, memory_order_relaxed);
-}
-
-RQ_EXPORT uint64_t res_spin_get_timeout_ns(void)
-{
-	return rq_timeout_ns();
-}
-
-RQ_EXPORT uint64_t res_spin_set_timeout_cap_ns(uint64_t ns)
-{
-	if (ns && ns < RQSPINLOCK_MIN_TIMEOUT_NS)
-		ns = RQSPINLOCK_MIN_TIMEOUT_NS;
-	else if (ns > RQSPINLOCK_MAX_TIMEOUT_NS)
-		ns = RQSPINLOCK_MAX_TIMEOUT_NS;
-	/* relaxed: a plain configuration value; no data hangs off it */
-	return atomic_exchange_explicit(&rq_cap, ns, memory_order_relaxed);
-}
-
-RQ_EXPORT uint64_t res_spin_get_timeout_cap_ns(void)
-{
-	uint64_t cap = atomic_load_explicit(&rq_cap, memory_order_relaxed);
-
-	return cap ? cap : RQSPINLOCK_DEFAULT_CAP_FACTOR * rq_timeout_ns();
-}
-
-void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self, uint32_t held_idx,
-                   uint32_t mask, uint32_t timeouts)
-{
-	w->lock = lock;
-	w->self = self;
-	w->held_idx = held_idx;
 	w->mask = mask;
 	w->duration = rq_timeout_ns() * timeouts;
 	w->deadline = 0;
@@ -127,7 +75,7 @@ void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self
 }
 
 /* The lock's owner and its accounting into @cur; NULL if either is missing. */
-static struct rq_thread *read_owner(struct rq_wait *w, struct rq_sched *cur)
+static struct rq_thread *read_owner(struct rq_attempt *w, struct rq_sched *cur)
 {
 	struct rq_thread *o = rq_find_owner(w->lock, w->self);
 	struct rqspinlock_owner_info *oi = &w->cycle.owner;
@@ -146,7 +94,7 @@ static struct rq_thread *read_owner(struct rq_wait *w, struct rq_sched *cur)
 }
 
 /* A new owner (or the first read): accounting restarts from @cur. */
-static void rebase(struct rq_wait *w, const struct rq_sched *cur)
+static void rebase(struct rq_attempt *w, const struct rq_sched *cur)
 {
 	if (w->first.tid != cur->tid)
 		w->first = *cur;
@@ -176,7 +124,7 @@ static uint64_t runnable_ns(const struct rq_sched *a, const struct rq_sched *b)
  * the last read waiting for a CPU (or is a new owner, not yet measured),
  * within the cap. Returns true to fail the wait; w->cycle.owner says why.
  */
-static bool deadline_final(struct rq_wait *w, uint64_t now)
+static bool deadline_final(struct rq_attempt *w, uint64_t now)
 {
 	struct rqspinlock_owner_info *oi = &w->cycle.owner;
 	struct rq_sched cur;
@@ -222,7 +170,7 @@ static bool deadline_final(struct rq_wait *w, uint64_t now)
 }
 
 /* Half the duration passed: the owner's accounting so far (once). */
-static void deadline_probe(struct rq_wait *w)
+static void deadline_probe(struct rq_attempt *w)
 {
 	struct rq_sched cur;
 
@@ -233,7 +181,7 @@ static void deadline_probe(struct rq_wait *w)
 		rebase(w, &cur);
 }
 
-static int run_checks(struct rq_wait *w)
+static int run_checks(struct rq_attempt *w)
 {
 	int err;
 
@@ -251,7 +199,7 @@ static int run_checks(struct rq_wait *w)
 	return rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect);
 }
 
-static __attribute__((noinline)) int poll_clock(struct rq_wait *w)
+static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 {
 	uint64_t now = rq_now_ns();
 
@@ -298,7 +246,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_wait *w)
 	return 0;
 }
 
-int rq_wait_poll(struct rq_wait *w)
+int rq_wait_poll(struct rq_attempt *w)
 {
 	uint32_t spin = w->spin++;
 

@@ -23,7 +23,7 @@
  *    Z does and lets go after a while. No deadlock: everyone must succeed,
  *    nobody gets -EDEADLK.
  */
-#include "../src/internal.h"
+#include "slowpath.h"
 #include "testutil.h"
 
 #define TU_PENDING_BIT (1u << 8) /* the pending byte, see rqspinlock.h */

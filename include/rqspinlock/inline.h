@@ -102,6 +102,7 @@ void res_spin_unlock_slow_abi(rqspinlock_t *lock);
 static inline int res_spin_inline_lock(rqspinlock_t *lock)
 {
 	struct rqspinlock_held_v1 *t;
+	RQSPINLOCK_ATOMIC(uintptr_t) * entry;
 	uint32_t n, val = 0;
 
 	if (__builtin_expect(!lock, 0))
@@ -110,16 +111,17 @@ static inline int res_spin_inline_lock(rqspinlock_t *lock)
 	n = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
 	if (__builtin_expect(n >= RQSPINLOCK_NR_HELD, 0))
 		return res_spin_lock_slow_abi(lock, UINT32_MAX, 0);
+	entry = &t->locks[n];
 	/* release: pairs with the detectors' acquire load of cnt */
 	RQSPINLOCK_STORE_RELEASE(&t->cnt, n + 1);
 	/* A signal handler from here on pushes above index n. */
 	RQSPINLOCK_SIGNAL_FENCE();
 	/* Acquiring (bit 1), before the CAS: + is | for a 4-byte aligned lock */
-	RQSPINLOCK_STORE_RELAXED(&t->locks[n], (uintptr_t)lock + 2);
+	RQSPINLOCK_STORE_RELAXED(entry, (uintptr_t)lock + 2);
 	/* acquire: pairs with the unlock's release store */
 	if (__builtin_expect(RQSPINLOCK_CAS_ACQUIRE(&lock->val, &val, 1u), 1)) {
-		RQSPINLOCK_STORE_RELAXED(&t->locks[n], (uintptr_t)lock); /* held */
-		return 0;
+		RQSPINLOCK_STORE_RELAXED(entry, (uintptr_t)lock); /* held */
+		return (int)val; /* 0: the CAS found what it expected */
 	}
 	return res_spin_lock_slow_abi(lock, n, val);
 }

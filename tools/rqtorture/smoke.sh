@@ -2,7 +2,7 @@
 # Smoke test of rqtorture (CTest): a short run, its verdict parsed, its JSON
 # validated with python3 -m json.tool. Throughput figures are never asserted.
 # Usage: smoke.sh RQTORTURE KIND [rqtorture options]
-#   KIND: torture | inject | sweep | uncontended | usage
+#   KIND: torture | inject | sweep | uncontended | overload | usage
 set -uo pipefail
 bin=$1 kind=$2; shift 2
 scale=${RQ_TEST_SCALE:-1}
@@ -51,6 +51,16 @@ sweep)
 	;;
 uncontended)
 	check_run 0 --uncontended --reps 3 --iters 20000 "$@"
+	;;
+overload)
+	# The proof at full size: 128 busy threads on one CPU, one
+	# writer per CPU, the DEFAULT timeout (no check_run: it raises it).
+	# A preempted owner must cost deadline extensions, not -ETIMEDOUT.
+	timeout 50 "$bin" -l rqspinlock -t 2 --pin spread --overload 128 -d 3 "$@" \
+		>"$tmp/out" 2>&1 || fail "exit status $?"
+	grep -q -- '--- End of test: SUCCESS' "$tmp/out" || fail "no SUCCESS verdict"
+	grep -q -- '-ETIMEDOUT 0 ' "$tmp/out" || fail "timeouts under overload"
+	grep -E 'deadline_extensions|Errors' "$tmp/out"
 	;;
 usage)
 	help=$("$bin" --help) || fail "--help exit status"

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Queued-lock helpers shared by the resilient slow path (slowpath.c), the
- * test-and-set fallback (fallback.c) and the baseline QL (qlock.c): one copy
- * of each. They know the lock word and the MCS queue nodes; they know
- * nothing about timeouts or deadlocks.
+ * Layer 1, the lock word and the MCS queue (the kernel's qspinlock.h role):
+ * one copy of each transition, shared by the resilient slow paths
+ * (slowpath.c, fallback.c, shared.c) and the baseline QL (qlock.c). Uses
+ * only layer 0 (thread.h: queue nodes live in the per-thread record, tails
+ * name registry slots). It knows nothing about timeouts, held-lock tables
+ * or deadlocks.
  *
  * Lock word (32 bits, little-endian byte order shown):
  *
@@ -17,13 +19,13 @@
  * word's lowest-addressed byte, so both name the same address, which is what
  * ThreadSanitizer keys its happens-before edges on.
  */
-#ifndef RQ_QHELPERS_H
-#define RQ_QHELPERS_H
+#ifndef RQ_LOCKWORD_H
+#define RQ_LOCKWORD_H
 
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "thread.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "rqspinlock: the byte-wide unlock store assumes a little-endian lock word"
@@ -38,6 +40,9 @@
 #define RQ_TAIL_IDX_BITS       2
 #define RQ_TAIL_SLOT_OFFSET    (RQ_TAIL_IDX_OFFSET + RQ_TAIL_IDX_BITS)
 #define RQ_TAIL_MASK           0xffff0000u
+/* Process-shared (marked) locks (shared.c): in the pending byte, which is
+ * otherwise only 0 or 1. */
+#define RQ_SHARED_MARK (1u << 15)
 
 /* How long to wait for an in-progress pending->locked hand-over. */
 #define RQ_PENDING_LOOPS 512
@@ -412,8 +417,7 @@ static inline int rq_node_plausible(uint32_t tail, const struct rq_qnode *node, 
 	if (slot >= rq_slot_bound())
 		return 0;
 	owner = rq_thread_at(slot);
-	return &owner->nodes[idx] != node &&
-	       atomic_load_explicit(&owner->wr.in_use, memory_order_relaxed) &&
+	return &owner->nodes[idx] != node && rq_thread_in_use(owner) &&
 	       atomic_load_explicit(&owner->nodes[idx].lock, memory_order_relaxed) == lock;
 }
 
@@ -477,41 +481,6 @@ static inline int rq_head_claim(_Atomic uint32_t *word, uint32_t tail, uint32_t 
 }
 
 /*
- * Resilient lock only: detectors must know which waiter holds a pending bit
- * (wr.pend, frozen_culprit() in held.c). The note goes up before every
- * attempt to take the bit: a signal handler arriving between a successful
- * attempt and a later note would freeze a holder nobody knows about. It
- * comes down when the attempt fails and once the bit is given up.
- */
-typedef int (*rq_take_pending_fn)(_Atomic uint32_t *word, uint32_t *val);
-
-static inline int rq_take_pending_noted(struct rq_thread *t, _Atomic uint32_t *word, uint32_t *val,
-                                        rq_take_pending_fn take)
-{
-	if (*val & RQ_PENDING_MASK)
-		return 0; /* someone holds it: no attempt, nothing to note */
-	rq_wait_note_pending(t, true);
-	if (take(word, val))
-		return 1;
-	rq_wait_note_pending(t, false);
-	return 0;
-}
-
-/* Give the pending bit up without the lock. */
-static inline void rq_drop_pending_noted(struct rq_thread *t, _Atomic uint32_t *word)
-{
-	rq_clear_pending(word);
-	rq_wait_note_pending(t, false);
-}
-
-/* The owner left: turn our pending bit into the lock. */
-static inline void rq_pending_to_locked_noted(struct rq_thread *t, _Atomic uint32_t *word)
-{
-	rq_clear_pending_set_locked(word);
-	rq_wait_note_pending(t, false);
-}
-
-/*
  * Resilient lock: leave the queue without the lock, telling the successor
  * @how to go on: RQ_NODE_TIMEOUT (tear down in FIFO order) or RQ_NODE_HEAD
  * (hand the queue over). With no successor, reset the tail instead. Never
@@ -534,4 +503,4 @@ static inline void rq_wait_node(struct rq_qnode *node)
 		rq_spin_or_yield(&spins);
 }
 
-#endif /* RQ_QHELPERS_H */
+#endif /* RQ_LOCKWORD_H */

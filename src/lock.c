@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The lock word's fast paths: lock, trylock, unlock, init, irqsave.
+ * Layer 6, the fast path and the API: lock, trylock, unlock, init,
+ * irqsave. Uses the held-lock table (layer 3) and enters the slow paths
+ * (layer 5).
  *
  * The held-lock entry brackets the whole critical section: it is taken
  * (tagged ACQUIRING) before the fast-path CAS and cleared after the unlock
@@ -14,8 +16,7 @@
 #include <stddef.h>
 #include <pthread.h>
 
-#include "internal.h"
-#include "qhelpers.h"
+#include "slowpath.h"
 
 RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 {
@@ -35,22 +36,22 @@ _Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 && RQ_LOCKED_V
 
 /*
  * The rest of res_spin_lock(), out of line so that the fast path calls
- * nothing and needs no stack frame. @idx UINT32_MAX: the bound check failed
+ * nothing and needs no stack frame. @held_idx UINT32_MAX: the bound check failed
  * (an unregistered thread, whose record is the sentinel, or RQ_NR_HELD locks
  * tracked already); otherwise the CAS failed, having seen @val.
  */
-RQ_EXPORT int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t idx, uint32_t val)
+RQ_EXPORT int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t held_idx, uint32_t val)
 {
 	struct rq_thread *t = rq_self_get();
 
-	if (idx == UINT32_MAX) {
-		idx = rq_held_push(t, lock);
+	if (held_idx == UINT32_MAX) {
+		held_idx = rq_held_push(t, lock);
 		if (likely(rq_try_0_to_locked(&lock->val, &val))) {
-			rq_held_mark_held(t, idx, lock);
+			rq_held_mark_held(t, held_idx, lock);
 			return 0;
 		}
 	}
-	return rq_lock_slowpath(t, lock, idx, val);
+	return rq_lock_slowpath(t, lock, held_idx, val);
 }
 
 /* The fast path: res_spin_inline_lock() (<rqspinlock/inline.h>) has it. */
@@ -62,17 +63,17 @@ RQ_EXPORT int res_spin_lock(rqspinlock_t *lock)
 RQ_EXPORT int res_spin_trylock(rqspinlock_t *lock)
 {
 	struct rq_thread *t;
-	uint32_t idx;
+	uint32_t held_idx;
 
 	if (unlikely(!lock))
 		return -EINVAL;
 	t = rq_self_get();
-	idx = rq_held_push(t, lock);
+	held_idx = rq_held_push(t, lock);
 	if (likely(rq_trylock_word(&lock->val)) || rq_shared_trylock(&lock->val)) {
-		rq_held_mark_held(t, idx, lock);
+		rq_held_mark_held(t, held_idx, lock);
 		return 0;
 	}
-	rq_held_drop(t, idx);
+	rq_held_drop(t, held_idx);
 	return -EBUSY;
 }
 

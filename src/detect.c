@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 4, deadlock detection: reads other threads' held-lock tables and
+ * wait records (layer 3) and lock words (layer 1), through the registry
+ * (layer 0). Writes nothing but its caller's results.
+ *
+ * AA: the lock we want is in our table below our own entry and either held
+ * (untagged) or, tagged acquiring/releasing by a context we interrupted
+ * between its CAS and its table store, still taken; or an interrupted
+ * context of ours is waiting for it (wait record).
+ *
+ * ABBA and longer cycles: follow the waits-for chain. Only threads that are
+ * waiting (their innermost context sits in a slow path) can be links: find
+ * the waiting thread with an untagged entry for the lock we want, follow the
+ * lock it waits for, and so on. Reaching ourselves again closes a cycle: -EDEADLK.
+ * A chain that ends at a thread that is not waiting, or runs into a cycle
+ * that does not include us, is not our deadlock (the members of that cycle
+ * detect it themselves), so we keep waiting.
+ *
+ * A found cycle is verified before it is reported: after a full fence every
+ * member must still be in the same wait (unchanged wait generation and table
+ * depth) and still hold the lock that links it. A thread that stays in one
+ * wait cannot release locks taken by the contexts below it, so a verified
+ * cycle is a real one.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "detect.h"
+#include "held.h"
+#include "lockword.h"
+
+/* Longest waits-for chain followed; longer ones are left to the timeout. */
+#define RQ_MAX_CHAIN RQSPINLOCK_REPORT_MAX_PEERS
+
+/*
+ * A wait record counts only while the entry it was pushed for is still in
+ * the table, tagged ACQUIRING: rq_fail() clears the entry before it pops the
+ * record, and in between the thread has already given up (a stale record
+ * made both members of an ABBA report it; found by the Spin model). Untracked
+ * entries (beyond the table) cannot be checked and count.
+ */
+static bool wait_entry_live(const struct rq_thread *t, const rqspinlock_t *lock, uint32_t widx)
+{
+	return widx >= RQ_NR_HELD || rq_entry_is(rq_held_entry(t, widx), lock, RQ_ENTRY_ACQUIRING);
+}
+
+/* The word of a lock named by a held entry or a wait record. */
+static uint32_t lock_word(rqspinlock_t *lock)
+{
+	return rq_word_load_relaxed(&lock->val);
+}
+
+static bool lock_taken(rqspinlock_t *lock)
+{
+	return lock_word(lock) & RQ_LOCKED_MASK;
+}
+
+/* The lock wait @k of @t waits for. */
+static rqspinlock_t *wait_lock(const struct rq_thread *t, uint32_t k)
+{
+	return atomic_load_explicit(&t->wr.lock[k], memory_order_relaxed);
+}
+
+int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx)
+{
+	uint32_t nw = atomic_load_explicit(&self->wr.nwait, memory_order_relaxed);
+
+	for (uint32_t i = 0; i < rq_held_tracked(held_idx); i++) {
+		struct rq_entry e = rq_held_entry(self, i);
+
+		if (rq_entry_lock(e) != lock)
+			continue;
+		/*
+		 * Held; or tagged while the word is taken. ACQUIRING: the
+		 * interrupted context owns it (between its CAS and its mark)
+		 * or is about to wait for it, where we could never overtake
+		 * it. RELEASING: owned until its unlock store, or re-taken by
+		 * another thread in the two instructions after it, which we
+		 * cannot tell apart. Waiting instead would livelock a thread
+		 * hit by a timer signal faster than the wait (docs/DESIGN.md).
+		 */
+		if (!rq_entry_tags(e) || lock_taken(lock))
+			return -EDEADLK;
+	}
+	/* Waits of the contexts we interrupted (their entries lie below ours). */
+	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++) {
+		uint32_t widx = atomic_load_explicit(&self->wr.held_idx[i], memory_order_relaxed);
+
+		if (wait_lock(self, i) == lock && widx < held_idx &&
+		    wait_entry_live(self, lock, widx))
+			return -EDEADLK;
+	}
+	return 0;
+}
+
+/* What a thread is doing, as far as the waits-for chain cares. */
+struct rq_link {
+	struct rq_thread *t;
+	rqspinlock_t *waits; /* lock it waits for (NULL: not waiting) */
+	rqspinlock_t *holds; /* the chain's lock it holds */
+	uint32_t gen;        /* wait generation when read */
+	uint32_t depth;      /* held-table count when read */
+	uint32_t widx;       /* held index of the waiting context's entry */
+	bool frozen;         /* holds it through a tagged entry (frozen_culprit()) */
+};
+
+/*
+ * Read @t's innermost wait. A thread is stuck waiting only if the waiting
+ * context is its innermost one: a signal handler running above it (table
+ * deeper than the waiting entry) is making progress.
+ */
+static void read_wait(struct rq_link *l)
+{
+	const struct rq_thread *t = l->t;
+	/* acquire: pairs with the release increments in rq_wait_push/pop */
+	uint32_t gen = atomic_load_explicit(&t->wr.gen, memory_order_acquire);
+	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
+
+	l->gen = gen;
+	l->waits = NULL;
+	l->depth = atomic_load_explicit(&t->held.cnt, memory_order_acquire);
+	if (nw == 0 || nw > RQ_NR_WAIT)
+		return;
+	l->widx = atomic_load_explicit(&t->wr.held_idx[nw - 1], memory_order_relaxed);
+	if (l->depth != l->widx + 1)
+		return;
+	l->waits = wait_lock(t, nw - 1);
+	if (!wait_entry_live(t, l->waits, l->widx))
+		l->waits = NULL;
+}
+
+/*
+ * Is entry @i of @t (for @lock) the entry of the wait @t is in right now
+ * (its innermost context waits)? Such a context does not own the lock, or
+ * owns it only for the few instructions until it marks its entry. A wait
+ * interrupted by a handler is frozen where it was, possibly just after it
+ * acquired the lock: it counts as a claim.
+ */
+static bool entry_is_current_wait(struct rq_thread *t, const rqspinlock_t *lock, uint32_t i)
+{
+	struct rq_link l = {.t = t};
+
+	read_wait(&l);
+	return l.waits == lock && l.widx == i;
+}
+
+/* What a thread's table says about owning a lock. */
+enum rq_claim {
+	RQ_CLAIM_NONE,
+	/* Tagged, and not the wait the thread is in right now: a context
+	 * between its CAS (or slow-path acquisition) and its mark, or between
+	 * its RELEASING tag and its unlock store, owns the lock; one before its
+	 * CAS, still waiting, or past its store does not. */
+	RQ_CLAIM_MAYBE,
+	RQ_CLAIM_HELD, /* untagged */
+};
+
+/* What @t's entries below index @limit claim about @lock. */
+static enum rq_claim claim_below(struct rq_thread *t, const rqspinlock_t *lock, uint32_t limit)
+{
+	/* acquire: pairs with the release stores of cnt (push and drop) */
+	uint32_t n = rq_held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
+	enum rq_claim claim = RQ_CLAIM_NONE;
+
+	if (limit < n)
+		n = limit;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rq_entry e = rq_held_entry(t, i);
+
+		if (rq_entry_is(e, lock, 0))
+			return RQ_CLAIM_HELD;
+		if (rq_entry_lock(e) == lock && !entry_is_current_wait(t, lock, i))
+			claim = RQ_CLAIM_MAYBE;
+	}
+	return claim;
+}
+
+/* Does a wait of @t hold the pending bit of @lock (@what RQ_NOTE_PENDING),
+ * or head its queue (RQ_NOTE_HEAD)? @frozen_only: not counting its current
+ * (innermost) wait. */
+static bool holds_note(const struct rq_thread *t, uint32_t what, const rqspinlock_t *lock,
+                       bool frozen_only)
+{
+	/* acquire: pairs with the release/seq_cst stores in rq_wait_push/pop */
+	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_acquire);
+	uint32_t bits = atomic_load_explicit(&t->wr.pend, memory_order_relaxed) >> what;
+
+	if (frozen_only && nw > 0)
+		nw--;
+	for (uint32_t k = 0; k < nw && k < RQ_NR_WAIT; k++)
+		if ((bits >> k & 1) && wait_lock(t, k) == lock)
+			return true;
+	return false;
+}
+
+/*
+ * A stuck thread whose tagged entry for @lock lies below its waiting
+ * context: that context is a signal handler, and the context it interrupted
+ * is frozen inside a lock, unlock or wait of @lock until the handler
+ * returns. Is it the reason nobody gets @lock?
+ *  - @lock is locked: it owns @lock when it is past its CAS or slow-path
+ *    acquisition (or before its unlock store). It is taken for the owner
+ *    only when nobody else could be: no other thread has an entry for @lock
+ *    other than the entry of the wait it is in right now. Any owner pushes
+ *    its entry before its CAS and clears it after its unlock store.
+ *  - @lock is free but its pending bit is set: nobody may take it while the
+ *    pending holder is frozen. Its wait record says it holds the bit, and no
+ *    other thread's does (a running holder would take the lock at once).
+ *  - @lock is free, no pending bit, but a queue: its waiters get nothing
+ *    while the queue head is frozen before taking the pending bit. Its wait
+ *    record says it heads the queue, and no other thread's says it heads
+ *    one or holds the pending bit (a running one would take the lock).
+ * Slot-less threads are invisible: with any alive, nobody is blamed.
+ */
+static bool frozen_culprit(rqspinlock_t *lock, const struct rq_thread *cand)
+{
+	uint32_t val = lock_word(lock), bound = rq_slot_bound();
+	bool locked = val & RQ_LOCKED_MASK;
+	bool head = !(val & RQ_LOCKED_PENDING_MASK);
+
+	if (rq_slotless_threads() || (head && !(val & RQ_TAIL_MASK)))
+		return false;
+	if (!locked && !holds_note(cand, head ? RQ_NOTE_HEAD : RQ_NOTE_PENDING, lock, true))
+		return false;
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *t = rq_thread_at(s);
+
+		if (t == cand || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
+			continue;
+		if (locked ? claim_below(t, lock, RQ_NR_HELD) != RQ_CLAIM_NONE
+		           : holds_note(t, RQ_NOTE_PENDING, lock, false) ||
+		                 (head && holds_note(t, RQ_NOTE_HEAD, lock, false)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Does a thread other than @t list @lock as held, or claim it through a
+ * tagged entry that is not its current wait (an owner between its CAS and
+ * its mark, or releasing it)? Then @t's untagged entry may be stale (a
+ * non-owner released the lock for its owner, whose entry stays;
+ * rqspinlock.h), and nothing can be concluded from it.
+ */
+static bool held_by_another(const rqspinlock_t *lock, const struct rq_thread *t)
+{
+	uint32_t bound = rq_slot_bound();
+
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *o = rq_thread_at(s);
+
+		if (o != t && atomic_load_explicit(&o->wr.in_use, memory_order_relaxed) &&
+		    claim_below(o, lock, RQ_NR_HELD) != RQ_CLAIM_NONE)
+			return true;
+	}
+	return false;
+}
+
+/* An untagged entry of @t for a lock that is not taken, or that another
+ * thread claims too, is stale: it links no cycle. */
+static bool held_believable(rqspinlock_t *lock, const struct rq_thread *t)
+{
+	return lock_taken(lock) && !held_by_another(lock, t);
+}
+
+/* Does @t have an entry for @lock, with any tag? */
+static bool has_entry(const struct rq_thread *t, const rqspinlock_t *lock)
+{
+	/* acquire: pairs with the release stores of cnt (push and drop) */
+	uint32_t n = rq_held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
+
+	for (uint32_t i = 0; i < n; i++)
+		if (rq_entry_lock(rq_held_entry(t, i)) == lock)
+			return true;
+	return false;
+}
+
+/*
+ * For the deadline path (timeout.c): an untagged entry; failing that a
+ * single tagged claim; failing that the single other thread with any entry
+ * for @lock: an owner preempted between its slow-path acquisition and its
+ * mark still looks like it waits, and under CPU overload it stays there
+ * long. When the lock word shows only the pending bit (the owner released
+ * and the pending waiter, preempted, has not yet taken it), the thread that
+ * blocks us is the pending waiter: its wait record, else the same fallbacks.
+ * A wrong guess costs only an extension, within the cap.
+ */
+struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self)
+{
+	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0, n_any = 0;
+	struct rq_thread *held = NULL, *maybe = NULL, *any = NULL;
+
+	uint32_t val = lock_word(lock), n_pend = 0;
+	struct rq_thread *pend = NULL;
+
+	if (!(val & RQ_LOCKED_PENDING_MASK))
+		return NULL;
+	if (!(val & RQ_LOCKED_MASK)) {
+		/* Only the pending bit blocks us: its holder (the next owner,
+		 * possibly preempted) is the thread to measure. */
+		for (uint32_t s = 0; s < bound; s++) {
+			struct rq_thread *t = rq_thread_at(s);
+
+			if (t != self &&
+			    atomic_load_explicit(&t->wr.in_use, memory_order_relaxed) &&
+			    holds_note(t, RQ_NOTE_PENDING, lock, false) && n_pend++ == 0)
+				pend = t;
+		}
+		if (n_pend)
+			return n_pend == 1 ? pend : NULL;
+	}
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *t = rq_thread_at(s);
+		enum rq_claim claim;
+
+		if (t == self || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
+			continue;
+		claim = claim_below(t, lock, RQ_NR_HELD);
+		if (claim == RQ_CLAIM_HELD && n_held++ == 0)
+			held = t;
+		else if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
+			maybe = t;
+		else if (claim == RQ_CLAIM_NONE && has_entry(t, lock) && n_any++ == 0)
+			any = t;
+	}
+	/* Several claimants of one kind: nothing to conclude. */
+	if (n_held)
+		return n_held == 1 ? held : NULL;
+	if (n_maybe)
+		return n_maybe == 1 ? maybe : NULL;
+	return n_any == 1 ? any : NULL;
+}
+
+/*
+ * The next link of the chain: a thread that holds @lock below its own
+ * waiting entry and is stuck waiting. Threads that are not waiting cannot be
+ * part of a deadlock, so only their one-line wait records are read; the
+ * table of a waiting thread does not change while it waits. Failing an
+ * untagged holder, a single frozen tagged claimant (frozen_culprit()) links.
+ */
+static bool find_waiting_holder(rqspinlock_t *lock, struct rq_link *out)
+{
+	uint32_t bound = rq_slot_bound(), n_maybe = 0;
+	struct rq_link maybe = {.t = NULL};
+
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *t = rq_thread_at(s);
+		struct rq_link l = {.t = t, .holds = lock};
+		enum rq_claim claim;
+
+		/* seq_cst: pairs with the seq_cst store in rq_wait_push() */
+		if (!atomic_load_explicit(&t->wr.nwait, memory_order_seq_cst) ||
+		    !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
+			continue;
+		read_wait(&l);
+		if (!l.waits)
+			continue;
+		claim = claim_below(t, lock, l.widx);
+		if (claim == RQ_CLAIM_HELD && held_believable(lock, t)) {
+			*out = l;
+			return true;
+		}
+		if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
+			maybe = l;
+	}
+	if (n_maybe != 1 || !frozen_culprit(lock, maybe.t))
+		return false;
+	maybe.frozen = true;
+	*out = maybe;
+	return true;
+}
+
+static bool link_still_holds(const struct rq_link *l)
+{
+	enum rq_claim claim = claim_below(l->t, l->holds, l->widx);
+
+	if (!l->frozen)
+		return claim == RQ_CLAIM_HELD && held_believable(l->holds, l->t);
+	return claim == RQ_CLAIM_MAYBE && frozen_culprit(l->holds, l->t);
+}
+
+static bool chain_still_valid(const struct rq_link *path, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++) {
+		struct rq_link now = {.t = path[i].t};
+
+		read_wait(&now);
+		if (now.gen != path[i].gen || now.depth != path[i].depth ||
+		    now.waits != path[i].waits)
+			return false;
+		if (!link_still_holds(&path[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A cycle through a frozen link is reported only when the same one (same
+ * threads, same wait generations) is found by two consecutive checks, a
+ * millisecond apart: its owner test reads many tables one after another and
+ * could, in a lock changing hands during both reads, miss the new owner.
+ */
+static uint64_t frozen_signature(const struct rq_link *path, uint32_t len)
+{
+	uint64_t sig = 0;
+	bool frozen = false;
+
+	for (uint32_t i = 0; i < len; i++) {
+		frozen |= path[i].frozen;
+		sig = sig * 0x9e3779b97f4a7c15ull + (uintptr_t)path[i].t + path[i].gen;
+	}
+	return frozen ? sig | 1 : 0;
+}
+
+static int report_cycle(const struct rq_link *path, uint32_t hop, struct rq_cycle *out)
+{
+	out->event = hop == 1 ? RQSPINLOCK_EV_ABBA : RQSPINLOCK_EV_CYCLE;
+	out->n = hop;
+	for (uint32_t i = 0; i < hop; i++) {
+		out->peers[i] = path[i].t;
+		out->waits[i] = path[i].waits;
+	}
+	return -EDEADLK;
+}
+
+int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
+                   uint64_t *suspect)
+{
+	struct rq_link path[RQ_MAX_CHAIN];
+	rqspinlock_t *want = lock;
+	uint64_t seen = *suspect, sig;
+
+	*suspect = 0;
+	for (uint32_t hop = 0; hop < RQ_MAX_CHAIN; hop++) {
+		struct rq_link *l = &path[hop];
+
+		if (!find_waiting_holder(want, l))
+			return 0;
+		if (l->t == self) {
+			/* The closing link (ourselves, holding the lock the
+			 * last peer waits for, possibly through a frozen
+			 * context of ours) is verified and confirmed too. */
+			if (hop == 0 || !chain_still_valid(path, hop + 1))
+				return 0;
+			sig = frozen_signature(path, hop + 1);
+			if (sig && sig != seen) {
+				*suspect = sig; /* confirm at the next check */
+				return 0;
+			}
+			return report_cycle(path, hop, out);
+		}
+		for (uint32_t i = 0; i < hop; i++)
+			if (path[i].t == l->t)
+				return 0; /* a cycle without us: its members act */
+		want = l->waits;
+	}
+	return 0;
+}
+
+void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out)
+{
+	struct rq_link l = {.t = (struct rq_thread *)t};
+	uint32_t n = rq_held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
+
+	read_wait(&l);
+	out->tid = atomic_load_explicit(&t->tid, memory_order_relaxed);
+	out->waits_for = l.waits;
+	out->nr_held = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rq_entry e = rq_held_entry(t, i);
+
+		if (rq_entry_lock(e) && !rq_entry_tags(e))
+			out->held[out->nr_held++] = rq_entry_lock(e);
+	}
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 4, deadlock detection (detect.c): AA from this thread's own table
+ * and wait record, ABBA and longer cycles by following the waits-for chain
+ * through other threads' tables and wait records, and the likely owner of a
+ * lock for the deadline path. Uses layers 0, 1 and 3; it waits for nothing
+ * and writes only its caller's results.
+ */
+#ifndef RQ_DETECT_H
+#define RQ_DETECT_H
+
+#include <stdint.h>
+
+#include "thread.h"
+
+/* What a failed acquisition reports (report.c): detection's result. */
+struct rq_cycle {
+	enum rqspinlock_event event; /* 0: none */
+	uint32_t n;                  /* threads in peers */
+	struct rq_thread *peers[RQSPINLOCK_REPORT_MAX_PEERS];
+	rqspinlock_t *waits[RQSPINLOCK_REPORT_MAX_PEERS]; /* what each waited for */
+	struct rqspinlock_owner_info owner;               /* timeouts: who held the lock */
+};
+
+/* The thread that most likely holds @lock (not @self), or NULL. */
+struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self);
+/* -EDEADLK when @self (its entry for @lock at @held_idx) already holds @lock
+ * or an interrupted context of it waits for it; else 0. */
+int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx);
+/* -EDEADLK (and @out filled) when @self's wait for @lock closes a cycle.
+ * @suspect: kept by the caller between checks of one wait (0 at its start) */
+int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
+                   uint64_t *suspect);
+void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out);
+
+#endif /* RQ_DETECT_H */

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 0: the environment, read and validated in one place, once.
+ *
+ *   RQSPINLOCK_SLOTS   registry capacity, a decimal number in [1, RQSPINLOCK_MAX_THREADS]
+ *   RQSPINLOCK_MODE    "tas" or "queued", in any case
+ *   RQSPINLOCK_REPORT  set, nonempty and not "0": print failures on stderr
+ *
+ * A value that is not valid is reported on stderr and the default stays.
+ * Each layer applies its own setting: the registry its capacity
+ * (registry.c), the slow paths their mode (fallback.c), the reporter its
+ * hook (report.c). Uses nothing of the library.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "thread.h"
+
+static struct rq_env rq_env_values;
+
+static uint32_t env_slots(void)
+{
+	const char *s = getenv("RQSPINLOCK_SLOTS");
+	char *end;
+	long v;
+
+	if (!s)
+		return RQSPINLOCK_MAX_THREADS;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < 1 || v > RQSPINLOCK_MAX_THREADS) {
+		fprintf(stderr,
+		        "rqspinlock: ignoring RQSPINLOCK_SLOTS=\"%s\": not a number in [1, %d]; "
+		        "using %d\n",
+		        s, RQSPINLOCK_MAX_THREADS, RQSPINLOCK_MAX_THREADS);
+		return RQSPINLOCK_MAX_THREADS;
+	}
+	return (uint32_t)v;
+}
+
+static enum rqspinlock_mode env_mode(void)
+{
+	const char *m = getenv("RQSPINLOCK_MODE");
+
+	if (!m || strcasecmp(m, "queued") == 0)
+		return RQSPINLOCK_MODE_QUEUED;
+	if (strcasecmp(m, "tas") == 0)
+		return RQSPINLOCK_MODE_TAS;
+	fprintf(stderr,
+	        "rqspinlock: ignoring RQSPINLOCK_MODE=\"%s\": not \"tas\" or "
+	        "\"queued\"; using queued\n",
+	        m);
+	return RQSPINLOCK_MODE_QUEUED;
+}
+
+static bool env_report(void)
+{
+	const char *e = getenv("RQSPINLOCK_REPORT");
+
+	return e && *e && strcmp(e, "0") != 0;
+}
+
+/*
+ * The first caller reads; callers that come meanwhile wait for it. Signals
+ * are blocked while reading, so that a handler cannot wait for its own
+ * thread (a lock failing in a handler reads the environment too).
+ */
+const struct rq_env *rq_env(void)
+{
+	static _Atomic int state; /* 0: not read, 1: reading, 2: read */
+	sigset_t all, old;
+	int expected = 0;
+
+	/* acquire: pairs with the release below; the values are complete */
+	if (likely(atomic_load_explicit(&state, memory_order_acquire) == 2))
+		return &rq_env_values;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (atomic_compare_exchange_strong_explicit(&state, &expected, 1, memory_order_relaxed,
+	                                            memory_order_relaxed)) {
+		rq_env_values.slots = env_slots();
+		rq_env_values.mode = env_mode();
+		rq_env_values.report = env_report();
+		/* release: pairs with the acquire loads here */
+		atomic_store_explicit(&state, 2, memory_order_release);
+	}
+	while (atomic_load_explicit(&state, memory_order_acquire) != 2)
+		sched_yield();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return &rq_env_values;
+}

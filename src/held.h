@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 3, what a thread publishes about itself for deadlock detection: its
+ * held-lock table (struct rq_held, written on every lock and unlock) and, on
+ * the slow path only, its wait record (struct rq_waitrec: the locks its
+ * nested contexts wait for). Uses layers 0 and 1 (the unlock store).
+ * Detection (layer 4) reads both; nothing here looks at other threads.
+ */
+#ifndef RQ_HELD_H
+#define RQ_HELD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "thread.h"
+
+/*
+ * Held-table entries are lock addresses (4-byte aligned) with two tag bits:
+ * ACQUIRING while the lock is being acquired (before the fast-path CAS and
+ * throughout the slow path), RELEASING from just before the unlock store
+ * until the entry is cleared. An untagged entry means "held".
+ */
+#define RQ_ENTRY_RELEASING ((uintptr_t)1)
+#define RQ_ENTRY_ACQUIRING ((uintptr_t)2)
+#define RQ_ENTRY_TAGS      (RQ_ENTRY_RELEASING | RQ_ENTRY_ACQUIRING)
+
+/* Entries of a table with @cnt locks that are tracked (the rest are not). */
+static inline uint32_t rq_held_tracked(uint32_t cnt)
+{
+	return cnt < RQ_NR_HELD ? cnt : RQ_NR_HELD;
+}
+
+/*
+ * A held-table entry as read: a lock's address and its tag bits. The table
+ * stores the plain integer (the layout <rqspinlock/inline.h> bakes in);
+ * readers look at it only through the functions below.
+ */
+struct rq_entry {
+	uintptr_t bits;
+};
+
+/* Entry @i of @t's table, read by @t or by a detector. */
+static inline struct rq_entry rq_held_entry(const struct rq_thread *t, uint32_t i)
+{
+	return (struct rq_entry){atomic_load_explicit(&t->held.locks[i], memory_order_relaxed)};
+}
+
+/* The entry for @lock with @tags (0: held). */
+static inline struct rq_entry rq_entry_make(const rqspinlock_t *lock, uintptr_t tags)
+{
+	return (struct rq_entry){(uintptr_t)lock | tags};
+}
+
+/* The lock @e names, whatever its tags; NULL for an empty entry. */
+static inline rqspinlock_t *rq_entry_lock(struct rq_entry e)
+{
+	return (rqspinlock_t *)(e.bits & ~RQ_ENTRY_TAGS);
+}
+
+/* Its tags: 0 (held), RQ_ENTRY_ACQUIRING or RQ_ENTRY_RELEASING. */
+static inline uintptr_t rq_entry_tags(struct rq_entry e)
+{
+	return e.bits & RQ_ENTRY_TAGS;
+}
+
+/* Is @e the entry for @lock with exactly @tags? */
+static inline bool rq_entry_is(struct rq_entry e, const rqspinlock_t *lock, uintptr_t tags)
+{
+	return e.bits == rq_entry_make(lock, tags).bits;
+}
+
+/*
+ * Take the entry, tagged ACQUIRING, before the fast-path CAS, so that no
+ * window hides an AA from a signal handler. Relaxed: remote detectors that
+ * miss the entry simply look again 1 ms later. Returns the entry's index.
+ */
+static inline uint32_t rq_held_push(struct rq_thread *t, const rqspinlock_t *lock)
+{
+	uint32_t held_idx = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
+
+	/* release: pairs with claim_below()'s acquire, see rq_held_drop() */
+	atomic_store_explicit(&t->held.cnt, held_idx + 1, memory_order_release);
+	/* A signal handler from here on pushes above index held_idx. */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (likely(held_idx < RQ_NR_HELD))
+		atomic_store_explicit(&t->held.locks[held_idx],
+		                      rq_entry_make(lock, RQ_ENTRY_ACQUIRING).bits,
+		                      memory_order_relaxed);
+	return held_idx;
+}
+
+/* The acquisition succeeded: entry @held_idx now means "held". */
+static inline void rq_held_mark_held(struct rq_thread *t, uint32_t held_idx,
+                                     const rqspinlock_t *lock)
+{
+	if (likely(held_idx < RQ_NR_HELD))
+		atomic_store_explicit(&t->held.locks[held_idx], rq_entry_make(lock, 0).bits,
+		                      memory_order_relaxed);
+}
+
+/* Undo rq_held_push() of a failed acquisition (entry @held_idx is ours, on top). */
+void rq_held_drop(struct rq_thread *t, uint32_t held_idx);
+/* Unlock with the entry not on top, untracked, or missing; @cnt: the table's count. */
+void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt);
+
+/* ---- the wait record (slow path only) ---- */
+/* About to wait for @lock, whose entry is @held_idx. */
+void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx);
+#define RQ_NOTE_PENDING 0u
+#define RQ_NOTE_HEAD    8u
+void rq_wait_note(struct rq_thread *t, uint32_t what, bool on);
+static inline void rq_wait_note_pending(struct rq_thread *t, bool held)
+{
+	rq_wait_note(t, RQ_NOTE_PENDING, held);
+}
+void rq_wait_pop(struct rq_thread *t);
+
+#endif /* RQ_HELD_H */

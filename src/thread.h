@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layer 0, the per-thread record: the userspace stand-in for the kernel's
+ * per-CPU data. struct rq_thread and the parts it is made of (queue nodes,
+ * held-lock table, wait record, counters), the thread registry that hands
+ * the records out (registry.c), the counters (stats.c) and the environment
+ * (env.c). Uses nothing of the library above it; every other layer uses it.
+ *
+ * Layers (docs/DESIGN.md, "Source layout"), each using only those below:
+ *   0 thread.h      per-thread record, registry, counters, environment
+ *   1 lockword.h    lock word and MCS queue; qlock.c (QL) on it alone
+ *   2 timeout.h     clock, timeout settings, scheduler accounting
+ *   3 held.h        held-lock table and wait record
+ *   4 detect.h      AA, ABBA and cycle detection; the owner for a deadline
+ *   5 slowpath.h    one attempt's bounded wait, the slow paths, failures
+ *   6 lock.c        fast path and API
+ */
+#ifndef RQ_THREAD_H
+#define RQ_THREAD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rqspinlock.h"
+
+struct rq_thread;
+/* This thread's record (registry.c), exported under its layout-versioned
+ * name for <rqspinlock/inline.h>, which reads only its first member, the
+ * held table (a pointer to a struct points to its first member). */
+extern _Thread_local struct rq_thread *rq_self __asm__("rqspinlock_self_v1");
+#define RQSPINLOCK_INLINE_SELF() ((struct rqspinlock_held_v1 *)(void *)rq_self)
+#include "rqspinlock/inline.h"
+_Static_assert(RQSPINLOCK_INLINE_ABI == 1, "rq_self's symbol name carries the inline ABI version");
+
+#define RQ_EXPORT   __attribute__((visibility("default")))
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#define RQ_NR_NODES 4
+#define RQ_NR_HELD  RQSPINLOCK_NR_HELD
+/* Nested contexts (thread + signal handlers) that can wait at once. */
+#define RQ_NR_WAIT 4
+#define RQ_NO_SLOT UINT32_MAX
+
+enum rq_stat {
+	RQ_STAT_SLOWPATH,
+	RQ_STAT_PENDING,
+	RQ_STAT_NODE2,
+	RQ_STAT_NODE3,
+	RQ_STAT_NODE4,
+	RQ_STAT_NO_NODE,
+	RQ_STAT_TAS,
+	RQ_STAT_TIMEOUT,
+	RQ_STAT_AA,
+	RQ_STAT_ABBA,
+	RQ_STAT_CYCLE,
+	RQ_STAT_HANDOFF,
+	RQ_STAT_YIELD,
+	RQ_STAT_NO_SLOT,
+	RQ_STAT_UNLOCK_NOT_HELD,
+	RQ_STAT_EXTEND,
+	RQ_STAT_TIMEOUT_RUNNING,
+	RQ_STAT_TIMEOUT_BLOCKED,
+	RQ_STAT_TIMEOUT_UNKNOWN,
+	RQ_STAT_NR
+};
+
+/*
+ * One MCS queue node (lockword.h has the protocol). Every use of a node is a
+ * new generation, so that a signal meant for an earlier use, written late by
+ * a predecessor that was slow or frozen, cannot reach a later one.
+ */
+struct rq_qnode {
+	/* Link to the successor: its state value (generation, RQ_NODE_WAIT)
+	 * << 32 | its tail code; or a verdict mark left for a successor that
+	 * links after we left; 0: none yet. */
+	_Atomic uint64_t next;
+	_Atomic uint32_t locked; /* generation << 2 | RQ_NODE_WAIT/HEAD/TIMEOUT/GONE */
+	_Atomic uintptr_t lock;  /* the lock it is queued on; 0 when free */
+};
+
+/*
+ * Locks this thread holds or is acquiring, oldest first: struct
+ * rqspinlock_held_v1 (<rqspinlock/inline.h>), whose layout the opt-in inline
+ * fast path bakes in. Written only by the owning thread (and its signal
+ * handlers, which always restore what they pushed before returning); read by
+ * any thread for deadlock detection. cnt may exceed RQ_NR_HELD: the extra
+ * locks are untracked. held.h has the entries' tags and the operations.
+ */
+#define rq_held rqspinlock_held_v1
+
+/*
+ * What deadlock detectors read about a thread besides its table: one cache
+ * line, written only when the thread starts or stops waiting (slow path), so
+ * that scanning every thread's record stays cheap. held.h has the
+ * operations, except in_use, which is the registry's (rq_thread_in_use()).
+ */
+struct rq_waitrec {
+	_Atomic uint32_t in_use; /* slot taken by a live thread */
+	/* The locks this thread's nested contexts wait for, innermost last;
+	 * gen changes on every push and pop. */
+	_Atomic uint32_t nwait;
+	_Atomic uint32_t gen;
+	/* bit RQ_NOTE_PENDING + i: wait i holds its lock's pending bit;
+	 * bit RQ_NOTE_HEAD + i: wait i heads its lock's queue */
+	_Atomic uint32_t pend;
+	_Atomic uint32_t held_idx[RQ_NR_WAIT]; /* held-table index of that wait */
+	_Atomic(rqspinlock_t *) lock[RQ_NR_WAIT];
+} __attribute__((aligned(64)));
+
+/* The per-thread record: one registry slot. */
+struct rq_thread {
+	struct rq_held held; /* written on every lock and unlock */
+	struct rq_qnode nodes[RQ_NR_NODES];
+	_Atomic uint32_t node_count; /* queue nodes in use (nesting) */
+	uint32_t qnode;              /* resilient lock: the node it queues with */
+	_Atomic int32_t tid;
+	uint32_t slot; /* index in the registry, or RQ_NO_SLOT */
+	struct rq_waitrec wr;
+	_Atomic uint64_t stats[RQ_STAT_NR] __attribute__((aligned(64)));
+} __attribute__((aligned(64)));
+
+/* ---- registry.c ---- */
+/*
+ * rq_self (declared above) is &rq_unregistered until its first lock call. The
+ * sentinel's count (RQ_UNREGISTERED_CNT) fails the fast paths' table bound
+ * checks, so they need no separate test for an unregistered thread: their
+ * slow entries call rq_self_get(). Nothing ever writes the sentinel.
+ */
+extern const struct rq_thread rq_unregistered;
+#define RQ_UNREGISTERED_CNT UINT32_MAX
+struct rq_thread *rq_register_self(void);
+struct rq_thread *rq_thread_at(uint32_t slot);
+uint32_t rq_slot_bound(void);
+bool rq_slotless_threads(void);
+void rq_yield(void);
+void rq_nap(void);
+
+static inline struct rq_thread *rq_self_get(void)
+{
+	struct rq_thread *t = rq_self;
+
+	if (unlikely(t == &rq_unregistered))
+		t = rq_register_self();
+	return t;
+}
+
+/* This thread's record, or NULL when it has none yet (registers nothing). */
+static inline struct rq_thread *rq_self_peek(void)
+{
+	struct rq_thread *t = rq_self;
+
+	return t == &rq_unregistered ? NULL : t;
+}
+
+/* Is registry record @t taken by a live thread? Relaxed: scanners act on
+ * other evidence read from the record, and a slot taken meanwhile holds
+ * nothing yet. */
+static inline bool rq_thread_in_use(const struct rq_thread *t)
+{
+	return atomic_load_explicit(&t->wr.in_use, memory_order_relaxed) != 0;
+}
+
+/* ---- counters (stats.c reads them) ---- */
+static inline void rq_stat_inc(struct rq_thread *t, enum rq_stat s)
+{
+	atomic_fetch_add_explicit(&t->stats[s], 1, memory_order_relaxed);
+}
+/* registry.c: @t's counters move to those of retired threads. */
+void rq_stats_retire(struct rq_thread *t);
+void rq_stat_inc_global(enum rq_stat s);
+/* The counters of retired threads, RQ_STAT_NR of them. */
+_Atomic uint64_t *rq_stats_retired(void);
+
+/* ---- env.c: the environment, read and validated in one place ---- */
+struct rq_env {
+	uint32_t slots;            /* RQSPINLOCK_SLOTS: registry capacity */
+	enum rqspinlock_mode mode; /* RQSPINLOCK_MODE: initial slow-path mode */
+	bool report;               /* RQSPINLOCK_REPORT: install the stderr reporter */
+};
+/* Read once, at the first call; invalid values are reported on stderr and
+ * replaced by the defaults. */
+const struct rq_env *rq_env(void);
+
+#endif /* RQ_THREAD_H */
