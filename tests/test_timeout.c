@@ -9,12 +9,13 @@
  *    250 ms (rqtorture --overload 128 runs that one);
  *  - timeout_owner_spins: an owner spinning forever under the same overload
  *    gets its waiter -ETIMEDOUT within the cap;
- *  - timeout_owner_blocked: an owner asleep while holding: -ETIMEDOUT within
+ *  - timeout_owner_blocked: an owner blocked (in read()) while holding: -ETIMEDOUT within
  *    the plain bound, cause "blocked", the report names the owner;
  *  - timeout_owner_unknown: a word locked with no owner in any table:
  *    -ETIMEDOUT within the plain bound, cause "unknown".
  */
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "rqspinlock.h"
 #include "testutil.h"
@@ -152,8 +153,9 @@ static void test_overload(void)
 
 struct owner {
 	rqspinlock_t *lock;
-	int cpu;   /* -1: not pinned */
-	int sleep; /* 1: sleep while holding, 0: spin */
+	int cpu;     /* -1: not pinned */
+	int sleep;   /* 1: blocked in read() while holding, 0: spin */
+	int wake[2]; /* sleep: a pipe; release() writes its byte */
 	atomic_int held, release;
 	int32_t tid;
 	int slot;
@@ -169,9 +171,15 @@ static void *owner_main(void *arg)
 	w->slot = res_spin_thread_slot();
 	CHECK_EQ(res_spin_lock(w->lock), 0);
 	atomic_store(&w->held, 1);
+	if (w->sleep) {
+		char c;
+
+		/* Blocked for the whole wait: never runnable, however loaded
+		 * the machine is. */
+		CHECK_EQ(read(w->wake[0], &c, 1), 1);
+	}
 	while (!atomic_load_explicit(&w->release, memory_order_relaxed))
-		if (w->sleep)
-			tu_sleep_ms(5);
+		;
 	res_spin_unlock(w->lock);
 	return NULL;
 }
@@ -255,11 +263,15 @@ static void test_owner_blocked(void)
 	res_spin_set_timeout_ns(OWNER_TIMEOUT_NS);
 	res_spin_reset_stats();
 	res_spin_set_report_hook(keep_report, NULL);
+	CHECK_EQ(pipe(w.wake), 0);
 	tu_thread_start(&th, owner_main, &w);
 	TU_WAIT_UNTIL(atomic_load(&w.held), TU_SETUP_MS);
 	dt = timed_failure(&lock, -1);
 	atomic_store(&w.release, 1);
+	CHECK_EQ(write(w.wake[1], "x", 1), 1);
 	CHECK_EQ(pthread_join(th, NULL), 0);
+	close(w.wake[0]);
+	close(w.wake[1]);
 	res_spin_set_report_hook(NULL, NULL);
 	CHECK_EQ(res_spin_get_stats(&st), 0);
 	printf("# failed after %.1f ms; owner tid %d state %c, on CPU %.1f ms, run queue %.1f ms\n",
