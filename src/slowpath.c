@@ -247,7 +247,9 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint
 	w.cycle.event = 0;
 	w.cycle.n = 0;
 	w.cycle.owner.tid = 0;
-	err = rq_check_aa(t, lock, idx);
+	/* Entry 0 has nothing below it: no context of this thread holds or
+	 * waits for anything, so there is no AA to find. */
+	err = idx ? rq_check_aa(t, lock, idx) : 0;
 	if (unlikely(err)) {
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
 		return rq_fail(t, lock, idx, err, &w.cycle, false);

@@ -240,13 +240,17 @@ static int run_checks(struct rq_wait *w)
 	/* Freed meanwhile? Then there is nothing to detect. */
 	if (!(rq_word_load_relaxed(&w->lock->val) & w->mask))
 		return 0;
+	/* Holding nothing (our entry is the first): neither an AA nor a
+	 * cycle can run through us. */
+	if (w->held_idx == 0)
+		return 0;
 	err = rq_check_aa(w->self, w->lock, w->held_idx);
 	if (err) {
 		w->cycle.event = RQSPINLOCK_EV_AA;
 		return err;
 	}
-	/* Holding nothing, or invisible to others: cannot be in a cycle. */
-	if (w->held_idx == 0 || w->self->slot == RQ_NO_SLOT)
+	/* Invisible to others: cannot be in a cycle. */
+	if (w->self->slot == RQ_NO_SLOT)
 		return 0;
 	return rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect);
 }
