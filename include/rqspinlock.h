@@ -262,8 +262,10 @@ enum rqspinlock_mode res_spin_get_mode(void);
 /**
  * @brief Event counters, process-wide, like the kernel's lockevents.
  *
- * Counted per thread with relaxed atomics on the slow paths only (the fast
- * path counts nothing), summed on read, kept when threads exit.
+ * Counted per thread with relaxed atomic loads and stores on the slow paths
+ * only (the fast path counts nothing), summed on read, kept when threads
+ * exit. A count made by a signal handler that interrupts the thread's own
+ * increment of the same counter can be lost.
  */
 struct rqspinlock_stats {
 	uint64_t lock_slowpath; /**< acquisitions that queued (MCS path) */

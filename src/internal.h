@@ -152,9 +152,18 @@ static inline struct rq_thread *rq_self_peek(void)
 }
 
 /* ---- stats.c ---- */
+/*
+ * Only the thread itself (and its signal handlers) writes its counters, so a
+ * load and a store do, without a locked read-modify-write on the contended
+ * path (the kernel's per-CPU lockevent counters are plain increments too).
+ * A signal handler that counts the same event between the two loses its
+ * count. Relaxed: readers (res_spin_get_stats()) want a value, no order.
+ */
 static inline void rq_stat_inc(struct rq_thread *t, enum rq_stat s)
 {
-	atomic_fetch_add_explicit(&t->stats[s], 1, memory_order_relaxed);
+	atomic_store_explicit(&t->stats[s],
+	                      atomic_load_explicit(&t->stats[s], memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
 }
 void rq_stats_retire(struct rq_thread *t);
 void rq_stat_inc_global(enum rq_stat s);
