@@ -55,6 +55,24 @@ enum { RQ_GO_QUEUE = 1 };
  * queue down in order. */
 #define RQ_QUEUED_TIMEOUTS 3
 
+/* Spins a waiter that holds no other lock watches its owner before it sets
+ * up a bounded wait: one poll interval of rq_wait_poll(). */
+#define RQ_OWNER_SPINS 64u
+
+/*
+ * Watch the owner for at most @spins pauses; returns the last word seen
+ * (acquire: when the locked byte reads clear, the owner's critical section
+ * happens-before ours; pairs with the release in rq_store_unlocked()).
+ */
+static uint32_t spin_while_locked(_Atomic uint32_t *word, uint32_t spins)
+{
+	uint32_t val;
+
+	while ((val = rq_load_word_acquire(word)) & RQ_LOCKED_MASK && spins--)
+		rq_cpu_relax();
+	return val;
+}
+
 static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, uint32_t val,
                         struct rq_wait *w)
 {
@@ -66,6 +84,12 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, u
 	rq_wait_publish(w, t, lock, idx);
 	if (!rq_take_pending_noted(t, word, &val, rq_try_set_pending))
 		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
+	/* A thread that holds no other lock has no checks to run at the
+	 * start of its wait (run_checks() returns at once for entry 0), so
+	 * it watches the owner first: most hand-overs complete within these
+	 * spins and never pay for setting up the bounded wait. */
+	if ((val & RQ_LOCKED_MASK) && idx == 0)
+		val = spin_while_locked(word, RQ_OWNER_SPINS);
 	if (val & RQ_LOCKED_MASK) {
 		int err = 0;
 
