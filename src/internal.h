@@ -261,7 +261,8 @@ struct rq_wait {
 	struct rq_thread *self;
 	uint32_t held_idx;   /* our entry in the held table */
 	uint32_t mask;       /* lock-word bits whose clearing ends the wait */
-	uint64_t duration;   /* ns */
+	uint32_t timeouts;   /* duration in timeouts (rq_wait_start()) */
+	uint64_t duration;   /* ns; set when the clock starts */
 	uint64_t start;      /* first poll */
 	uint64_t deadline;   /* 0 until the first poll */
 	uint64_t last_poll;  /* to discount time spent off CPU */

@@ -113,17 +113,16 @@ void rq_wait_start(struct rq_wait *w, rqspinlock_t *lock, struct rq_thread *self
 	w->self = self;
 	w->held_idx = held_idx;
 	w->mask = mask;
-	w->duration = rq_timeout_ns() * timeouts;
+	w->timeouts = timeouts;
 	w->deadline = 0;
 	w->spin = 0;
-	w->graces = RQ_GRACES;
 	w->suspect = 0;
 	w->queued = false;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
 	w->cycle.owner.tid = 0;
-	w->first.tid = 0;
-	w->base.tid = 0;
+	/* The rest (duration, graces, owner accounting) is set when the
+	 * clock starts (poll_clock()): short waits never need it. */
 }
 
 /* The lock's owner and its accounting into @cur; NULL if either is missing. */
@@ -264,6 +263,10 @@ static __attribute__((noinline)) int poll_clock(struct rq_wait *w)
 		 * interval never read it. */
 		uint64_t cap = res_spin_get_timeout_cap_ns();
 
+		w->duration = rq_timeout_ns() * w->timeouts;
+		w->graces = RQ_GRACES;
+		w->first.tid = 0;
+		w->base.tid = 0;
 		w->start = now;
 		w->deadline = now + w->duration;
 		w->hard = now + (cap > w->duration ? cap : w->duration);
