@@ -337,10 +337,13 @@ plots() {
 				for (j = 1; j <= nc; j++) printf " %s", (v[i, j] > 0 ? v[i, j] : "-"); print "" } }' \
 		"$out/sweep.csv" >"$out/throughput.dat"
 	nlocks=$(($(head -1 "$out/throughput.dat" | wc -w) - 1))
-	awk -F, 'NR > 1 && $2 == "rqspinlock" { r[$1] = $6; o[++n] = $1 }
+	# RQL/pthread_mutex: ratio of the medians (the paired one is in sweep.txt)
+	awk -F, 'NR > 1 && $2 == "rqspinlock" { r[$1] = $6; m[$1] = $3; o[++n] = $1 }
 		NR > 1 && $2 == "rqspinlock-tas" { t[$1] = $6 }
-		END { print "threads RQL/QL RQL-TAS/QL"
-			for (i = 1; i <= n; i++) print o[i], r[o[i]], (o[i] in t ? t[o[i]] : "-") }' \
+		NR > 1 && $2 == "pthread-mutex" { x[$1] = $3 }
+		END { print "threads RQL/QL RQL-TAS/QL RQL/pthread_mutex"
+			for (i = 1; i <= n; i++) print o[i], r[o[i]], (o[i] in t ? t[o[i]] : "-"),
+				(x[o[i]] > 0 ? m[o[i]] / x[o[i]] : "-") }' \
 		"$out/sweep.csv" >"$out/ratio.dat"
 	# Recovery histogram, one column per mode: bucket label, then counts.
 	awk -F, 'NR > 1 { key = $1 "-" $2; if (!(key in col)) { col[key] = ++nc; hdr[nc] = key }
@@ -368,9 +371,9 @@ plot for [i=2:$((nlocks + 1))] "$out/throughput.dat" using 1:i with linespoints 
 	title columnheader(i)
 set output "$out/ratio.png"
 set yrange [*:*]
-set ylabel "throughput ratio to QL (median of paired runs)"
-set title "rqspinlock / qspinlock-baseline (QL) throughput ratio"
-plot for [i=2:3] "$out/ratio.dat" using 1:i with linespoints lw 2 title columnheader(i), \
+set ylabel "throughput ratio (to QL: median of paired runs)"
+set title "rqspinlock / qspinlock-baseline (QL) and / pthread_mutex throughput ratios"
+plot for [i=2:4] "$out/ratio.dat" using 1:i with linespoints lw 2 title columnheader(i), \
 	0.95 with lines dt 2 lc rgb "red" title "goal 0.95", 1 with lines dt 3 lc rgb "gray" notitle
 set output "$out/recovery.png"
 unset logscale x
