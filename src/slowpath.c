@@ -214,11 +214,15 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t idx, str
 	/* The node may have been cold; the lock may be free by now. */
 	if (rq_try_steal(word))
 		goto release;
-	/* Before queueing: look for a deadlock (AA and cycles) once. */
-	rq_wait_start(w, lock, t, idx, ~0u, 1);
-	err = rq_wait_poll(w);
-	if (err)
-		goto release;
+	/* Before queueing: look for a deadlock (AA and cycles) once. A
+	 * thread that holds nothing (entry 0) has none to look for
+	 * (run_checks() would return at once). */
+	if (idx) {
+		rq_wait_start(w, lock, t, idx, ~0u, 1);
+		err = rq_wait_poll(w);
+		if (err)
+			goto release;
+	}
 	tail = rq_encode_tail(t->slot, t->qnode);
 	st = rq_enqueue(word, node, tail, (uintptr_t)lock);
 	if (st == RQ_NODE_WAIT)
