@@ -111,6 +111,12 @@ static double hammer_once(const struct config *cfg, const struct lk_ops *ops, in
 
 static const char *const ref_names[] = {"ql", "pthread-spin", "pthread-mutex"};
 
+/* The repetitions of lock @l: ns is [lock][rep]. */
+static const double *reps_of(const double *ns, int reps, int l)
+{
+	return &ns[(size_t)l * (size_t)reps];
+}
+
 /* ns ratio lock/ref, median of the per-repetition ratios; 0 without ref. */
 static double ns_ratio(const double *ns, int reps, int l, int ref)
 {
@@ -120,7 +126,9 @@ static double ns_ratio(const double *ns, int reps, int l, int ref)
 	if (ref < 0)
 		return 0;
 	for (int i = 0; i < n; i++)
-		r[i] = ns[ref * reps + i] > 0 ? ns[l * reps + i] / ns[ref * reps + i] : 0;
+		r[i] = reps_of(ns, reps, ref)[i] > 0
+		           ? reps_of(ns, reps, l)[i] / reps_of(ns, reps, ref)[i]
+		           : 0;
 	return bench_median(r, n, NULL, NULL);
 }
 
@@ -136,7 +144,7 @@ static void print_hammer_text(FILE *f, const struct config *cfg, const double *n
 	        threads, (unsigned long long)cfg->iters, reps, "lock", "median", "min", "max",
 	        "vs ql", "vs pspin", "vs mutex");
 	for (int l = 0; l < cfg->nlocks; l++) {
-		double mn, mx, m = bench_median(&ns[l * reps], reps, &mn, &mx);
+		double mn, mx, m = bench_median(reps_of(ns, reps, l), reps, &mn, &mx);
 		fprintf(f, "%-16s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", cfg->locks[l]->name, m,
 		        mn, mx, ns_ratio(ns, reps, l, ref[0]), ns_ratio(ns, reps, l, ref[1]),
 		        ns_ratio(ns, reps, l, ref[2]));
@@ -174,7 +182,7 @@ static void write_hammer_data(const struct config *cfg, const double *ns, int th
 		        "\"locks\":[",
 		        threads, (unsigned long long)cfg->iters, reps);
 	for (int l = 0; l < cfg->nlocks; l++) {
-		double mn, mx, m = bench_median(&ns[l * reps], reps, &mn, &mx);
+		double mn, mx, m = bench_median(reps_of(ns, reps, l), reps, &mn, &mx);
 		double q = ns_ratio(ns, reps, l, ref[0]), p = ns_ratio(ns, reps, l, ref[1]);
 		double x = ns_ratio(ns, reps, l, ref[2]);
 		const char *name = cfg->locks[l]->name;
@@ -182,7 +190,7 @@ static void write_hammer_data(const struct config *cfg, const double *ns, int th
 			fprintf(csv, "%d,%s,%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%llu", threads, name, m,
 			        mn, mx, q, p, x, (unsigned long long)bad[l]);
 			for (int i = 0; i < reps; i++)
-				fprintf(csv, ",%.3f", ns[l * reps + i]);
+				fprintf(csv, ",%.3f", reps_of(ns, reps, l)[i]);
 			fprintf(csv, "\n");
 		}
 		if (json)
@@ -215,7 +223,8 @@ int bench_hammer(const struct config *cfg)
 			if (cfg->progress)
 				fprintf(stderr, "\r  hammer rep %d/%d  %-14s", rep + 1, reps,
 				        cfg->locks[l]->name);
-			ns[l * reps + rep] = hammer_once(cfg, cfg->locks[l], threads, &bad[l]);
+			ns[(size_t)l * (size_t)reps + (size_t)rep] =
+			    hammer_once(cfg, cfg->locks[l], threads, &bad[l]);
 		}
 	if (cfg->progress)
 		fprintf(stderr, "\r%*s\r", 50, "");
