@@ -2,8 +2,13 @@
 # make bench: build rqtorture (Release, in build/bench), then
 #   1. sweep every lock type over thread counts 1..4x the CPUs (interleaved,
 #      repeated, medians), with the RQL/QL table of the kernel cover letter;
+#      and the RQL/pthread_mutex table (goal at 1 and 2 threads, reported
+#      beyond the CPUs);
 #   2. uncontended lock+unlock cost: ns (interleaved) and callgrind
 #      instruction counts (also of the opt-in RQSPINLOCK_INLINE fast path);
+#      then the two-thread hammer (critical section one shared increment,
+#      500k acquisitions per thread, 9 interleaved repetitions): ns per
+#      acquisition, ratios to QL, pthread_spin and pthread_mutex;
 #   3. deadlock injection AA / ABBA / ABBCCA, direct and from signal handlers,
 #      with recovery-latency histograms;
 #   4. the pthread drop-in: glibc pthread_spin_lock against the same calls with
@@ -18,7 +23,7 @@
 #   7. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
 # Results: build/bench-results/ (text, CSV, JSON, PNG). About 6 minutes on 2 CPUs.
 # scripts/bench.sh --plots redraws the plots of the last run; --dropin runs
-# only section 4; --publish copies
+# only section 4; --hammer only the two-thread hammer; --publish copies
 # the last run into bench/results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
 # Exit status: 0 when every step ran (FAILURE verdicts are reported, not fatal),
 # 1 when the tool could not run or detected a hang.
@@ -28,7 +33,8 @@
 # BENCH_LOCKS (all), BENCH_OUT (build/bench-results), BENCH_CALLGRIND_ITERS (100000),
 # BENCH_PIN (none; spread pins thread i to CPU i mod n), BENCH_ARGS (more rqtorture
 # options for the sweep, e.g. "--cs-ns 100 --ncs-ns 200"), BENCH_MAPS_REPS (5),
-# BENCH_MAPS_MS (200 ms per map run; 0 skips the maps step).
+# BENCH_MAPS_MS (200 ms per map run; 0 skips the maps step), BENCH_HAMMER_REPS (9),
+# BENCH_HAMMER_ITERS (500000 acquisitions per thread and run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -146,6 +152,13 @@ uncontended() {
 		tee -a "$out/uncontended.txt"
 	cp "$tmp/cg.csv" "$out/callgrind.csv"
 	rm -rf "$tmp"
+}
+
+hammer() {
+	local hreps=${BENCH_HAMMER_REPS:-9} hiters=${BENCH_HAMMER_ITERS:-500000}
+	say "two-thread hammer: $hreps interleaved reps x $hiters acquisitions per thread"
+	run "$out/hammer.txt" --hammer --reps "$hreps" --iters "$hiters" --pin spread \
+		--csv "$out/hammer.csv" --json "$out/hammer.json"
 }
 
 inject() {
@@ -289,6 +302,24 @@ unset multiplot
 EOF
 }
 
+# Hammer plot: ns per acquisition per lock (median), one bar each.
+plot_hammer() {
+	[ -f "$out/hammer.csv" ] || return 0
+	awk -F, 'NR > 1 { print $2, $3 }' "$out/hammer.csv" >"$out/hammer.dat"
+	gnuplot <<EOF
+set terminal pngcairo size 800,480 font ",11"
+set output "$out/hammer.png"
+set termoption noenhanced
+set title "Two-thread hammer: ns per acquisition (median of interleaved runs; lower is faster)"
+set style data histograms
+set style fill solid 0.8 border -1
+set grid ytics
+set yrange [0:*]
+set ylabel "ns per acquisition"
+plot "$out/hammer.dat" using 2:xtic(1) notitle
+EOF
+}
+
 plots() {
 	say "plots"
 	if ! command -v gnuplot >/dev/null; then
@@ -306,10 +337,13 @@ plots() {
 				for (j = 1; j <= nc; j++) printf " %s", (v[i, j] > 0 ? v[i, j] : "-"); print "" } }' \
 		"$out/sweep.csv" >"$out/throughput.dat"
 	nlocks=$(($(head -1 "$out/throughput.dat" | wc -w) - 1))
-	awk -F, 'NR > 1 && $2 == "rqspinlock" { r[$1] = $6; o[++n] = $1 }
+	# RQL/pthread_mutex: ratio of the medians (the paired one is in sweep.txt)
+	awk -F, 'NR > 1 && $2 == "rqspinlock" { r[$1] = $6; m[$1] = $3; o[++n] = $1 }
 		NR > 1 && $2 == "rqspinlock-tas" { t[$1] = $6 }
-		END { print "threads RQL/QL RQL-TAS/QL"
-			for (i = 1; i <= n; i++) print o[i], r[o[i]], (o[i] in t ? t[o[i]] : "-") }' \
+		NR > 1 && $2 == "pthread-mutex" { x[$1] = $3 }
+		END { print "threads RQL/QL RQL-TAS/QL RQL/pthread_mutex"
+			for (i = 1; i <= n; i++) print o[i], r[o[i]], (o[i] in t ? t[o[i]] : "-"),
+				(x[o[i]] > 0 ? m[o[i]] / x[o[i]] : "-") }' \
 		"$out/sweep.csv" >"$out/ratio.dat"
 	# Recovery histogram, one column per mode: bucket label, then counts.
 	awk -F, 'NR > 1 { key = $1 "-" $2; if (!(key in col)) { col[key] = ++nc; hdr[nc] = key }
@@ -337,9 +371,9 @@ plot for [i=2:$((nlocks + 1))] "$out/throughput.dat" using 1:i with linespoints 
 	title columnheader(i)
 set output "$out/ratio.png"
 set yrange [*:*]
-set ylabel "throughput ratio to QL (median of paired runs)"
-set title "rqspinlock / qspinlock-baseline (QL) throughput ratio"
-plot for [i=2:3] "$out/ratio.dat" using 1:i with linespoints lw 2 title columnheader(i), \
+set ylabel "throughput ratio (to QL: median of paired runs)"
+set title "rqspinlock / qspinlock-baseline (QL) and / pthread_mutex throughput ratios"
+plot for [i=2:4] "$out/ratio.dat" using 1:i with linespoints lw 2 title columnheader(i), \
 	0.95 with lines dt 2 lc rgb "red" title "goal 0.95", 1 with lines dt 3 lc rgb "gray" notitle
 set output "$out/recovery.png"
 unset logscale x
@@ -355,6 +389,7 @@ set title "Deadlock recovery latency: AA / ABBA / ABBCCA, direct and from signal
 plot for [i=2:7] "$out/recovery.dat" using i:xtic(1) title columnheader(i)
 EOF
 	plot_maps
+	plot_hammer
 	ls -1 "$out"/*.png
 }
 
@@ -383,10 +418,13 @@ def block(text, start, stop=None):
             lines.append(line)
     return "\n".join(lines)
 sweep, unc, inj = read("sweep.txt"), read("uncontended.txt"), read("inject.txt")
+hammer = read("hammer.txt")
 parts = {
+    "mutex": block(sweep, "rqspinlock (RQL) vs glibc pthread_mutex"),
+    "hammer": block(hammer, "Hammer") + "\n\n" + block(hammer, "Goals"),
     "machine": read("machine.txt").strip(),
     "throughput": block(sweep, "Throughput"),
-    "ratio": block(sweep, "rqspinlock (RQL)"),
+    "ratio": block(sweep, "rqspinlock (RQL) vs qspinlock"),
     "goals": block(sweep, "Goals"),
     "uncontended": block(unc, "Uncontended") + "\n\n" + block(unc, "Instructions"),
     "recovery": block(inj, "Recovery latency summary"),
@@ -454,11 +492,17 @@ case "${1:-}" in
 	dropin
 	exit $status
 	;;
+--hammer) # the two-thread hammer only
+	build
+	hammer
+	exit $status
+	;;
 esac
 build
 describe_machine
 sweep
 uncontended
+hammer
 inject
 dropin
 maps
@@ -466,7 +510,8 @@ bpf_section
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 plots
 say "done: results in $out/"
-grep -h -- '--- End of test' "$out"/sweep.txt "$out"/uncontended.txt "$out"/inject.txt | sort | uniq -c
+grep -h -- '--- End of test' "$out"/sweep.txt "$out"/uncontended.txt "$out"/hammer.txt \
+	"$out"/inject.txt | sort | uniq -c
 if [ "$verdict_failures" -gt 0 ]; then
 	echo "bench: $verdict_failures run(s) ended with a FAILURE verdict: see the reports above"
 fi

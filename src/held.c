@@ -142,25 +142,6 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
 	}
 }
 
-/*
- * The current wait took (@on) or gave up its lock's pending bit
- * (RQ_NOTE_PENDING), or became or stopped being its queue's head
- * (RQ_NOTE_HEAD). Only this thread writes the mask; a signal handler
- * interrupting the load/store pair leaves its own bits as it found them
- * (clear) before returning. Relaxed: it is read by detectors only as
- * evidence they confirm over two checks.
- */
-void rq_wait_note(struct rq_thread *t, uint32_t what, bool on)
-{
-	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
-	uint32_t bits = atomic_load_explicit(&t->wr.pend, memory_order_relaxed);
-
-	if (nw == 0 || nw > RQ_NR_WAIT)
-		return;
-	bits = on ? bits | 1u << (nw - 1 + what) : bits & ~(1u << (nw - 1 + what));
-	atomic_store_explicit(&t->wr.pend, bits, memory_order_relaxed);
-}
-
 void rq_wait_pop(struct rq_thread *t)
 {
 	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);

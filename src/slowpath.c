@@ -55,6 +55,24 @@ enum { RQ_GO_QUEUE = 1 };
  * queue down in order. */
 #define RQ_QUEUED_TIMEOUTS 3
 
+/* Spins a waiter that holds no other lock watches its owner before it sets
+ * up a bounded wait: one poll interval of rq_wait_poll(). */
+#define RQ_OWNER_SPINS 64u
+
+/*
+ * Watch the owner for at most @spins pauses; returns the last word seen
+ * (acquire: when the locked byte reads clear, the owner's critical section
+ * happens-before ours; pairs with the release in rq_store_unlocked()).
+ */
+static uint32_t spin_while_locked(_Atomic uint32_t *word, uint32_t spins)
+{
+	uint32_t val;
+
+	while ((val = rq_load_word_acquire(word)) & RQ_LOCKED_MASK && spins--)
+		rq_cpu_relax();
+	return val;
+}
+
 static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t val, struct rq_attempt *w)
 {
 	_Atomic uint32_t *word = &lock->val;
@@ -65,6 +83,12 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t val, s
 	rq_wait_publish(w);
 	if (!rq_take_pending_noted(t, word, &val, rq_try_set_pending))
 		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
+	/* A thread that holds no other lock has no checks to run at the
+	 * start of its wait (run_checks() returns at once for entry 0), so
+	 * it watches the owner first: most hand-overs complete within these
+	 * spins and never pay for setting up the bounded wait. */
+	if ((val & RQ_LOCKED_MASK) && w->held_idx == 0)
+		val = spin_while_locked(word, RQ_OWNER_SPINS);
 	if (val & RQ_LOCKED_MASK) {
 		int err = 0;
 
@@ -188,11 +212,15 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_attempt
 	/* The node may have been cold; the lock may be free by now. */
 	if (rq_try_steal(word))
 		goto release;
-	/* Before queueing: look for a deadlock (AA and cycles) once. */
-	rq_wait_start(w, ~0u, 1);
-	err = rq_wait_poll(w);
-	if (err)
-		goto release;
+	/* Before queueing: look for a deadlock (AA and cycles) once. A
+	 * thread that holds nothing (entry 0) has none to look for
+	 * (run_checks() would return at once). */
+	if (w->held_idx) {
+		rq_wait_start(w, ~0u, 1);
+		err = rq_wait_poll(w);
+		if (err)
+			goto release;
+	}
 	tail = rq_encode_tail(t->slot, t->qnode);
 	st = rq_enqueue(word, node, tail, (uintptr_t)lock);
 	if (st == RQ_NODE_WAIT)
@@ -242,7 +270,9 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
 	int err;
 
 	rq_attempt_init(&w, t, lock, held_idx);
-	err = rq_check_aa(t, lock, held_idx);
+	/* Entry 0 has nothing below it: no context of this thread holds or
+	 * waits for anything, so there is no AA to find. */
+	err = held_idx ? rq_check_aa(t, lock, held_idx) : 0;
 	if (unlikely(err)) {
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
 		return rq_fail(t, lock, held_idx, err, &w.cycle, false);

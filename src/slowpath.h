@@ -42,7 +42,8 @@ struct rq_attempt {
 	};
 	struct {                     /* the timer of the current wait phase */
 		uint32_t mask;       /* lock-word bits whose clearing ends the wait */
-		uint64_t duration;   /* ns */
+		uint32_t timeouts;   /* length in timeouts (rq_wait_start()) */
+		uint64_t duration;   /* ns; set when the clock starts */
 		uint64_t start;      /* first poll */
 		uint64_t deadline;   /* 0 until the first poll */
 		uint64_t last_poll;  /* to discount time spent off CPU */

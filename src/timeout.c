@@ -61,17 +61,16 @@
 void rq_wait_start(struct rq_attempt *w, uint32_t mask, uint32_t timeouts)
 {
 	w->mask = mask;
-	w->duration = rq_timeout_ns() * timeouts;
+	w->timeouts = timeouts;
 	w->deadline = 0;
 	w->spin = 0;
-	w->graces = RQ_GRACES;
 	w->suspect = 0;
 	w->queued = false;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
 	w->cycle.owner.tid = 0;
-	w->first.tid = 0;
-	w->base.tid = 0;
+	/* The rest (duration, graces, owner accounting) is set when the
+	 * clock starts (poll_clock()): short waits never need it. */
 }
 
 /* The lock's owner and its accounting into @cur; NULL if either is missing. */
@@ -188,13 +187,17 @@ static int run_checks(struct rq_attempt *w)
 	/* Freed meanwhile? Then there is nothing to detect. */
 	if (!(rq_word_load_relaxed(&w->lock->val) & w->mask))
 		return 0;
+	/* Holding nothing (our entry is the first): neither an AA nor a
+	 * cycle can run through us. */
+	if (w->held_idx == 0)
+		return 0;
 	err = rq_check_aa(w->self, w->lock, w->held_idx);
 	if (err) {
 		w->cycle.event = RQSPINLOCK_EV_AA;
 		return err;
 	}
-	/* Holding nothing, or invisible to others: cannot be in a cycle. */
-	if (w->held_idx == 0 || w->self->slot == RQ_NO_SLOT)
+	/* Invisible to others: cannot be in a cycle. */
+	if (w->self->slot == RQ_NO_SLOT)
 		return 0;
 	return rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect);
 }
@@ -208,6 +211,10 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 		 * interval never read it. */
 		uint64_t cap = res_spin_get_timeout_cap_ns();
 
+		w->duration = rq_timeout_ns() * w->timeouts;
+		w->graces = RQ_GRACES;
+		w->first.tid = 0;
+		w->base.tid = 0;
 		w->start = now;
 		w->deadline = now + w->duration;
 		w->hard = now + (cap > w->duration ? cap : w->duration);

@@ -5,6 +5,7 @@
  * that drift on a noisy machine hits all locks alike; medians and spread
  * per cell, and the RQL/QL ratio as the median of per-repetition pairs.
  * --uncontended: one thread, lock+unlock pairs, ns per pair, interleaved.
+ * (--hammer is in hammer.c.)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Median of n values (sorted copy), plus min and max. */
-static double median3(const double *v, int n, double *mn, double *mx)
+double bench_median(const double *v, int n, double *mn, double *mx)
 {
 	double s[256];
 
@@ -47,7 +48,7 @@ static double *cell(const struct sweep *s, int t, int l)
 	return &s->ops[((size_t)t * (size_t)s->nl + (size_t)l) * (size_t)s->reps];
 }
 
-static int find_lock(const struct config *cfg, const char *name)
+int bench_find_lock(const struct config *cfg, const char *name)
 {
 	for (int i = 0; i < cfg->nlocks; i++)
 		if (strcmp(cfg->locks[i]->name, name) == 0)
@@ -57,7 +58,7 @@ static int find_lock(const struct config *cfg, const char *name)
 
 static double cell_median(const struct sweep *s, int t, int l, double *mn, double *mx)
 {
-	return median3(cell(s, t, l), s->reps, mn, mx);
+	return bench_median(cell(s, t, l), s->reps, mn, mx);
 }
 
 /* RQL/QL as the median of the per-repetition ratios (runs of a pair are adjacent). */
@@ -68,7 +69,7 @@ static double paired_ratio(const struct sweep *s, int t, int a, int b, double *m
 
 	for (int i = 0; i < n; i++)
 		r[i] = cell(s, t, b)[i] > 0 ? cell(s, t, a)[i] / cell(s, t, b)[i] : 0;
-	return median3(r, n, mn, mx);
+	return bench_median(r, n, mn, mx);
 }
 
 static void run_cells(const struct config *cfg, struct sweep *s)
@@ -123,12 +124,12 @@ static void print_tput_table(FILE *f, const struct config *cfg, const struct swe
 	}
 }
 
-/* The cover letter's table: Threads QL RQL Speedup. */
+/* The cover letter's table: Threads QL RQL Speedup (or another reference than QL). */
 static void print_ratio_table(FILE *f, const struct config *cfg, const struct sweep *s, int rq,
-                              int ql)
+                              int ql, const char *title, const char *ref)
 {
-	fprintf(f, "\nrqspinlock (RQL) vs qspinlock baseline (QL), acquisitions/s, medians\n");
-	fprintf(f, "%-8s%-14s%-14s%-9s%-22s\n", "Threads", "QL", "RQL", "Speedup",
+	fprintf(f, "\nrqspinlock (RQL) vs %s, acquisitions/s, medians\n", title);
+	fprintf(f, "%-8s%-14s%-14s%-9s%-22s\n", "Threads", ref, "RQL", "Speedup",
 	        "paired ratio [min-max]");
 	fprintf(f, "---------------------------------------------------------------------\n");
 	for (int t = 0; t < s->nt; t++) {
@@ -162,7 +163,26 @@ static void goal(FILE *f, bool ok, const char *label, double measured, const cha
 	fprintf(f, "  %-4s %s = %.2f (goal %s)\n", ok ? "PASS" : "FAIL", label, measured, target);
 }
 
-static void print_goals(FILE *f, const struct config *cfg, const struct sweep *s, int rq, int ql)
+/* RQL against pthread_mutex: a goal at 1 and 2 threads; reported (no goal) beyond the CPUs. */
+static void mutex_goal(FILE *f, const struct sweep *s, int t, int th, int rq, int mutex)
+{
+	char label[160];
+	double p;
+
+	if (mutex < 0 || (th > 2 && th <= ncpus()))
+		return;
+	p = paired_ratio(s, t, rq, mutex, NULL, NULL);
+	if (th <= 2) {
+		snprintf(label, sizeof(label), "%3d threads: RQL/pthread_mutex", th);
+		goal(f, p >= 1.0, label, p, ">= 1.00");
+	} else {
+		fprintf(f, "  INFO %3d threads (oversubscribed): RQL/pthread_mutex = %.2f\n", th,
+		        p);
+	}
+}
+
+static void print_goals(FILE *f, const struct config *cfg, const struct sweep *s, int rq, int ql,
+                        int mutex)
 {
 	int cpus = ncpus();
 	char label[160];
@@ -176,6 +196,7 @@ static void print_goals(FILE *f, const struct config *cfg, const struct sweep *s
 			snprintf(label, sizeof(label), "%3d threads: RQL/QL", th);
 			goal(f, p >= 0.95, label, p, ">= 0.95");
 		}
+		mutex_goal(f, s, t, th, rq, mutex);
 		const char *who;
 		double ck = best_of(cfg, s, t, LK_CK, &who);
 		if (th <= 2 && ck > 0) {
@@ -257,7 +278,8 @@ static void write_sweep_json(const struct config *cfg, const struct sweep *s, in
 int bench_sweep(const struct config *cfg)
 {
 	struct sweep s = {cfg->nthreads, cfg->nlocks, cfg->reps, NULL, NULL, NULL};
-	int rq = find_lock(cfg, "rqspinlock"), ql = find_lock(cfg, "ql");
+	int rq = bench_find_lock(cfg, "rqspinlock"), ql = bench_find_lock(cfg, "ql");
+	int mutex = bench_find_lock(cfg, "pthread-mutex");
 	bool ok = true;
 
 	s.ops = xcalloc((size_t)s.nt * (size_t)s.nl * (size_t)s.reps, sizeof(double));
@@ -267,9 +289,13 @@ int bench_sweep(const struct config *cfg)
 	if (!cfg->quiet) {
 		print_tput_table(cfg->text, cfg, &s);
 		if (rq >= 0 && ql >= 0)
-			print_ratio_table(cfg->text, cfg, &s, rq, ql);
+			print_ratio_table(cfg->text, cfg, &s, rq, ql, "qspinlock baseline (QL)",
+			                  "QL");
+		if (rq >= 0 && mutex >= 0)
+			print_ratio_table(cfg->text, cfg, &s, rq, mutex, "glibc pthread_mutex",
+			                  "mutex");
 		if (rq >= 0)
-			print_goals(cfg->text, cfg, &s, rq, ql);
+			print_goals(cfg->text, cfg, &s, rq, ql, mutex);
 	}
 	for (int i = 0; i < s.nt * s.nl; i++)
 		if (s.violations[i] ||
@@ -323,7 +349,7 @@ int bench_uncontended(const struct config *cfg)
 	int nl = cfg->nlocks, reps = cfg->reps;
 	double *ns = xcalloc((size_t)nl * (size_t)reps, sizeof(double));
 	uint64_t errors = 0;
-	int ql = find_lock(cfg, "ql"), ps = find_lock(cfg, "pthread-spin");
+	int ql = bench_find_lock(cfg, "ql"), ps = bench_find_lock(cfg, "pthread-spin");
 	FILE *csv = open_out(cfg->csv_path), *json = open_out(cfg->json_path);
 
 	(void)pin_thread(cfg->pin, 0);
@@ -344,9 +370,9 @@ int bench_uncontended(const struct config *cfg)
 		fprintf(json, "{\"mode\":\"uncontended\",\"reps\":%d,\"iters\":%llu,\"locks\":[",
 		        reps, (unsigned long long)cfg->iters);
 	for (int l = 0; l < nl; l++) {
-		double mn, mx, m = median3(row_of(ns, l, reps), reps, &mn, &mx);
-		double q = ql >= 0 ? median3(row_of(ns, ql, reps), reps, NULL, NULL) : 0;
-		double p = ps >= 0 ? median3(row_of(ns, ps, reps), reps, NULL, NULL) : 0;
+		double mn, mx, m = bench_median(row_of(ns, l, reps), reps, &mn, &mx);
+		double q = ql >= 0 ? bench_median(row_of(ns, ql, reps), reps, NULL, NULL) : 0;
+		double p = ps >= 0 ? bench_median(row_of(ns, ps, reps), reps, NULL, NULL) : 0;
 		if (!cfg->quiet)
 			fprintf(cfg->text, "%-16s %8.2f %8.2f %8.2f %8.2f %8.2f\n",
 			        cfg->locks[l]->name, m, mn, mx, q > 0 ? m / q : 0,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* rqtorture: entry point; dispatches to the torture, sweep, uncontended and inject modes. */
+/* rqtorture: entry point; dispatches to the torture, sweep, uncontended, hammer and inject
+ * modes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -110,6 +111,8 @@ int main(int argc, char **argv)
 		return bench_sweep(&cfg);
 	case MODE_UNCONTENDED:
 		return bench_uncontended(&cfg);
+	case MODE_HAMMER:
+		return bench_hammer(&cfg);
 	case MODE_INJECT:
 		return inject_all(&cfg);
 	case MODE_TORTURE:

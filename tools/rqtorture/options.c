@@ -16,13 +16,18 @@ static const char usage_text[] =
     "      --sweep              benchmark: every lock at every thread count, interleaved,\n"
     "                           repeated; tables of medians and the RQL/QL ratio\n"
     "      --uncontended        one thread: ns per lock+unlock pair, interleaved\n"
+    "      --hammer             short critical sections: -t threads (default 2) each\n"
+    "                           take the lock --iters times (default 500000), one shared\n"
+    "                           increment inside; ns per acquisition, interleaved, with\n"
+    "                           ratios to ql, pthread-spin and pthread-mutex\n"
     "      --inject KIND        deadlock injection: aa, abba or abbcca; recovery report\n"
     "      --list               list lock types and whether they are available\n"
     "\n"
     "Locks and threads:\n"
     "  -l, --lock LIST          comma-separated lock types or 'all' (see --list);\n"
-    "                           default rqspinlock (torture, inject) or all (sweep,\n"
-    "                           uncontended)\n"
+    "                           default rqspinlock (torture, inject), all (sweep,\n"
+    "                           uncontended) or rqspinlock,ql,pthread-spin,\n"
+    "                           pthread-mutex (hammer)\n"
     "  -t, --threads LIST       writer threads; a list for --sweep (default: number of\n"
     "                           CPUs; sweep: 1,2,4,... up to 4x the CPUs)\n"
     "      --pin POLICY         none (default), spread (thread i on CPU i mod n), single\n"
@@ -47,8 +52,9 @@ static const char usage_text[] =
     "      --overload N         N extra threads spin on the first CPU for the whole run\n"
     "                           (CPU overload; with -t NCPUS --pin spread: one writer\n"
     "                           per CPU, the owner often preempted); default 0\n"
-    "      --reps N             repetitions per cell (sweep 5, uncontended 11)\n"
-    "      --iters N            pairs per uncontended run (default 1000000)\n"
+    "      --reps N             repetitions per cell (sweep 5, uncontended 11, hammer 9)\n"
+    "      --iters N            pairs per uncontended run (default 1000000), or\n"
+    "                           acquisitions per thread per hammer run (500000)\n"
     "\n"
     "Deadlock injection (--inject, resilient locks only):\n"
     "      --via direct|signal  direct: threads build the cycle at a barrier each round;\n"
@@ -73,6 +79,7 @@ static const char usage_text[] =
 enum {
 	OPT_SWEEP = 256,
 	OPT_UNCONTENDED,
+	OPT_HAMMER,
 	OPT_INJECT,
 	OPT_LIST,
 	OPT_PIN,
@@ -101,6 +108,7 @@ enum {
 static const struct option long_opts[] = {
     {"sweep", no_argument, NULL, OPT_SWEEP},
     {"uncontended", no_argument, NULL, OPT_UNCONTENDED},
+    {"hammer", no_argument, NULL, OPT_HAMMER},
     {"inject", required_argument, NULL, OPT_INJECT},
     {"list", no_argument, NULL, OPT_LIST},
     {"lock", required_argument, NULL, 'l'},
@@ -303,20 +311,26 @@ static int parse_number(struct config *cfg, int opt, const char *arg)
 
 static void defaults_for_mode(struct config *cfg, bool dur_set, bool warm_set)
 {
-	bool sweep = cfg->mode == MODE_SWEEP;
+	bool sweep = cfg->mode == MODE_SWEEP, hammer = cfg->mode == MODE_HAMMER;
 
 	if (!dur_set)
 		cfg->duration_s = sweep ? 0.3 : cfg->mode == MODE_INJECT ? 2.0 : 5.0;
 	if (!warm_set)
 		cfg->warmup_s = sweep ? 0.05 : 0.1;
 	if (cfg->reps == 0)
-		cfg->reps = cfg->mode == MODE_UNCONTENDED ? 11 : 5;
+		cfg->reps = cfg->mode == MODE_UNCONTENDED ? 11 : hammer ? 9 : 5;
+	if (cfg->iters == 0)
+		cfg->iters = hammer ? 500000 : 1000000;
 	if (cfg->nlocks == 0) {
 		if (sweep || cfg->mode == MODE_UNCONTENDED)
 			add_all_locks(cfg);
+		else if (hammer)
+			(void)parse_locks(cfg, "rqspinlock,ql,pthread-spin,pthread-mutex");
 		else
 			cfg->locks[cfg->nlocks++] = lk_find("rqspinlock");
 	}
+	if (cfg->nthreads == 0 && hammer)
+		cfg->threads[cfg->nthreads++] = 2;
 	if (cfg->nthreads == 0 && cfg->mode != MODE_INJECT) {
 		int max = 4 * ncpus();
 		if (sweep) {
@@ -338,7 +352,6 @@ static void config_init(struct config *cfg)
 	cfg->seed = 1;
 	cfg->lat_every = 16;
 	cfg->long_hold_ns = 1000000;
-	cfg->iters = 1000000;
 	cfg->hold_ns = 200000;
 	cfg->timer_ns = 50000;
 }
@@ -355,6 +368,9 @@ static int parse_one(struct config *cfg, int c, const char *arg)
 		return 0;
 	case OPT_UNCONTENDED:
 		cfg->mode = MODE_UNCONTENDED;
+		return 0;
+	case OPT_HAMMER:
+		cfg->mode = MODE_HAMMER;
 		return 0;
 	case OPT_LIST:
 		cfg->mode = MODE_LIST;
@@ -412,6 +428,10 @@ int parse_options(int argc, char **argv, struct config *cfg)
 	}
 	if (optind < argc)
 		return bad("argument", argv[optind]);
+	if (cfg->mode == MODE_HAMMER && cfg->nthreads > 1) {
+		fputs("rqtorture: --hammer takes one thread count, not a list\n", stderr);
+		return -EINVAL;
+	}
 	defaults_for_mode(cfg, dur_set, warm_set);
 	bool stdout_data = (cfg->json_path && strcmp(cfg->json_path, "-") == 0) ||
 	                   (cfg->csv_path && strcmp(cfg->csv_path, "-") == 0);

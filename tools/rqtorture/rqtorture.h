@@ -11,6 +11,7 @@
  *   torture.c  writer threads, one timed run, stutter, progress, watchdog
  *   inject.c   AA / ABBA / ABBCCA deadlock injection, direct and from signals
  *   bench.c    interleaved sweep and uncontended cost
+ *   hammer.c   two-thread short-critical-section hammer, ns per acquisition
  *   output.c   text, JSON and CSV reports
  */
 #ifndef RQTORTURE_H
@@ -149,7 +150,7 @@ void rec_label(size_t i, char *buf, size_t len);
 
 /* ---- configuration ------------------------------------------------- */
 
-enum mode { MODE_TORTURE, MODE_SWEEP, MODE_UNCONTENDED, MODE_INJECT, MODE_LIST };
+enum mode { MODE_TORTURE, MODE_SWEEP, MODE_UNCONTENDED, MODE_HAMMER, MODE_INJECT, MODE_LIST };
 enum inject_kind { INJ_AA = 1, INJ_ABBA = 2, INJ_ABBCCA = 3 };
 
 struct config {
@@ -243,6 +244,11 @@ const char *inject_name(enum inject_kind k);
 
 int bench_sweep(const struct config *cfg);
 int bench_uncontended(const struct config *cfg);
+int bench_hammer(const struct config *cfg);
+/* bench.c: median of @n values (and min, max; either may be NULL) */
+double bench_median(const double *v, int n, double *mn, double *mx);
+/* bench.c: index of lock type @name in cfg->locks, or -1 */
+int bench_find_lock(const struct config *cfg, const char *name);
 
 void lib_stats_delta(struct rqspinlock_stats *out, const struct rqspinlock_stats *before);
 

@@ -2,7 +2,7 @@
 # Smoke test of rqtorture (CTest): a short run, its verdict parsed, its JSON
 # validated with python3 -m json.tool. Throughput figures are never asserted.
 # Usage: smoke.sh RQTORTURE KIND [rqtorture options]
-#   KIND: torture | inject | sweep | uncontended | overload | usage
+#   KIND: torture | inject | sweep | uncontended | overload | hammer | usage
 set -uo pipefail
 bin=$1 kind=$2; shift 2
 scale=${RQ_TEST_SCALE:-1}
@@ -62,6 +62,18 @@ overload)
 	grep -q -- '-ETIMEDOUT 0 ' "$tmp/out" || fail "timeouts under overload"
 	grep -E 'deadline_extensions|Errors' "$tmp/out"
 	;;
+hammer)
+	check_run 0 --hammer --reps 3 --iters 20000 "$@"
+	python3 - "$tmp/run.json" <<'PY' || fail "hammer report inconsistent"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["mode"] == "hammer" and r["threads"] == 2, r
+names = [l["lock"] for l in r["locks"]]
+assert names == ["rqspinlock", "ql", "pthread-spin", "pthread-mutex"], names
+assert all(l["errors"] == 0 and l["median_ns"] > 0 for l in r["locks"]), r
+assert r["locks"][1]["ratio_vs_ql"] == 1.0, r
+PY
+	;;
 usage)
 	help=$("$bin" --help) || fail "--help exit status"
 	grep -q '^Usage: rqtorture' <<<"$help" || fail "--help text"
@@ -69,6 +81,7 @@ usage)
 	"$bin" -l nosuchlock >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown lock must exit 2"
 	"$bin" --inject aa -l ql >/dev/null 2>&1; [ $? -eq 2 ] || fail "inject on QL must exit 2"
 	"$bin" -t 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "zero threads must exit 2"
+	"$bin" --hammer -t 1,2 >/dev/null 2>&1; [ $? -eq 2 ] || fail "hammer thread list must exit 2"
 	list=$("$bin" --list) || fail "--list exit status"
 	grep -q '^rqspinlock ' <<<"$list" || fail "--list text"
 	;;

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The contended path's hand-over, without a second thread: the fast path's
+ * CAS "saw" the lock taken (val 1) but the owner has left by the time the
+ * slow path runs, so every acquisition goes through the pending bit without
+ * spinning (publish the wait, take pending, turn it into the lock, pop the
+ * wait). The out-of-line wrappers are what callgrind's
+ * --toggle-collect='lkop_*' counts (docs/BENCHMARKS.md, "Contended path"):
+ * the slow path's fixed cost per hand-over, spinning excluded.
+ * As a test: every acquisition succeeds as a pending waiter (lock_pending
+ * moves by one per pair, lock_slowpath not at all) and leaves the word free
+ * and the held table empty.
+ *
+ * Usage: handover_pair [PAIRS] (default 100000); exit status 0 on success.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rqspinlock.h>
+#include <rqspinlock/inline.h>
+
+/* res_spin_inline_lock() up to its CAS, then the slow path as if the CAS had
+ * failed on a locked word. */
+static __attribute__((noinline)) int lkop_handover_lock(rqspinlock_t *lock)
+{
+	struct rqspinlock_held_v1 *t = RQSPINLOCK_INLINE_SELF();
+	uint32_t n = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
+
+	if (n >= RQSPINLOCK_NR_HELD)
+		return res_spin_lock_slow_abi(lock, UINT32_MAX, 0);
+	/* release: as in res_spin_inline_lock() */
+	RQSPINLOCK_STORE_RELEASE(&t->cnt, n + 1);
+	RQSPINLOCK_SIGNAL_FENCE();
+	RQSPINLOCK_STORE_RELAXED(&t->locks[n], (uintptr_t)lock + 2);
+	return res_spin_lock_slow_abi(lock, n, 1);
+}
+
+static __attribute__((noinline)) void lkop_handover_unlock(rqspinlock_t *lock)
+{
+	res_spin_unlock(lock);
+}
+
+static rqspinlock_t the_lock = RQSPINLOCK_INIT;
+/* volatile: the wrappers get the lock as an unknown argument */
+static rqspinlock_t *volatile lockp = &the_lock;
+
+int main(int argc, char **argv)
+{
+	long pairs = argc > 1 ? atol(argv[1]) : 100000;
+	struct rqspinlock_stats before, after;
+
+	if (pairs <= 0 || res_spin_lock(lockp) != 0) /* registers this thread */
+		return 2;
+	res_spin_unlock(lockp);
+	res_spin_get_stats(&before);
+	for (long i = 0; i < pairs; i++) {
+		if (lkop_handover_lock(lockp) != 0) {
+			fprintf(stderr, "handover_pair: acquisition %ld failed\n", i);
+			return 1;
+		}
+		lkop_handover_unlock(lockp);
+	}
+	res_spin_get_stats(&after);
+	if (after.lock_pending - before.lock_pending != (uint64_t)pairs ||
+	    after.lock_slowpath != before.lock_slowpath) {
+		fprintf(stderr,
+		        "handover_pair: %llu pending acquisitions, %llu queued; want %ld, 0\n",
+		        (unsigned long long)(after.lock_pending - before.lock_pending),
+		        (unsigned long long)(after.lock_slowpath - before.lock_slowpath), pairs);
+		return 1;
+	}
+	if (RQSPINLOCK_LOAD_RELAXED(&RQSPINLOCK_INLINE_SELF()->cnt) != 0 || res_spin_lock(lockp)) {
+		fprintf(stderr, "handover_pair: table not empty or lock not free afterwards\n");
+		return 1;
+	}
+	res_spin_unlock(lockp);
+	printf("handover_pair: %ld pending hand-overs\n", pairs);
+	return 0;
+}

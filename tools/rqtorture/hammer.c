@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --hammer: the short-critical-section hammer. A few threads (default 2)
+ * each take one lock --iters times (default 500000); the critical section is
+ * one increment of a shared counter and nothing runs between acquisitions,
+ * so nearly every acquisition is a hand-over between running threads. Each
+ * repetition runs every lock once, in a rotated order (interleaved, so that
+ * drift on a loaded machine hits all locks alike). Per lock: ns per
+ * acquisition (wall time from the start line to the last thread's finish,
+ * over all threads' acquisitions), median of the repetitions, and paired
+ * ratios (median of per-repetition ratios) to QL, pthread_spin and
+ * pthread_mutex. A lost increment or an error from a lock is a FAILURE.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rqtorture.h"
+
+struct hammer_run {
+	_Atomic int ready; /* threads at the start line */
+	_Atomic int go;
+	const struct lk_ops *ops;
+	struct lk_slot *slot;
+	uint64_t iters;
+	const char *pin;
+};
+
+struct hammer_thread {
+	pthread_t th;
+	int idx;
+	struct hammer_run *run;
+	uint64_t errors;
+	uint64_t end_ns;
+	union lk_node node;
+} __attribute__((aligned(RQT_CACHELINE)));
+
+static void *hammer_worker(void *arg)
+{
+	struct hammer_thread *h = arg;
+	struct hammer_run *run = h->run;
+	const struct lk_ops *ops = run->ops;
+	union lk_lock *lock = &run->slot->lock;
+
+	(void)pin_thread(run->pin, h->idx);
+	if (ops->node_init)
+		ops->node_init(&h->node);
+	/* Relaxed: a count the main thread polls. */
+	atomic_fetch_add_explicit(&run->ready, 1, memory_order_relaxed);
+	/* Acquire: pairs with the release store of go; the slot is set up. */
+	while (!atomic_load_explicit(&run->go, memory_order_acquire))
+		cpu_relax();
+	for (uint64_t i = 0; i < run->iters; i++) {
+		if (ops->lock(lock, &h->node) != 0) {
+			h->errors++;
+			continue;
+		}
+		run->slot->protected_n++;
+		ops->unlock(lock, &h->node);
+	}
+	h->end_ns = now_ns();
+	return NULL;
+}
+
+/* One run of one lock: ns per acquisition; errors and lost updates added to *bad. */
+static double hammer_once(const struct config *cfg, const struct lk_ops *ops, int threads,
+                          uint64_t *bad)
+{
+	struct hammer_run run = {.ops = ops, .iters = cfg->iters, .pin = cfg->pin};
+	struct hammer_thread *hs = NULL;
+	int started = 0;
+	uint64_t t0, end = 0;
+
+	if (posix_memalign((void **)&run.slot, RQT_CACHELINE, sizeof(*run.slot)) != 0 ||
+	    posix_memalign((void **)&hs, RQT_CACHELINE, sizeof(*hs) * (size_t)threads) != 0) {
+		fputs("rqtorture: out of memory\n", stderr);
+		exit(2);
+	}
+	memset(run.slot, 0, sizeof(*run.slot));
+	memset(hs, 0, sizeof(*hs) * (size_t)threads);
+	if (ops->prepare)
+		ops->prepare();
+	ops->init(&run.slot->lock);
+	for (; started < threads; started++) {
+		hs[started].idx = started;
+		hs[started].run = &run;
+		if (pthread_create(&hs[started].th, NULL, hammer_worker, &hs[started]) != 0)
+			break;
+	}
+	if (started < threads) {
+		fprintf(stderr, "rqtorture: could not start %d threads\n", threads);
+		exit(2);
+	}
+	while (atomic_load_explicit(&run.ready, memory_order_relaxed) < threads)
+		sched_yield();
+	t0 = now_ns();
+	/* Release: pairs with the workers' acquire load of go. */
+	atomic_store_explicit(&run.go, 1, memory_order_release);
+	join_or_die(&hs[0].th, threads, sizeof(*hs), grace_ns(cfg, ops, threads), ops->name);
+	for (int i = 0; i < threads; i++) {
+		*bad += hs[i].errors;
+		end = hs[i].end_ns > end ? hs[i].end_ns : end;
+	}
+	uint64_t done = (uint64_t)threads * cfg->iters;
+	uint64_t got = run.slot->protected_n;
+	*bad += done > got ? done - got : got - done;
+	free(hs);
+	free(run.slot);
+	return (double)(end - t0) / (double)done;
+}
+
+static const char *const ref_names[] = {"ql", "pthread-spin", "pthread-mutex"};
+
+/* The repetitions of lock @l: ns is [lock][rep]. */
+static const double *reps_of(const double *ns, int reps, int l)
+{
+	return &ns[(size_t)l * (size_t)reps];
+}
+
+/* ns ratio lock/ref, median of the per-repetition ratios; 0 without ref. */
+static double ns_ratio(const double *ns, int reps, int l, int ref)
+{
+	double r[256];
+	int n = reps < 256 ? reps : 256;
+
+	if (ref < 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		r[i] = reps_of(ns, reps, ref)[i] > 0
+		           ? reps_of(ns, reps, l)[i] / reps_of(ns, reps, ref)[i]
+		           : 0;
+	return bench_median(r, n, NULL, NULL);
+}
+
+static void print_hammer_text(FILE *f, const struct config *cfg, const double *ns, int threads,
+                              const int *ref)
+{
+	int reps = cfg->reps, rq = bench_find_lock(cfg, "rqspinlock");
+
+	fprintf(f,
+	        "\nHammer: %d threads x %llu acquisitions, critical section one shared increment;\n"
+	        "ns per acquisition (median of %d interleaved runs), paired ns ratios "
+	        "(lower is faster)\n%-16s %8s %8s %8s %8s %8s %8s\n",
+	        threads, (unsigned long long)cfg->iters, reps, "lock", "median", "min", "max",
+	        "vs ql", "vs pspin", "vs mutex");
+	for (int l = 0; l < cfg->nlocks; l++) {
+		double mn, mx, m = bench_median(reps_of(ns, reps, l), reps, &mn, &mx);
+		fprintf(f, "%-16s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", cfg->locks[l]->name, m,
+		        mn, mx, ns_ratio(ns, reps, l, ref[0]), ns_ratio(ns, reps, l, ref[1]),
+		        ns_ratio(ns, reps, l, ref[2]));
+	}
+	if (rq < 0)
+		return;
+	fprintf(f, "\nGoals (hammer, throughput ratios = reference ns / RQL ns)\n");
+	if (ref[0] >= 0) {
+		double r = 1.0 / ns_ratio(ns, reps, rq, ref[0]);
+		fprintf(f, "  %-4s RQL/QL = %.2f (goal >= 0.95)\n", r >= 0.95 ? "PASS" : "FAIL", r);
+	}
+	if (ref[2] >= 0) {
+		double r = 1.0 / ns_ratio(ns, reps, rq, ref[2]);
+		fprintf(f, "  %-4s RQL/pthread_mutex = %.2f (goal >= 1.00)\n",
+		        r >= 1.0 ? "PASS" : "FAIL", r);
+	}
+}
+
+static void write_hammer_data(const struct config *cfg, const double *ns, int threads,
+                              const int *ref, const uint64_t *bad, bool ok)
+{
+	FILE *csv = open_out(cfg->csv_path), *json = open_out(cfg->json_path);
+	int reps = cfg->reps;
+
+	if (csv) {
+		fprintf(csv, "threads,lock,median_ns,min_ns,max_ns,ratio_vs_ql,"
+		             "ratio_vs_pthread_spin,ratio_vs_pthread_mutex,errors");
+		for (int i = 0; i < reps; i++)
+			fprintf(csv, ",rep%d", i + 1);
+		fprintf(csv, "\n");
+	}
+	if (json)
+		fprintf(json,
+		        "{\"mode\":\"hammer\",\"threads\":%d,\"iters\":%llu,\"reps\":%d,"
+		        "\"locks\":[",
+		        threads, (unsigned long long)cfg->iters, reps);
+	for (int l = 0; l < cfg->nlocks; l++) {
+		double mn, mx, m = bench_median(reps_of(ns, reps, l), reps, &mn, &mx);
+		double q = ns_ratio(ns, reps, l, ref[0]), p = ns_ratio(ns, reps, l, ref[1]);
+		double x = ns_ratio(ns, reps, l, ref[2]);
+		const char *name = cfg->locks[l]->name;
+		if (csv) {
+			fprintf(csv, "%d,%s,%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%llu", threads, name, m,
+			        mn, mx, q, p, x, (unsigned long long)bad[l]);
+			for (int i = 0; i < reps; i++)
+				fprintf(csv, ",%.3f", reps_of(ns, reps, l)[i]);
+			fprintf(csv, "\n");
+		}
+		if (json)
+			fprintf(
+			    json,
+			    "%s{\"lock\":\"%s\",\"median_ns\":%.3f,\"min_ns\":%.3f,"
+			    "\"max_ns\":%.3f,\"ratio_vs_ql\":%.4f,\"ratio_vs_pthread_spin\":%.4f,"
+			    "\"ratio_vs_pthread_mutex\":%.4f,\"errors\":%llu}",
+			    l ? "," : "", name, m, mn, mx, q, p, x, (unsigned long long)bad[l]);
+	}
+	if (json)
+		fprintf(json, "],\"verdict\":\"%s\"}\n", ok ? "SUCCESS" : "FAILURE");
+	close_out(csv);
+	close_out(json);
+}
+
+int bench_hammer(const struct config *cfg)
+{
+	int nl = cfg->nlocks, reps = cfg->reps, threads = cfg->threads[0];
+	double *ns = xcalloc((size_t)nl * (size_t)reps, sizeof(double));
+	uint64_t *bad = xcalloc((size_t)nl, sizeof(uint64_t));
+	int ref[3];
+	bool ok = true;
+
+	for (int i = 0; i < 3; i++)
+		ref[i] = bench_find_lock(cfg, ref_names[i]);
+	for (int rep = 0; rep < reps; rep++)
+		for (int j = 0; j < nl; j++) {
+			int l = (j + rep) % nl;
+			if (cfg->progress)
+				fprintf(stderr, "\r  hammer rep %d/%d  %-14s", rep + 1, reps,
+				        cfg->locks[l]->name);
+			ns[(size_t)l * (size_t)reps + (size_t)rep] =
+			    hammer_once(cfg, cfg->locks[l], threads, &bad[l]);
+		}
+	if (cfg->progress)
+		fprintf(stderr, "\r%*s\r", 50, "");
+	for (int l = 0; l < nl; l++)
+		ok &= bad[l] == 0;
+	if (!cfg->quiet)
+		print_hammer_text(cfg->text, cfg, ns, threads, ref);
+	write_hammer_data(cfg, ns, threads, ref, bad, ok);
+	print_verdict(cfg->text, ok, "hammer");
+	free(ns);
+	free(bad);
+	return ok ? 0 : 1;
+}
