@@ -139,7 +139,8 @@ void res_spin_lock_init_shared(rqspinlock_t *lock);
  *   but waiting for a CPU (/proc/self/task/TID/schedstat), or the caller
  *   itself spent most of it off CPU, the wait is extended, never past the
  *   wall-clock cap (res_spin_set_timeout_cap_ns()) from its start. An owner
- *   that cannot be identified gives no extension on its account. Without
+ *   that cannot be identified gives no extension on its account (but see
+ *   docs/DESIGN.md 6a: a lone fellow waiter may be taken for it). Without
  *   extensions a call waits at most five timeouts (three queued, two as the
  *   head), each phase plus an eighth of its duration as grace when the
  *   caller itself was off CPU; with them at most two caps on an idle CPU
@@ -288,7 +289,9 @@ struct rqspinlock_stats {
 	uint64_t no_slot;         /**< threads that found the registry full */
 	uint64_t unlock_not_held; /**< unlocks of locks not in the table */
 	/* Appended: older binaries see a prefix of this struct. */
-	uint64_t deadline_extensions; /**< deadlines moved: owner was runnable, not running */
+	/** deadlines moved: the owner was runnable but not running, the
+	 *  waiter itself was off CPU, or a new owner is being watched */
+	uint64_t deadline_extensions;
 	/* The three below add up to timeout: the owner as last read. */
 	uint64_t timeout_owner_running; /**< owner running (state R) */
 	uint64_t timeout_owner_blocked; /**< owner sleeping or stopped */

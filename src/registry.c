@@ -103,10 +103,12 @@ void rq_nap(void)
 {
 	struct timespec ts = {.tv_sec = 0, .tv_nsec = 20000};
 	struct rq_thread *t = rq_self_peek();
+	int saved = errno; /* a handler's interrupted code may read it */
 
 	if (t)
 		rq_stat_inc(t, RQ_STAT_YIELD);
 	syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+	errno = saved;
 }
 
 static void clear_thread(struct rq_thread *t)

@@ -41,17 +41,25 @@ static void task_path(char *buf, size_t size, int32_t tid, const char *file)
 	buf[n] = '\0';
 }
 
-/* Read the start of a /proc file of thread @tid; returns its length or -errno. */
+/*
+ * Read the start of a /proc file of thread @tid; returns its length or
+ * -errno. errno itself is left as it was: this runs inside lock calls,
+ * which may run in a signal handler that interrupted code reading errno.
+ */
 static long read_task_file(int32_t tid, const char *file, char *buf, size_t size)
 {
 	char path[64];
+	int saved = errno;
 	long fd, n;
 
 	buf[0] = '\0';
 	task_path(path, sizeof(path), tid, file);
 	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		n = -errno;
+		errno = saved;
+		return n;
+	}
 	do
 		n = syscall(SYS_read, (int)fd, buf, size - 1);
 	while (n < 0 && errno == EINTR);
@@ -60,6 +68,7 @@ static long read_task_file(int32_t tid, const char *file, char *buf, size_t size
 	syscall(SYS_close, (int)fd);
 	if (n >= 0)
 		buf[n] = '\0';
+	errno = saved;
 	return n;
 }
 

@@ -75,7 +75,7 @@ static inline void rq_attempt_init(struct rq_attempt *w, struct rq_thread *t, rq
 	w->published = false;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
-	w->cycle.owner.tid = 0;
+	w->cycle.owner = (struct rqspinlock_owner_info){0};
 }
 
 /*

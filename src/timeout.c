@@ -68,7 +68,7 @@ void rq_wait_start(struct rq_attempt *w, uint32_t mask, uint32_t timeouts)
 	w->queued = false;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
-	w->cycle.owner.tid = 0;
+	w->cycle.owner = (struct rqspinlock_owner_info){0};
 	/* The rest (duration, graces, owner accounting) is set when the
 	 * clock starts (poll_clock()): short waits never need it. */
 }
@@ -79,13 +79,12 @@ static struct rq_thread *read_owner(struct rq_attempt *w, struct rq_sched *cur)
 	struct rq_thread *o = rq_find_owner(w->lock, w->self);
 	struct rqspinlock_owner_info *oi = &w->cycle.owner;
 
-	oi->tid = 0;
+	*oi = (struct rqspinlock_owner_info){0};
 	if (!o)
 		return NULL;
 	oi->tid = atomic_load_explicit(&o->tid, memory_order_relaxed);
 	oi->slot = (uint32_t)(o - rq_thread_at(0));
 	oi->state = '?';
-	oi->window_ns = oi->on_cpu_ns = oi->run_queue_ns = 0;
 	if (rq_sched_read(oi->tid, cur))
 		return NULL;
 	oi->state = cur->state;
@@ -128,12 +127,11 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 	struct rqspinlock_owner_info *oi = &w->cycle.owner;
 	struct rq_sched cur;
 	uint64_t step = 0, self_off = w->off_cpu - w->check_off, hard;
-	bool owner = false, extend = false;
+	bool owner = false;
 
 	if (2 * self_off > now - w->check_at) {
 		/* We were off CPU most of the time ourselves: we did not watch. */
 		step = self_off;
-		extend = true;
 	} else if (!read_owner(w, &cur)) {
 		return true;
 	} else {
@@ -144,7 +142,6 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 			w->first.tid = 0;
 		} else if (2 * runnable_ns(&w->base, &cur) > cur.when - w->base.when) {
 			step = runnable_ns(&w->base, &cur);
-			extend = true;
 		}
 		if (w->first.tid == cur.tid) {
 			oi->window_ns = cur.when - w->first.when;
@@ -158,8 +155,7 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 	hard = w->hard + (w->off_cpu < w->hard - w->start ? w->off_cpu : w->hard - w->start);
 	if (!step || now >= hard)
 		return true;
-	if (extend)
-		rq_stat_inc(w->self, RQ_STAT_EXTEND);
+	rq_stat_inc(w->self, RQ_STAT_EXTEND);
 	if (owner)
 		rebase(w, &cur);
 	w->check_at = now;

@@ -311,6 +311,12 @@ static void test_owner_unknown(void)
 	CHECK_LE(dt, 3 * OWNER_TIMEOUT_NS + tu_slack_ns(TU_STALL_NS));
 	CHECK_EQ(st.timeout_owner_unknown, 1);
 	CHECK_EQ(last_report.owner.tid, 0);
+	/* No owner: the rest of the owner's record is zero, not left over. */
+	CHECK_EQ(last_report.owner.slot, 0);
+	CHECK_EQ(last_report.owner.state, 0);
+	CHECK_EQ(last_report.owner.window_ns, 0);
+	CHECK_EQ(last_report.owner.on_cpu_ns, 0);
+	CHECK_EQ(last_report.owner.run_queue_ns, 0);
 	check_causes_add_up();
 	res_spin_lock_init(&lock);
 	CHECK_EQ(res_spin_lock(&lock), 0);
