@@ -9,6 +9,7 @@
 #ifndef RQ_DETECT_H
 #define RQ_DETECT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "thread.h"
@@ -24,6 +25,17 @@ struct rq_cycle {
 
 /* The thread that most likely holds @lock (not @self), or NULL. */
 struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self);
+/*
+ * Can an acquisition whose held-table entry is @held_idx be part of a
+ * deadlock? Not at index 0: nothing lies below it, so no context of its
+ * thread holds or waits for anything, and it can close neither an AA nor a
+ * cycle. The slow paths skip their checks (and the set-up of waits that only
+ * run them) for it.
+ */
+static inline bool rq_can_deadlock(uint32_t held_idx)
+{
+	return held_idx != 0;
+}
 /* -EDEADLK when @self (its entry for @lock at @held_idx) already holds @lock
  * or an interrupted context of it waits for it; else 0. */
 int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx);

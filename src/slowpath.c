@@ -83,11 +83,11 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t val, s
 	rq_wait_publish(w);
 	if (!rq_take_pending_noted(t, word, &val, rq_try_set_pending))
 		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
-	/* A thread that holds no other lock has no checks to run at the
-	 * start of its wait (run_checks() returns at once for entry 0), so
-	 * it watches the owner first: most hand-overs complete within these
-	 * spins and never pay for setting up the bounded wait. */
-	if ((val & RQ_LOCKED_MASK) && w->held_idx == 0)
+	/* An acquisition that cannot deadlock has no checks to run at the
+	 * start of its wait, so it watches the owner first: most hand-overs
+	 * complete within these spins and never pay for setting up the
+	 * bounded wait. */
+	if ((val & RQ_LOCKED_MASK) && !rq_can_deadlock(w->held_idx))
 		val = spin_while_locked(word, RQ_OWNER_SPINS);
 	if (val & RQ_LOCKED_MASK) {
 		int err = 0;
@@ -212,10 +212,8 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_attempt
 	/* The node may have been cold; the lock may be free by now. */
 	if (rq_try_steal(word))
 		goto release;
-	/* Before queueing: look for a deadlock (AA and cycles) once. A
-	 * thread that holds nothing (entry 0) has none to look for
-	 * (run_checks() would return at once). */
-	if (w->held_idx) {
+	/* Before queueing: look for a deadlock (AA and cycles) once. */
+	if (rq_can_deadlock(w->held_idx)) {
 		rq_wait_start(w, ~0u, 1);
 		err = rq_wait_poll(w);
 		if (err)
@@ -270,9 +268,7 @@ int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
 	int err;
 
 	rq_attempt_init(&w, t, lock, held_idx);
-	/* Entry 0 has nothing below it: no context of this thread holds or
-	 * waits for anything, so there is no AA to find. */
-	err = held_idx ? rq_check_aa(t, lock, held_idx) : 0;
+	err = rq_can_deadlock(held_idx) ? rq_check_aa(t, lock, held_idx) : 0;
 	if (unlikely(err)) {
 		w.cycle = (struct rq_cycle){.event = RQSPINLOCK_EV_AA};
 		return rq_fail(t, lock, held_idx, err, &w.cycle, false);

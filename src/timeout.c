@@ -183,9 +183,7 @@ static int run_checks(struct rq_attempt *w)
 	/* Freed meanwhile? Then there is nothing to detect. */
 	if (!(rq_word_load_relaxed(&w->lock->val) & w->mask))
 		return 0;
-	/* Holding nothing (our entry is the first): neither an AA nor a
-	 * cycle can run through us. */
-	if (w->held_idx == 0)
+	if (!rq_can_deadlock(w->held_idx))
 		return 0;
 	err = rq_check_aa(w->self, w->lock, w->held_idx);
 	if (err) {
