@@ -3,6 +3,9 @@
 #   NAME build=plain|inline arg=ARG timeout=SECONDS skip=77|none labels=L,... env=VAR=value,...
 # is the test NAME, running `EXE ARG` (the inline build's EXE for
 # build=inline) with that TIMEOUT, SKIP_RETURN_CODE, LABELS and ENVIRONMENT.
+# Tests labelled cpu0-overload (TU_OVERLOAD) pin busy threads to the first
+# CPU and assume that load is all: they share RESOURCE_LOCK cpu0-overload,
+# so that CTest never runs two of them at once.
 set(RQ_CTEST_LINE
     "^([a-z0-9_]+) build=(plain|inline) arg=([a-z0-9_]+) timeout=([0-9]+) skip=(77|none) labels=([^ ]*) env=([^ ]*)$")
 
@@ -33,6 +36,10 @@ function(rq_register_tests listing exe inline_exe workdir extra_env)
     add_test(${name} "${cmd}" ${arg})
     set_tests_properties(${name} PROPERTIES TIMEOUT ${timeout} LABELS "${labels}"
                          ENVIRONMENT "${env}" WORKING_DIRECTORY "${workdir}")
+    list(FIND labels cpu0-overload overload) # no IN_LIST: ctest runs this without policies
+    if(overload GREATER -1)
+      set_tests_properties(${name} PROPERTIES RESOURCE_LOCK cpu0-overload)
+    endif()
     if(skip STREQUAL "77")
       set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
     endif()

@@ -506,6 +506,13 @@ static inline void tu_stats(struct rqspinlock_stats *st)
  * still bounds it.
  */
 #define TU_NO_WATCHDOG 0x8u
+/*
+ * The test overloads the first CPU with busy threads pinned to it and
+ * assumes that load is all: it gets the label "cpu0-overload", and CTest
+ * runs no two tests with that label at the same time (RESOURCE_LOCK, see
+ * cmake/RqTestsRegister.cmake).
+ */
+#define TU_OVERLOAD 0x10u
 
 /* The watchdog ends a test this many seconds before CTest's TIMEOUT would. */
 #define TU_WATCHDOG_MARGIN_S 10
@@ -522,7 +529,7 @@ struct tu_test {
 	const char *name; /* [a-z0-9_]; the CTest name; its first word is a label */
 	void (*fn)(void);
 	unsigned timeout_s; /* CTest TIMEOUT, more than TU_WATCHDOG_MARGIN_S */
-	unsigned flags;     /* TU_TAS, TU_INLINE, TU_SKIPPABLE, TU_NO_WATCHDOG */
+	unsigned flags;     /* TU_TAS, TU_INLINE, TU_SKIPPABLE, TU_NO_WATCHDOG, TU_OVERLOAD */
 	const char *env;    /* "VAR=value ..." the test runs with; NULL: none */
 	const char *labels; /* more CTest labels, "a b ..."; NULL: none */
 };
@@ -644,7 +651,7 @@ static inline const char *tu_entry_error(const struct tu_test *tests, size_t i)
 		return "no function";
 	if (t->timeout_s <= TU_WATCHDOG_MARGIN_S)
 		return "timeout_s missing or not above TU_WATCHDOG_MARGIN_S";
-	if (t->flags & ~(TU_TAS | TU_INLINE | TU_SKIPPABLE | TU_NO_WATCHDOG))
+	if (t->flags & ~(TU_TAS | TU_INLINE | TU_SKIPPABLE | TU_NO_WATCHDOG | TU_OVERLOAD))
 		return "unknown flags";
 	if (t->labels && !tu_only(t->labels, TU_NAME_CHARS " -"))
 		return "labels are not [a-z0-9_-] words";
@@ -669,8 +676,8 @@ static inline void tu_print_words(const char *words, int sep)
  * One CTest test of entry @p t: "NAME build=plain|inline arg=ARG timeout=S
  * skip=77|none labels=L,... env=VAR=value,...". NAME is the entry's name
  * with _inline and _tas added for those variants, ARG what the binary is run
- * with; the labels are the name's first word, inline, the entry's own, and
- * tas.
+ * with; the labels are the name's first word, inline, cpu0-overload, the
+ * entry's own, and tas.
  */
 static inline void tu_print_ctest_line(const struct tu_test *t, int inl, int tas)
 {
@@ -679,6 +686,7 @@ static inline void tu_print_ctest_line(const struct tu_test *t, int inl, int tas
 	       t->timeout_s, (t->flags & TU_SKIPPABLE) ? "77" : "none", (int)strcspn(t->name, "_"),
 	       t->name);
 	tu_print_words(inl ? "inline" : NULL, 1);
+	tu_print_words((t->flags & TU_OVERLOAD) ? "cpu0-overload" : NULL, 1);
 	tu_print_words(t->labels, 1);
 	tu_print_words(tas ? "tas" : NULL, 1);
 	printf(" env=");
