@@ -27,10 +27,12 @@
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "rqspinlock.h"
 
 #define EXPORT      __attribute__((visibility("default")))
@@ -49,8 +51,7 @@ static rqspinlock_t *word_of(pthread_spinlock_t *lock)
 	return (rqspinlock_t *)(void *)lock;
 }
 
-enum on_fail { ON_FAIL_UNSET, ON_FAIL_RETURN, ON_FAIL_ABORT };
-static _Atomic int on_fail_policy;
+static _Atomic int on_fail_policy; /* enum rqp_on_fail */
 
 /* The report hook for RQSPINLOCK_PTHREAD_ON_FAIL=abort: print, then abort
  * on the failing thread, whose stack then shows where it deadlocked. */
@@ -60,22 +61,38 @@ static void report_and_abort(const struct rqspinlock_report *report, void *arg)
 	abort();
 }
 
-static enum on_fail read_policy(void)
+/* The failure policy; an invalid value is "return" (install_policy() says so). */
+static enum rqp_on_fail read_policy(void)
 {
-	const char *e = getenv("RQSPINLOCK_PTHREAD_ON_FAIL");
+	enum rqp_on_fail p;
 
-	return e && strcmp(e, "abort") == 0 ? ON_FAIL_ABORT : ON_FAIL_RETURN;
+	return rqp_parse_on_fail(getenv("RQSPINLOCK_PTHREAD_ON_FAIL"), &p) ? RQP_ON_FAIL_RETURN : p;
 }
 
+/* Reads the environment; invalid values are reported and the defaults stay. */
 static void install_policy(void)
 {
 	const char *ms = getenv("RQSPINLOCK_PTHREAD_TIMEOUT_MS");
-	enum on_fail p = read_policy();
+	const char *on_fail = getenv("RQSPINLOCK_PTHREAD_ON_FAIL");
+	enum rqp_on_fail p;
+	uint64_t ns;
 
-	if (ms && *ms)
-		res_spin_set_timeout_ns(strtoull(ms, NULL, 10) * 1000000ull);
-
-	if (p == ON_FAIL_ABORT)
+	if (rqp_parse_timeout_ms(ms, &ns))
+		fprintf(stderr,
+		        "rqspinlock-pthread: ignoring RQSPINLOCK_PTHREAD_TIMEOUT_MS=\"%s\": not a "
+		        "number of milliseconds in [1, %llu]; using %llu\n",
+		        ms, RQSPINLOCK_MAX_TIMEOUT_NS / 1000000ull,
+		        RQSPINLOCK_DEFAULT_TIMEOUT_NS / 1000000ull);
+	else if (ns)
+		res_spin_set_timeout_ns(ns);
+	if (rqp_parse_on_fail(on_fail, &p)) {
+		fprintf(stderr,
+		        "rqspinlock-pthread: ignoring RQSPINLOCK_PTHREAD_ON_FAIL=\"%s\": not "
+		        "\"return\" or \"abort\"; using return\n",
+		        on_fail);
+		p = RQP_ON_FAIL_RETURN;
+	}
+	if (p == RQP_ON_FAIL_ABORT)
 		res_spin_set_report_hook(report_and_abort, NULL);
 	/* relaxed: a configuration value, read once per failure */
 	atomic_store_explicit(&on_fail_policy, p, memory_order_relaxed);
@@ -96,8 +113,8 @@ static int failed(int err)
 	static const char msg[] = "rqspinlock-pthread: pthread_spin_lock failed before "
 	                          "initialization; no report available\n";
 
-	if (atomic_load_explicit(&on_fail_policy, memory_order_relaxed) == ON_FAIL_UNSET &&
-	    read_policy() == ON_FAIL_ABORT) {
+	if (atomic_load_explicit(&on_fail_policy, memory_order_relaxed) == RQP_ON_FAIL_UNSET &&
+	    read_policy() == RQP_ON_FAIL_ABORT) {
 		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 		abort();
 	}

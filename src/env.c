@@ -2,11 +2,13 @@
 /*
  * Layer 0: the environment, read and validated in one place, once.
  *
- *   RQSPINLOCK_SLOTS   registry capacity, a decimal number in [1, RQSPINLOCK_MAX_THREADS]
+ *   RQSPINLOCK_SLOTS   registry capacity: decimal digits only (no sign,
+ *                      space or suffix), a number in [1, RQSPINLOCK_MAX_THREADS]
  *   RQSPINLOCK_MODE    "tas" or "queued", in any case
  *   RQSPINLOCK_REPORT  set, nonempty and not "0": print failures on stderr
  *
  * A value that is not valid is reported on stderr and the default stays.
+ * The parsers take any string (tests/fuzz_env.c fuzzes them).
  * Each layer applies its own setting: the registry its capacity
  * (registry.c), the slow paths their mode (fallback.c), the reporter its
  * hook (report.c). Uses nothing of the library.
@@ -24,46 +26,70 @@
 
 static struct rq_env rq_env_values;
 
+int rq_env_parse_slots(const char *s, uint32_t *slots)
+{
+	uint32_t v = 0;
+
+	if (!s) {
+		*slots = RQSPINLOCK_MAX_THREADS;
+		return 0;
+	}
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (uint32_t)(*s - '0');
+		if (v > RQSPINLOCK_MAX_THREADS) /* also stops any overflow */
+			return -EINVAL;
+	}
+	if (v < 1)
+		return -EINVAL;
+	*slots = v;
+	return 0;
+}
+
+int rq_env_parse_mode(const char *s, enum rqspinlock_mode *mode)
+{
+	if (!s || strcasecmp(s, "queued") == 0)
+		*mode = RQSPINLOCK_MODE_QUEUED;
+	else if (strcasecmp(s, "tas") == 0)
+		*mode = RQSPINLOCK_MODE_TAS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+bool rq_env_parse_report(const char *s)
+{
+	return s && *s && strcmp(s, "0") != 0;
+}
+
 static uint32_t env_slots(void)
 {
 	const char *s = getenv("RQSPINLOCK_SLOTS");
-	char *end;
-	long v;
+	uint32_t slots;
 
-	if (!s)
-		return RQSPINLOCK_MAX_THREADS;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < 1 || v > RQSPINLOCK_MAX_THREADS) {
-		fprintf(stderr,
-		        "rqspinlock: ignoring RQSPINLOCK_SLOTS=\"%s\": not a number in [1, %d]; "
-		        "using %d\n",
-		        s, RQSPINLOCK_MAX_THREADS, RQSPINLOCK_MAX_THREADS);
-		return RQSPINLOCK_MAX_THREADS;
-	}
-	return (uint32_t)v;
+	if (rq_env_parse_slots(s, &slots) == 0)
+		return slots;
+	fprintf(stderr,
+	        "rqspinlock: ignoring RQSPINLOCK_SLOTS=\"%s\": not a number in [1, %d]; using %d\n",
+	        s, RQSPINLOCK_MAX_THREADS, RQSPINLOCK_MAX_THREADS);
+	return RQSPINLOCK_MAX_THREADS;
 }
 
 static enum rqspinlock_mode env_mode(void)
 {
-	const char *m = getenv("RQSPINLOCK_MODE");
+	const char *s = getenv("RQSPINLOCK_MODE");
+	enum rqspinlock_mode mode;
 
-	if (!m || strcasecmp(m, "queued") == 0)
-		return RQSPINLOCK_MODE_QUEUED;
-	if (strcasecmp(m, "tas") == 0)
-		return RQSPINLOCK_MODE_TAS;
+	if (rq_env_parse_mode(s, &mode) == 0)
+		return mode;
 	fprintf(stderr,
-	        "rqspinlock: ignoring RQSPINLOCK_MODE=\"%s\": not \"tas\" or "
-	        "\"queued\"; using queued\n",
-	        m);
+	        "rqspinlock: ignoring RQSPINLOCK_MODE=\"%s\": not \"tas\" or \"queued\"; using "
+	        "queued\n",
+	        s);
 	return RQSPINLOCK_MODE_QUEUED;
-}
-
-static bool env_report(void)
-{
-	const char *e = getenv("RQSPINLOCK_REPORT");
-
-	return e && *e && strcmp(e, "0") != 0;
 }
 
 /*
@@ -86,7 +112,7 @@ const struct rq_env *rq_env(void)
 	                                            memory_order_relaxed)) {
 		rq_env_values.slots = env_slots();
 		rq_env_values.mode = env_mode();
-		rq_env_values.report = env_report();
+		rq_env_values.report = rq_env_parse_report(getenv("RQSPINLOCK_REPORT"));
 		/* release: pairs with the acquire loads here */
 		atomic_store_explicit(&state, 2, memory_order_release);
 	}

@@ -8,6 +8,9 @@
 #   MODE linked:  PROGRAM is linked against the drop-in; must exit 0.
 #   MODE abort:   preload with RQSPINLOCK_PTHREAD_ON_FAIL=abort: the program
 #                 must die of SIGABRT after printing the report.
+#   MODE badenv:  preload with invalid values of the drop-in's variables:
+#                 the program must run as with the defaults (exit 0) and
+#                 stderr must say that each value was ignored.
 #   MODE install: PROGRAM is the build directory: install it into a scratch
 #                 prefix; the library and the man page must be found there.
 #   MODE stress-ng: a third-party program that uses pthread spin locks, run
@@ -49,6 +52,19 @@ abort)
 		exit 0
 	fi
 	echo "run_case: want SIGABRT (134) and a report, got status $rc" >&2
+	exit 1
+	;;
+badenv)
+	err=$(RQSPINLOCK_PTHREAD_TIMEOUT_MS=18446744073710 RQSPINLOCK_PTHREAD_ON_FAIL=Abort \
+		LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" "$prog" "$case" 2>&1 >/dev/null)
+	rc=$?
+	echo "$err"
+	if [ "$rc" -eq 0 ] &&
+		grep -q '^rqspinlock-pthread: ignoring RQSPINLOCK_PTHREAD_TIMEOUT_MS="18446744073710"' <<<"$err" &&
+		grep -q '^rqspinlock-pthread: ignoring RQSPINLOCK_PTHREAD_ON_FAIL="Abort"' <<<"$err"; then
+		exit 0
+	fi
+	echo "run_case: want status 0 and both values reported as ignored, got status $rc" >&2
 	exit 1
 	;;
 stress-ng)

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The drop-in's environment parsers (pthread/env.c): every string gets a
+ * valid value or -EINVAL, never a silently wrapped or truncated timeout.
+ *
+ *  - pthread_env_timeout, pthread_env_on_fail: fixed cases;
+ *  - built with RQ_FUZZ (clang ASan build, CTest pthread_env_fuzz): the
+ *    same checks as a libFuzzer target, each input against a reference.
+ */
+#include <errno.h>
+
+#include "env.h"
+#include "rqspinlock.h"
+#include "testutil.h"
+
+/* The reference: digits only, the value in ms once short enough for
+ * strtoull, 0 when not a valid timeout. */
+static uint64_t reference_ms(const char *s)
+{
+	size_t n = strlen(s);
+	uint64_t v;
+
+	if (n == 0 || strspn(s, "0123456789") != n)
+		return 0;
+	for (; n > 18 && *s == '0'; n--) /* leading zeros leave the value */
+		s++;
+	if (n > 18)
+		return 0;
+	v = strtoull(s, NULL, 10);
+	return v >= 1 && v <= RQSPINLOCK_MAX_TIMEOUT_NS / 1000000 ? v : 0;
+}
+
+static void check_timeout(const char *s)
+{
+	uint64_t ns = 12345, want = reference_ms(s);
+	int rc = rqp_parse_timeout_ms(s, &ns);
+
+	if (*s == '\0') { /* empty: the default */
+		CHECK_EQ(rc, 0);
+		CHECK_EQ(ns, 0);
+	} else if (want) {
+		CHECK_EQ(rc, 0);
+		CHECK_EQ(ns, want * 1000000);
+	} else {
+		CHECK_EQ(rc, -EINVAL);
+	}
+}
+
+static void check_on_fail(const char *s)
+{
+	enum rqp_on_fail p = RQP_ON_FAIL_UNSET;
+	int rc = rqp_parse_on_fail(s, &p);
+
+	if (strcmp(s, "return") == 0 || strcmp(s, "abort") == 0) {
+		CHECK_EQ(rc, 0);
+		CHECK_EQ(p, s[0] == 'a' ? RQP_ON_FAIL_ABORT : RQP_ON_FAIL_RETURN);
+	} else {
+		CHECK_EQ(rc, -EINVAL);
+		CHECK_EQ(p, RQP_ON_FAIL_UNSET);
+	}
+}
+
+#ifdef RQ_FUZZ
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char s[256];
+
+	/* an environment string: no NUL inside, bounded length */
+	if (size >= sizeof(s) || memchr(data, 0, size))
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	check_timeout(s);
+	check_on_fail(s);
+	return 0;
+}
+#else
+static void test_timeout(void)
+{
+	static const char *const cases[] = {
+	    "1",
+	    "250",
+	    "10000",
+	    "3600000",
+	    "0003600000",
+	    "0",
+	    "3600001",
+	    "",
+	    "-1",
+	    "+5",
+	    " 5",
+	    "5ms",
+	    "1.5",
+	    "0x10",
+	    "18446744073709551617",
+	    "18446744073710",
+	};
+	uint64_t ns = 1;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_timeout(cases[i]);
+	/* would wrap to 13 ms (mod 2^64) when multiplied unchecked */
+	CHECK_EQ(rqp_parse_timeout_ms("18446744073710", &ns), -EINVAL);
+	CHECK_EQ(rqp_parse_timeout_ms(NULL, &ns), 0);
+	CHECK_EQ(ns, 0);
+}
+
+static void test_on_fail(void)
+{
+	static const char *const cases[] = {"abort", "return", "Abort", "abort ", "", "1", "abrt"};
+	enum rqp_on_fail p = RQP_ON_FAIL_UNSET;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_on_fail(cases[i]);
+	CHECK_EQ(rqp_parse_on_fail(NULL, &p), 0);
+	CHECK_EQ(p, RQP_ON_FAIL_RETURN);
+}
+
+static const struct tu_test tests[] = {
+    TU_TEST("pthread_env_timeout", test_timeout, 20, 0),
+    TU_TEST("pthread_env_on_fail", test_on_fail, 20, 0),
+};
+
+TU_MAIN(tests)
+#endif

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The environment's parsers (src/env.c), white-box: every string gets a
+ * valid value or -EINVAL, never a silently wrapped or truncated number.
+ *
+ *  - env_parse_slots, env_parse_mode, env_parse_report: fixed cases;
+ *  - built with RQ_FUZZ (clang ASan build, CTest env_fuzz): the same
+ *    checks as a libFuzzer target, each input against a reference parse.
+ */
+#include <errno.h>
+#include <strings.h>
+
+#include "testutil.h"
+#include "thread.h"
+
+/*
+ * The reference for RQSPINLOCK_SLOTS: decimal digits only, read with
+ * strtoull once short enough not to overflow; 0 when not a valid count.
+ */
+static uint64_t reference_slots(const char *s)
+{
+	size_t n = strlen(s);
+	uint64_t v;
+
+	if (n == 0 || strspn(s, "0123456789") != n)
+		return 0;
+	for (; n > 18 && *s == '0'; n--) /* leading zeros leave the value */
+		s++;
+	if (n > 18) /* at least 10^18 */
+		return 0;
+	v = strtoull(s, NULL, 10);
+	return v >= 1 && v <= RQSPINLOCK_MAX_THREADS ? v : 0;
+}
+
+static void check_slots(const char *s)
+{
+	uint32_t slots = 12345;
+	uint64_t want = reference_slots(s);
+	int rc = rq_env_parse_slots(s, &slots);
+
+	if (want) {
+		CHECK_EQ(rc, 0);
+		CHECK_EQ(slots, want);
+	} else {
+		CHECK_EQ(rc, -EINVAL);
+		CHECK_EQ(slots, 12345); /* untouched */
+	}
+}
+
+static void check_mode(const char *s)
+{
+	enum rqspinlock_mode mode = (enum rqspinlock_mode)7;
+	int rc = rq_env_parse_mode(s, &mode);
+
+	if (strcasecmp(s, "queued") == 0) {
+		CHECK_EQ(rc, 0);
+		CHECK_EQ(mode, RQSPINLOCK_MODE_QUEUED);
+	} else if (strcasecmp(s, "tas") == 0) {
+		CHECK_EQ(rc, 0);
+		CHECK_EQ(mode, RQSPINLOCK_MODE_TAS);
+	} else {
+		CHECK_EQ(rc, -EINVAL);
+		CHECK_EQ(mode, 7);
+	}
+}
+
+static void check_report(const char *s)
+{
+	CHECK_EQ(rq_env_parse_report(s), *s != '\0' && strcmp(s, "0") != 0);
+}
+
+#ifdef RQ_FUZZ
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char s[256];
+
+	/* an environment string: no NUL inside, bounded length */
+	if (size >= sizeof(s) || memchr(data, 0, size))
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	check_slots(s);
+	check_mode(s);
+	check_report(s);
+	return 0;
+}
+#else
+static void test_slots(void)
+{
+	static const char *const cases[] = {
+	    "1",
+	    "64",
+	    "16383",
+	    "016383",
+	    "00000000000000000000000000001",
+	    "0",
+	    "16384",
+	    "99999999",
+	    "",
+	    "-1",
+	    "+5",
+	    " 5",
+	    "5 ",
+	    "5k",
+	    "0x10",
+	    "1e3",
+	    "4294967297",
+	    "18446744073709551617",
+	    "\t7",
+	    "7\n",
+	};
+	uint32_t slots = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_slots(cases[i]);
+	/* the reference itself, on a few: */
+	CHECK_EQ(reference_slots("016383"), 16383);
+	CHECK_EQ(reference_slots("00000000000000000000000000001"), 1);
+	CHECK_EQ(reference_slots("4294967297"), 0);
+	/* unset: the default */
+	CHECK_EQ(rq_env_parse_slots(NULL, &slots), 0);
+	CHECK_EQ(slots, RQSPINLOCK_MAX_THREADS);
+}
+
+static void test_mode(void)
+{
+	static const char *const cases[] = {"tas",  "TAS", "Queued", "queued", "",
+	                                    "tas ", "q",   "queue",  "tasx",   "0"};
+	enum rqspinlock_mode mode = RQSPINLOCK_MODE_TAS;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_mode(cases[i]);
+	CHECK_EQ(rq_env_parse_mode(NULL, &mode), 0);
+	CHECK_EQ(mode, RQSPINLOCK_MODE_QUEUED);
+}
+
+static void test_report(void)
+{
+	static const char *const cases[] = {"1", "0", "", "yes", "00", " 0"};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_report(cases[i]);
+	CHECK(!rq_env_parse_report(NULL));
+}
+
+static const struct tu_test tests[] = {
+    TU_TEST("env_parse_slots", test_slots, 20, 0),
+    TU_TEST("env_parse_mode", test_mode, 20, 0),
+    TU_TEST("env_parse_report", test_report, 20, 0),
+};
+
+TU_MAIN(tests)
+#endif
