@@ -117,6 +117,19 @@ static uint64_t runnable_ns(const struct rq_sched *a, const struct rq_sched *b)
 	return runq < window ? runq : window;
 }
 
+/* The report's times: the owner's since our first read of it, if @cur is
+ * the same thread. */
+static void owner_times(struct rq_attempt *w, const struct rq_sched *cur)
+{
+	struct rqspinlock_owner_info *oi = &w->cycle.owner;
+
+	if (w->first.tid != cur->tid)
+		return;
+	oi->window_ns = cur->when - w->first.when;
+	oi->on_cpu_ns = cur->cpu_ns - w->first.cpu_ns;
+	oi->run_queue_ns = runnable_ns(&w->first, cur);
+}
+
 /*
  * The deadline passed: move it if the owner spent most of the time since
  * the last read waiting for a CPU (or is a new owner, not yet measured),
@@ -124,7 +137,6 @@ static uint64_t runnable_ns(const struct rq_sched *a, const struct rq_sched *b)
  */
 static bool deadline_final(struct rq_attempt *w, uint64_t now)
 {
-	struct rqspinlock_owner_info *oi = &w->cycle.owner;
 	struct rq_sched cur;
 	uint64_t step = 0, self_off = w->off_cpu - w->check_off, hard;
 	bool owner = false;
@@ -143,18 +155,19 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 		} else if (2 * runnable_ns(&w->base, &cur) > cur.when - w->base.when) {
 			step = runnable_ns(&w->base, &cur);
 		}
-		if (w->first.tid == cur.tid) {
-			oi->window_ns = cur.when - w->first.when;
-			oi->on_cpu_ns = cur.cpu_ns - w->first.cpu_ns;
-			oi->run_queue_ns = runnable_ns(&w->first, &cur);
-		}
+		owner_times(w, &cur);
 	}
 	/* The cap counts the time we watched: our own time off CPU (we
 	 * cannot fail a lock we did not see) moves it too, by at most one
 	 * more cap, so that a wait still ends within two caps. */
 	hard = w->hard + (w->off_cpu < w->hard - w->start ? w->off_cpu : w->hard - w->start);
-	if (!step || now >= hard)
+	if (!step || now >= hard) {
+		/* Failing at the cap after we were off CPU: the report gets
+		 * the owner as it is now, not as the probe saw it. */
+		if (!owner && read_owner(w, &cur))
+			owner_times(w, &cur);
 		return true;
+	}
 	rq_stat_inc(w->self, RQ_STAT_EXTEND);
 	if (owner)
 		rebase(w, &cur);

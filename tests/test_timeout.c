@@ -13,7 +13,10 @@
  *  - timeout_owner_blocked: an owner blocked (in read()) while holding: -ETIMEDOUT within
  *    the plain bound, cause "blocked", the report names the owner;
  *  - timeout_owner_unknown: a word locked with no owner in any table:
- *    -ETIMEDOUT within the plain bound, cause "unknown".
+ *    -ETIMEDOUT within the plain bound, cause "unknown";
+ *  - timeout_waiter_starved: the waiter, not the owner, on the overloaded
+ *    CPU, the owner asleep: -ETIMEDOUT at the cap, and the report has the
+ *    owner's state and times from a read at the failure.
  */
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -23,6 +26,9 @@
 
 #define OVERLOAD_THREADS 32
 #define OWNER_TIMEOUT_NS (20 * TU_NS_PER_MS)
+/* Busy threads beside a starved waiter: each gap between its polls is a
+ * few scheduler slices, well over the 1 ms that counts as off CPU. */
+#define STARVE_THREADS 8
 
 struct overload {
 	atomic_int go, stop;
@@ -314,6 +320,63 @@ static void test_owner_blocked(void)
 	CHECK_EQ(last_report.owner.tid, w.tid);
 	CHECK_EQ(last_report.owner.slot, w.slot);
 	CHECK(last_report.owner.state == 'S' || last_report.owner.state == 'D');
+	/* Times over a window from the first read of the owner to the last:
+	 * two reads, unless the waiter was itself off CPU across the probe
+	 * (every extension here is on the waiter's account: the owner
+	 * sleeps). */
+	if (st.deadline_extensions == 0)
+		CHECK_GT(last_report.owner.window_ns, 0);
+	CHECK_LE(last_report.owner.on_cpu_ns + last_report.owner.run_queue_ns,
+	         last_report.owner.window_ns);
+	check_causes_add_up();
+	res_spin_set_timeout_ns(0);
+}
+
+/*
+ * The waiter starved instead: pinned to the overloaded CPU, it is off CPU
+ * most of its wait, each deadline moves by that time until the cap, and the
+ * owner, asleep all along, is read again when the wait fails: the report
+ * gives its state then and its times since the probe.
+ */
+static void test_waiter_starved(void)
+{
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	struct overload o;
+	struct owner w = {.lock = &lock, .cpu = -1, .sleep = 1};
+	struct rqspinlock_stats st;
+	pthread_t th;
+	uint64_t dt, cap;
+
+	res_spin_set_timeout_ns(OWNER_TIMEOUT_NS);
+	cap = res_spin_get_timeout_cap_ns();
+	res_spin_reset_stats();
+	res_spin_set_report_hook(keep_report, NULL);
+	CHECK_EQ(pipe(w.wake), 0);
+	tu_thread_start(&th, owner_main, &w);
+	TU_WAIT_UNTIL(atomic_load(&w.held), TU_SETUP_MS);
+	overload_start(&o, STARVE_THREADS);
+	dt = timed_failure(&lock, o.cpus[0]);
+	overload_stop(&o);
+	atomic_store(&w.release, 1);
+	CHECK_EQ(write(w.wake[1], "x", 1), 1);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	close(w.wake[0]);
+	close(w.wake[1]);
+	res_spin_set_report_hook(NULL, NULL);
+	CHECK_EQ(res_spin_get_stats(&st), 0);
+	printf("# failed after %.1f ms (cap %.1f ms), %llu extensions; owner state %c, over "
+	       "%.1f ms: on CPU %.1f ms, run queue %.1f ms\n",
+	       (double)dt / 1e6, (double)cap / 1e6, (unsigned long long)st.deadline_extensions,
+	       last_report.owner.state, (double)last_report.owner.window_ns / 1e6,
+	       (double)last_report.owner.on_cpu_ns / 1e6,
+	       (double)last_report.owner.run_queue_ns / 1e6);
+	/* One phase at a time: within two caps each (TAS mode has one), plus slack. */
+	CHECK_LE(dt, 4 * cap + tu_slack_ns(TU_STALL_NS));
+	CHECK_GT(st.deadline_extensions, 0); /* the waiter was off CPU */
+	CHECK_EQ(st.timeout, 1);
+	CHECK_EQ(st.timeout_owner_blocked, 1);
+	CHECK_EQ(last_report.owner.tid, w.tid);
+	CHECK(last_report.owner.state == 'S' || last_report.owner.state == 'D');
 	CHECK_GT(last_report.owner.window_ns, 0);
 	CHECK_LE(last_report.owner.on_cpu_ns + last_report.owner.run_queue_ns,
 	         last_report.owner.window_ns);
@@ -371,6 +434,7 @@ static const struct tu_test tests[] = {
     TU_TEST("timeout_owner_spins", test_owner_spins, 60, TU_TAS | TU_OVERLOAD),
     TU_TEST("timeout_owner_blocked", test_owner_blocked, 40, TU_TAS),
     TU_TEST("timeout_owner_unknown", test_owner_unknown, 40, TU_TAS),
+    TU_TEST("timeout_waiter_starved", test_waiter_starved, 40, TU_TAS | TU_OVERLOAD),
     TU_TEST("timeout_cap_setter", test_cap_setter, 20, 0),
 };
 
