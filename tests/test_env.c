@@ -10,32 +10,14 @@
 #include <errno.h>
 #include <strings.h>
 
+#include "parsecheck.h"
 #include "testutil.h"
 #include "thread.h"
-
-/*
- * The reference for RQSPINLOCK_SLOTS: decimal digits only, read with
- * strtoull once short enough not to overflow; 0 when not a valid count.
- */
-static uint64_t reference_slots(const char *s)
-{
-	size_t n = strlen(s);
-	uint64_t v;
-
-	if (n == 0 || strspn(s, "0123456789") != n)
-		return 0;
-	for (; n > 18 && *s == '0'; n--) /* leading zeros leave the value */
-		s++;
-	if (n > 18) /* at least 10^18 */
-		return 0;
-	v = strtoull(s, NULL, 10);
-	return v >= 1 && v <= RQSPINLOCK_MAX_THREADS ? v : 0;
-}
 
 static void check_slots(const char *s)
 {
 	uint32_t slots = 12345;
-	uint64_t want = reference_slots(s);
+	uint64_t want = pc_decimal_in_range(s, RQSPINLOCK_MAX_THREADS);
 	int rc = rq_env_parse_slots(s, &slots);
 
 	if (want) {
@@ -70,22 +52,14 @@ static void check_report(const char *s)
 }
 
 #ifdef RQ_FUZZ
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_all(const char *s)
 {
-	char s[256];
-
-	/* an environment string: no NUL inside, bounded length */
-	if (size >= sizeof(s) || memchr(data, 0, size))
-		return 0;
-	memcpy(s, data, size);
-	s[size] = '\0';
 	check_slots(s);
 	check_mode(s);
 	check_report(s);
-	return 0;
 }
+
+PC_FUZZ_STRINGS(check_all)
 #else
 static void test_slots(void)
 {
@@ -116,9 +90,9 @@ static void test_slots(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		check_slots(cases[i]);
 	/* the reference itself, on a few: */
-	CHECK_EQ(reference_slots("016383"), 16383);
-	CHECK_EQ(reference_slots("00000000000000000000000000001"), 1);
-	CHECK_EQ(reference_slots("4294967297"), 0);
+	CHECK_EQ(pc_decimal_in_range("016383", RQSPINLOCK_MAX_THREADS), 16383);
+	CHECK_EQ(pc_decimal_in_range("00000000000000000000000000001", 9), 1);
+	CHECK_EQ(pc_decimal_in_range("4294967297", UINT32_MAX), 0);
 	/* unset: the default */
 	CHECK_EQ(rq_env_parse_slots(NULL, &slots), 0);
 	CHECK_EQ(slots, RQSPINLOCK_MAX_THREADS);

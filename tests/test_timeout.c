@@ -18,6 +18,7 @@
  *    CPU, the owner asleep: -ETIMEDOUT at the cap, and the report has the
  *    owner's state and times from a read at the failure.
  */
+#include <stdbool.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -228,6 +229,26 @@ static void keep_report(const struct rqspinlock_report *r, void *arg)
 	atomic_fetch_add(&nr_reports, 1);
 }
 
+/* An owner that holds @w->lock asleep (w->sleep set), and the report hook
+ * that keeps what a failure reports, until sleeper_stop(). */
+static void sleeper_start(struct owner *w, pthread_t *th)
+{
+	res_spin_set_report_hook(keep_report, NULL);
+	CHECK_EQ(pipe(w->wake), 0);
+	tu_thread_start(th, owner_main, w);
+	TU_WAIT_UNTIL(atomic_load(&w->held), TU_SETUP_MS);
+}
+
+static void sleeper_stop(struct owner *w, pthread_t th)
+{
+	atomic_store(&w->release, 1);
+	CHECK_EQ(write(w->wake[1], "x", 1), 1);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	close(w->wake[0]);
+	close(w->wake[1]);
+	res_spin_set_report_hook(NULL, NULL);
+}
+
 /* One timed res_spin_lock() of @lock that must fail: returns its duration. */
 static uint64_t timed_failure(rqspinlock_t *lock, int cpu)
 {
@@ -286,6 +307,24 @@ static void test_owner_spins(void)
 	res_spin_set_timeout_ns(0);
 }
 
+/* One timeout, its one report naming the sleeping owner @w; with
+ * @window, times over a window of two reads. */
+static void check_blocked_report(const struct owner *w, const struct rqspinlock_stats *st,
+                                 bool window)
+{
+	CHECK_EQ(st->timeout, 1);
+	CHECK_EQ(st->timeout_owner_blocked, 1);
+	CHECK_EQ(atomic_load(&nr_reports), 1);
+	CHECK_EQ(last_report.owner.tid, w->tid);
+	CHECK_EQ(last_report.owner.slot, w->slot);
+	CHECK(last_report.owner.state == 'S' || last_report.owner.state == 'D');
+	if (window)
+		CHECK_GT(last_report.owner.window_ns, 0);
+	CHECK_LE(last_report.owner.on_cpu_ns + last_report.owner.run_queue_ns,
+	         last_report.owner.window_ns);
+	check_causes_add_up();
+}
+
 static void test_owner_blocked(void)
 {
 	rqspinlock_t lock = RQSPINLOCK_INIT;
@@ -296,17 +335,9 @@ static void test_owner_blocked(void)
 
 	res_spin_set_timeout_ns(OWNER_TIMEOUT_NS);
 	res_spin_reset_stats();
-	res_spin_set_report_hook(keep_report, NULL);
-	CHECK_EQ(pipe(w.wake), 0);
-	tu_thread_start(&th, owner_main, &w);
-	TU_WAIT_UNTIL(atomic_load(&w.held), TU_SETUP_MS);
+	sleeper_start(&w, &th);
 	dt = timed_failure(&lock, -1);
-	atomic_store(&w.release, 1);
-	CHECK_EQ(write(w.wake[1], "x", 1), 1);
-	CHECK_EQ(pthread_join(th, NULL), 0);
-	close(w.wake[0]);
-	close(w.wake[1]);
-	res_spin_set_report_hook(NULL, NULL);
+	sleeper_stop(&w, th);
 	CHECK_EQ(res_spin_get_stats(&st), 0);
 	printf("# failed after %.1f ms; owner tid %d state %c, on CPU %.1f ms, run queue %.1f ms\n",
 	       (double)dt / 1e6, last_report.owner.tid, last_report.owner.state,
@@ -314,21 +345,11 @@ static void test_owner_blocked(void)
 	       (double)last_report.owner.run_queue_ns / 1e6);
 	/* No extension for a sleeper: two timeouts (TAS mode) plus a grace. */
 	CHECK_LE(dt, 3 * OWNER_TIMEOUT_NS + tu_slack_ns(TU_STALL_NS));
-	CHECK_EQ(st.timeout, 1);
-	CHECK_EQ(st.timeout_owner_blocked, 1);
-	CHECK_EQ(atomic_load(&nr_reports), 1);
-	CHECK_EQ(last_report.owner.tid, w.tid);
-	CHECK_EQ(last_report.owner.slot, w.slot);
-	CHECK(last_report.owner.state == 'S' || last_report.owner.state == 'D');
 	/* Times over a window from the first read of the owner to the last:
 	 * two reads, unless the waiter was itself off CPU across the probe
 	 * (every extension here is on the waiter's account: the owner
 	 * sleeps). */
-	if (st.deadline_extensions == 0)
-		CHECK_GT(last_report.owner.window_ns, 0);
-	CHECK_LE(last_report.owner.on_cpu_ns + last_report.owner.run_queue_ns,
-	         last_report.owner.window_ns);
-	check_causes_add_up();
+	check_blocked_report(&w, &st, st.deadline_extensions == 0);
 	res_spin_set_timeout_ns(0);
 }
 
@@ -350,19 +371,11 @@ static void test_waiter_starved(void)
 	res_spin_set_timeout_ns(OWNER_TIMEOUT_NS);
 	cap = res_spin_get_timeout_cap_ns();
 	res_spin_reset_stats();
-	res_spin_set_report_hook(keep_report, NULL);
-	CHECK_EQ(pipe(w.wake), 0);
-	tu_thread_start(&th, owner_main, &w);
-	TU_WAIT_UNTIL(atomic_load(&w.held), TU_SETUP_MS);
+	sleeper_start(&w, &th);
 	overload_start(&o, STARVE_THREADS);
 	dt = timed_failure(&lock, o.cpus[0]);
 	overload_stop(&o);
-	atomic_store(&w.release, 1);
-	CHECK_EQ(write(w.wake[1], "x", 1), 1);
-	CHECK_EQ(pthread_join(th, NULL), 0);
-	close(w.wake[0]);
-	close(w.wake[1]);
-	res_spin_set_report_hook(NULL, NULL);
+	sleeper_stop(&w, th);
 	CHECK_EQ(res_spin_get_stats(&st), 0);
 	printf("# failed after %.1f ms (cap %.1f ms), %llu extensions; owner state %c, over "
 	       "%.1f ms: on CPU %.1f ms, run queue %.1f ms\n",
@@ -373,14 +386,7 @@ static void test_waiter_starved(void)
 	/* One phase at a time: within two caps each (TAS mode has one), plus slack. */
 	CHECK_LE(dt, 4 * cap + tu_slack_ns(TU_STALL_NS));
 	CHECK_GT(st.deadline_extensions, 0); /* the waiter was off CPU */
-	CHECK_EQ(st.timeout, 1);
-	CHECK_EQ(st.timeout_owner_blocked, 1);
-	CHECK_EQ(last_report.owner.tid, w.tid);
-	CHECK(last_report.owner.state == 'S' || last_report.owner.state == 'D');
-	CHECK_GT(last_report.owner.window_ns, 0);
-	CHECK_LE(last_report.owner.on_cpu_ns + last_report.owner.run_queue_ns,
-	         last_report.owner.window_ns);
-	check_causes_add_up();
+	check_blocked_report(&w, &st, true);
 	res_spin_set_timeout_ns(0);
 }
 

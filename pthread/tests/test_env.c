@@ -11,28 +11,12 @@
 
 #include "env.h"
 #include "rqspinlock.h"
+#include "parsecheck.h"
 #include "testutil.h"
-
-/* The reference: digits only, the value in ms once short enough for
- * strtoull, 0 when not a valid timeout. */
-static uint64_t reference_ms(const char *s)
-{
-	size_t n = strlen(s);
-	uint64_t v;
-
-	if (n == 0 || strspn(s, "0123456789") != n)
-		return 0;
-	for (; n > 18 && *s == '0'; n--) /* leading zeros leave the value */
-		s++;
-	if (n > 18)
-		return 0;
-	v = strtoull(s, NULL, 10);
-	return v >= 1 && v <= RQSPINLOCK_MAX_TIMEOUT_NS / 1000000 ? v : 0;
-}
 
 static void check_timeout(const char *s)
 {
-	uint64_t ns = 12345, want = reference_ms(s);
+	uint64_t ns = 12345, want = pc_decimal_in_range(s, RQSPINLOCK_MAX_TIMEOUT_NS / 1000000);
 	int rc = rqp_parse_timeout_ms(s, &ns);
 
 	if (*s == '\0') { /* empty: the default */
@@ -61,21 +45,13 @@ static void check_on_fail(const char *s)
 }
 
 #ifdef RQ_FUZZ
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_all(const char *s)
 {
-	char s[256];
-
-	/* an environment string: no NUL inside, bounded length */
-	if (size >= sizeof(s) || memchr(data, 0, size))
-		return 0;
-	memcpy(s, data, size);
-	s[size] = '\0';
 	check_timeout(s);
 	check_on_fail(s);
-	return 0;
 }
+
+PC_FUZZ_STRINGS(check_all)
 #else
 static void test_timeout(void)
 {
