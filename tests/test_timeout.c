@@ -385,7 +385,8 @@ static void test_waiter_starved(void)
 	       (double)last_report.owner.run_queue_ns / 1e6);
 	/* One phase at a time: within two caps each (TAS mode has one), plus slack. */
 	CHECK_LE(dt, 4 * cap + tu_slack_ns(TU_STALL_NS));
-	CHECK_GT(st.deadline_extensions, 0); /* the waiter was off CPU */
+	/* Usually after extensions on the waiter's account (printed above);
+	 * a window either way: two reads, the last at the failure. */
 	check_blocked_report(&w, &st, true);
 	res_spin_set_timeout_ns(0);
 }
