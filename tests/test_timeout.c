@@ -352,6 +352,104 @@ static void test_owner_unknown(void)
 	res_spin_set_timeout_ns(0);
 }
 
+/* ---- a waiter behind a head that timed out ---- */
+
+#define BEHIND_TIMEOUT_NS (100 * TU_NS_PER_MS)
+
+/* Each failing thread's own last report (the hook runs on it). */
+static _Thread_local struct rqspinlock_report my_report;
+
+static void keep_my_report(const struct rqspinlock_report *r, void *arg)
+{
+	(void)arg;
+	my_report = *r;
+}
+
+struct behind {
+	struct tu_waiter w;
+	struct rqspinlock_report report;
+};
+
+static void *behind_main(void *arg)
+{
+	struct behind *b = arg;
+
+	memset(&my_report, 0, sizeof(my_report));
+	tu_waiter_fn(&b->w);
+	b->report = my_report;
+	return NULL;
+}
+
+static void behind_start(struct behind *b, rqspinlock_t *lock)
+{
+	b->w.lock = lock;
+	b->w.result = 1;
+	atomic_init(&b->w.done, 0);
+	tu_thread_start(&b->w.t, behind_main, b);
+}
+
+/*
+ * One round: an owner blocked while holding, a pending waiter, a queue
+ * head and one waiter queued behind it. Returns 1 when the queued waiter's
+ * -ETIMEDOUT came from the head's teardown (it failed before its own
+ * deadline, three timeouts after it started), 0 when it cannot tell.
+ */
+static int behind_round(void)
+{
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	struct owner w = {.lock = &lock, .cpu = -1, .sleep = 1};
+	struct behind pend, head, queued;
+	struct rqspinlock_stats st;
+	pthread_t th;
+	int torn_down;
+
+	res_spin_reset_stats();
+	CHECK_EQ(pipe(w.wake), 0);
+	tu_thread_start(&th, owner_main, &w);
+	TU_WAIT_UNTIL(atomic_load(&w.held), TU_SETUP_MS);
+	behind_start(&pend, &lock);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&lock)), TU_SETUP_MS);
+	behind_start(&head, &lock);
+	TU_WAIT_UNTIL(TU_TAIL(tu_word(&lock)), TU_SETUP_MS);
+	behind_start(&queued, &lock);
+	CHECK_EQ(tu_waiter_join(&pend.w), -ETIMEDOUT);
+	CHECK_EQ(tu_waiter_join(&head.w), -ETIMEDOUT);
+	CHECK_EQ(tu_waiter_join(&queued.w), -ETIMEDOUT);
+	atomic_store(&w.release, 1);
+	CHECK_EQ(write(w.wake[1], "x", 1), 1);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	close(w.wake[0]);
+	close(w.wake[1]);
+	check_causes_add_up();
+	torn_down = queued.w.end - queued.w.start < 3 * BEHIND_TIMEOUT_NS;
+	printf("# queued waiter failed after %.1f ms (%s); its report's owner: tid %d state %c\n",
+	       (double)(queued.w.end - queued.w.start) / 1e6,
+	       torn_down ? "teardown" : "maybe its own deadline", (int)queued.report.owner.tid,
+	       queued.report.owner.state ? queued.report.owner.state : '-');
+	CHECK_EQ(queued.report.error, -ETIMEDOUT);
+	if (!torn_down)
+		return 0;
+	/* Not a deadline of its own: no owner in the report, cause unknown. */
+	CHECK_EQ(queued.report.owner.tid, 0);
+	CHECK_EQ(queued.report.owner.state, 0);
+	CHECK_EQ(res_spin_get_stats(&st), 0);
+	CHECK_EQ(st.timeout, 3);
+	CHECK_GE(st.timeout_owner_unknown, 1);
+	return 1;
+}
+
+static void test_behind_timed_out_head(void)
+{
+	int rounds = 0;
+
+	res_spin_set_timeout_ns(BEHIND_TIMEOUT_NS);
+	res_spin_set_report_hook(keep_my_report, NULL);
+	while (!behind_round() && ++rounds < 3)
+		;
+	res_spin_set_report_hook(NULL, NULL);
+	res_spin_set_timeout_ns(0);
+}
+
 static void test_cap_setter(void)
 {
 	CHECK_EQ(res_spin_set_timeout_cap_ns(5 * TU_NS_PER_S), 0);
@@ -372,6 +470,7 @@ static const struct tu_test tests[] = {
     TU_TEST("timeout_owner_blocked", test_owner_blocked, 40, TU_TAS),
     TU_TEST("timeout_owner_unknown", test_owner_unknown, 40, TU_TAS),
     TU_TEST("timeout_cap_setter", test_cap_setter, 20, 0),
+    TU_TEST("timeout_behind_timed_out_head", test_behind_timed_out_head, 30, 0),
 };
 
 TU_MAIN(tests)
