@@ -13,7 +13,10 @@
  *  - timeout_owner_blocked: an owner blocked (in read()) while holding: -ETIMEDOUT within
  *    the plain bound, cause "blocked", the report names the owner;
  *  - timeout_owner_unknown: a word locked with no owner in any table:
- *    -ETIMEDOUT within the plain bound, cause "unknown".
+ *    -ETIMEDOUT within the plain bound, cause "unknown";
+ *  - timeout_behind_timed_out_head: a waiter queued behind a head that
+ *    timed out fails with it, not on a deadline of its own: its report
+ *    names no owner and its cause is "unknown".
  */
 #include <sys/syscall.h>
 #include <unistd.h>
