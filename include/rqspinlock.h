@@ -370,7 +370,11 @@ typedef void (*rqspinlock_report_fn)(const struct rqspinlock_report *report, voi
  * @brief Install @p fn (NULL: none) as the report hook.
  *
  * The default hook is off; setting `RQSPINLOCK_REPORT=1` in the environment
- * installs res_spin_report_stderr() at start-up.
+ * installs res_spin_report_stderr() at start-up. It may be called while
+ * other threads fail: each report goes to one hook that was installed,
+ * with that hook's own @p arg (a failure that races with a change stalled
+ * for a whole timeout, its thread stopped or forked away in the middle, is
+ * not reported). Not async-signal-safe.
  */
 void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg);
 
