@@ -374,7 +374,7 @@ typedef void (*rqspinlock_report_fn)(const struct rqspinlock_report *report, voi
  * other threads fail: each report goes to one hook that was installed,
  * with that hook's own @p arg (a failure that races with a change stalled
  * for a whole timeout, its thread stopped or forked away in the middle, is
- * not reported). Not async-signal-safe.
+ * not reported).
  */
 void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg);
 
