@@ -169,7 +169,8 @@ RQSPINLOCK_MUST_CHECK int res_spin_trylock(rqspinlock_t *lock);
  * owner's table still lists the lock: the owner's own later calls for it
  * return -EDEADLK. Deadlock detection ignores a "held" entry for a lock that
  * is not taken, or that another thread lists too, so other threads get no
- * false -EDEADLK from it.
+ * false -EDEADLK from it. A NULL @p lock releases nothing and is counted in
+ * unlock_not_held.
  */
 #ifndef RQSPINLOCK_INLINE
 void res_spin_unlock(rqspinlock_t *lock);
@@ -182,7 +183,8 @@ void res_spin_unlock(rqspinlock_t *lock);
  */
 RQSPINLOCK_MUST_CHECK int res_spin_lock_irqsave(rqspinlock_t *lock, sigset_t *flags);
 
-/** @brief Release @p lock, then restore the signal mask saved in @p flags. */
+/** @brief Release @p lock (as res_spin_unlock()), then restore the signal mask
+ * saved in @p flags (none when @p flags is NULL). */
 void res_spin_unlock_irqrestore(rqspinlock_t *lock, const sigset_t *flags);
 
 /**
