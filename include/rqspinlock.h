@@ -360,7 +360,8 @@ struct rqspinlock_report {
  * @brief Report callback.
  *
  * Called on the failing thread after the lock attempt has been fully undone
- * and before res_spin_lock() returns; the library holds no internal lock then.
+ * and before res_spin_lock() returns; the library holds no internal lock then,
+ * and cancellation is disabled during the call.
  * Because the failing call may run inside a signal handler, the hook must be
  * async-signal-safe (write(2), no malloc, no stdio) unless the application
  * never takes locks from signal handlers. It must not take the lock named in

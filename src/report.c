@@ -187,6 +187,7 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
                       uint32_t held_idx, int err, const struct rq_cycle *cycle)
 {
 	struct rqspinlock_report r;
+	int cancel_state;
 
 	memset(&r, 0, sizeof(r));
 	r.event = event_of(err, cycle);
@@ -211,7 +212,11 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 
 		r.nr_frames = n > 0 ? (uint32_t)n : 0;
 	}
+	/* The hook may call cancellation points (the stock reporter writes):
+	 * none may act inside a call of the library. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	h->fn(&r, h->arg);
+	pthread_setcancelstate(cancel_state, NULL);
 }
 
 int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
