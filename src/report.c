@@ -93,9 +93,28 @@ RQ_EXPORT void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* The stock reporter may run in a signal handler: load backtrace() now. */
-__attribute__((constructor)) static void rq_report_from_env(void)
+/*
+ * In a forked child, a change that another thread of the parent was writing
+ * is never finished: drop it, and the hook with it (its two halves may
+ * belong to different hooks), so that later changes do not wait for it.
+ */
+static void hook_after_fork_child(void)
 {
+	uint32_t seq = atomic_load_explicit(&rq_hook_seq, memory_order_relaxed);
+
+	/* relaxed: the child has one thread */
+	if (seq & 1) {
+		atomic_store_explicit(&rq_hook_fn, NULL, memory_order_relaxed);
+		atomic_store_explicit(&rq_hook_arg, NULL, memory_order_relaxed);
+		atomic_store_explicit(&rq_hook_seq, seq + 1, memory_order_relaxed);
+	}
+}
+
+/* At start-up: the fork handler above; and the stock reporter may run in a
+ * signal handler, so backtrace() is loaded now. */
+__attribute__((constructor)) static void rq_report_init(void)
+{
+	pthread_atfork(NULL, NULL, hook_after_fork_child);
 	if (rq_env()->report)
 		warm_backtrace();
 }
