@@ -392,10 +392,25 @@ static void behind_start(struct behind *b, rqspinlock_t *lock)
 }
 
 /*
+ * Has the waiter that started after the head (whose tail was @tail_b)
+ * linked behind it, while the head still waits? One read of the word: a
+ * new tail while the pending bit is still taken (by the pending waiter,
+ * which fails before the head, or by the head itself) means the head had
+ * not left when the new waiter linked.
+ */
+static int linked_behind_head(rqspinlock_t *lock, uint32_t tail_b)
+{
+	uint32_t w = tu_word(lock);
+
+	return tail_b && TU_PENDING(w) && TU_TAIL(w) && TU_TAIL(w) != tail_b;
+}
+
+/*
  * One round: an owner blocked while holding, a pending waiter, a queue
  * head and one waiter queued behind it. Returns 1 when the queued waiter's
- * -ETIMEDOUT came from the head's teardown (it failed before its own
- * deadline, three timeouts after it started), 0 when it cannot tell.
+ * -ETIMEDOUT came from the head's teardown: it linked behind the live head
+ * and failed before its own deadline (three timeouts after it started);
+ * 0 when the round cannot tell (a slow set-up on a loaded machine).
  */
 static int behind_round(void)
 {
@@ -404,17 +419,21 @@ static int behind_round(void)
 	struct behind pend, head, queued;
 	struct rqspinlock_stats st;
 	pthread_t th;
-	int torn_down;
+	uint32_t tail_b;
+	int linked = 0, torn_down;
 
 	res_spin_reset_stats();
 	CHECK_EQ(pipe(w.wake), 0);
 	tu_thread_start(&th, owner_main, &w);
 	TU_WAIT_UNTIL(atomic_load(&w.held), TU_SETUP_MS);
 	behind_start(&pend, &lock);
-	TU_WAIT_UNTIL(TU_PENDING(tu_word(&lock)), TU_SETUP_MS);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&lock)) || tu_waiter_done(&pend.w), TU_SETUP_MS);
 	behind_start(&head, &lock);
-	TU_WAIT_UNTIL(TU_TAIL(tu_word(&lock)), TU_SETUP_MS);
+	TU_WAIT_UNTIL(TU_TAIL(tu_word(&lock)) || tu_waiter_done(&head.w), TU_SETUP_MS);
+	tail_b = TU_TAIL(tu_word(&lock));
 	behind_start(&queued, &lock);
+	TU_WAIT_UNTIL((linked = linked_behind_head(&lock, tail_b)) || tu_waiter_done(&queued.w),
+	              TU_SETUP_MS);
 	CHECK_EQ(tu_waiter_join(&pend.w), -ETIMEDOUT);
 	CHECK_EQ(tu_waiter_join(&head.w), -ETIMEDOUT);
 	CHECK_EQ(tu_waiter_join(&queued.w), -ETIMEDOUT);
@@ -424,8 +443,10 @@ static int behind_round(void)
 	close(w.wake[0]);
 	close(w.wake[1]);
 	check_causes_add_up();
-	torn_down = queued.w.end - queued.w.start < 3 * BEHIND_TIMEOUT_NS;
-	printf("# queued waiter failed after %.1f ms (%s); its report's owner: tid %d state %c\n",
+	torn_down = linked && queued.w.end - queued.w.start < 3 * BEHIND_TIMEOUT_NS;
+	printf("# queued waiter %s, failed after %.1f ms (%s); its report's owner: tid %d "
+	       "state %c\n",
+	       linked ? "linked behind the head" : "not seen linked",
 	       (double)(queued.w.end - queued.w.start) / 1e6,
 	       torn_down ? "teardown" : "maybe its own deadline", (int)queued.report.owner.tid,
 	       queued.report.owner.state ? queued.report.owner.state : '-');
