@@ -169,7 +169,8 @@ RQSPINLOCK_MUST_CHECK int res_spin_trylock(rqspinlock_t *lock);
  * owner's table still lists the lock: the owner's own later calls for it
  * return -EDEADLK. Deadlock detection ignores a "held" entry for a lock that
  * is not taken, or that another thread lists too, so other threads get no
- * false -EDEADLK from it.
+ * false -EDEADLK from it. A NULL @p lock releases nothing and is counted in
+ * unlock_not_held.
  */
 #ifndef RQSPINLOCK_INLINE
 void res_spin_unlock(rqspinlock_t *lock);
@@ -182,7 +183,8 @@ void res_spin_unlock(rqspinlock_t *lock);
  */
 RQSPINLOCK_MUST_CHECK int res_spin_lock_irqsave(rqspinlock_t *lock, sigset_t *flags);
 
-/** @brief Release @p lock, then restore the signal mask saved in @p flags. */
+/** @brief Release @p lock (as res_spin_unlock()), then restore the signal mask
+ * saved in @p flags (none when @p flags is NULL). */
 void res_spin_unlock_irqrestore(rqspinlock_t *lock, const sigset_t *flags);
 
 /**
@@ -358,7 +360,8 @@ struct rqspinlock_report {
  * @brief Report callback.
  *
  * Called on the failing thread after the lock attempt has been fully undone
- * and before res_spin_lock() returns; the library holds no internal lock then.
+ * and before res_spin_lock() returns; the library holds no internal lock then,
+ * and cancellation is disabled during the call.
  * Because the failing call may run inside a signal handler, the hook must be
  * async-signal-safe (write(2), no malloc, no stdio) unless the application
  * never takes locks from signal handlers. It must not take the lock named in
@@ -370,7 +373,11 @@ typedef void (*rqspinlock_report_fn)(const struct rqspinlock_report *report, voi
  * @brief Install @p fn (NULL: none) as the report hook.
  *
  * The default hook is off; setting `RQSPINLOCK_REPORT=1` in the environment
- * installs res_spin_report_stderr() at start-up.
+ * installs res_spin_report_stderr() at start-up. It may be called while
+ * other threads fail: each report goes to one hook that was installed,
+ * with that hook's own @p arg (a failure that races with a change stalled
+ * for a whole timeout, its thread stopped or forked away in the middle, is
+ * not reported).
  */
 void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg);
 

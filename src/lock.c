@@ -77,11 +77,15 @@ RQ_EXPORT int res_spin_trylock(rqspinlock_t *lock)
 	return -EBUSY;
 }
 
-/* res_spin_unlock() of anything but the top entry of a tracked table. */
+/* res_spin_unlock() of anything but the top entry of a tracked table (NULL too). */
 RQ_EXPORT void res_spin_unlock_slow_abi(rqspinlock_t *lock)
 {
 	struct rq_thread *t = rq_self_get();
 
+	if (unlikely(!lock)) {
+		rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
+		return;
+	}
 	rq_unlock_slow(t, lock, atomic_load_explicit(&t->held.cnt, memory_order_relaxed));
 }
 

@@ -12,6 +12,9 @@
  */
 #include <errno.h>
 #include <execinfo.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,10 +25,18 @@ struct rq_hook {
 	void *arg;
 };
 
-/* Two hook records, flipped on every change, so a reader never sees a
- * function paired with another function's argument. */
-static struct rq_hook rq_hooks[2];
-static _Atomic(struct rq_hook *) rq_hook;
+/*
+ * The hook in force: its function and argument under a sequence count that
+ * is odd while a change is being written. A failing thread copies the pair
+ * and copies again when a change overlapped its copy, so it never calls one
+ * hook's function with another hook's argument, however often the hook
+ * changes meanwhile. Changes are serialised by the count and written with
+ * signals blocked, so a failing signal handler never waits for a change
+ * that its own thread is in the middle of.
+ */
+static _Atomic uint32_t rq_hook_seq;
+static _Atomic(rqspinlock_report_fn) rq_hook_fn;
+static _Atomic(void *) rq_hook_arg;
 /* Set by the first res_spin_set_report_hook(): from then on its hook (or
  * none) is in force, not the environment's. */
 static _Atomic int rq_hook_chosen;
@@ -43,37 +54,108 @@ static void warm_backtrace(void)
 	}
 }
 
+/* Wait for a change that another thread is writing (a few stores, unless
+ * that thread was preempted in between). */
+static void hook_change_wait(uint32_t *spins)
+{
+	if (++*spins % 64 == 0)
+		sched_yield();
+	else
+		rq_cpu_relax();
+}
+
 RQ_EXPORT void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg)
 {
-	struct rq_hook *cur = atomic_load_explicit(&rq_hook, memory_order_relaxed);
-	struct rq_hook *next = cur == &rq_hooks[0] ? &rq_hooks[1] : &rq_hooks[0];
+	sigset_t all, old;
+	uint32_t seq, spins = 0;
 
 	if (fn)
 		warm_backtrace();
-	next->fn = fn;
-	next->arg = arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	seq = atomic_load_explicit(&rq_hook_seq, memory_order_relaxed);
+	/* Make the count odd. Relaxed: the release stores below order it
+	 * before the pair. */
+	while ((seq & 1) ||
+	       !atomic_compare_exchange_weak_explicit(&rq_hook_seq, &seq, seq + 1,
+	                                              memory_order_relaxed, memory_order_relaxed)) {
+		hook_change_wait(&spins);
+		seq = atomic_load_explicit(&rq_hook_seq, memory_order_relaxed);
+	}
+	/* release: a reader that loads either new value (acquire) then sees
+	 * the odd count on its re-check; pairs with current_hook() */
+	atomic_store_explicit(&rq_hook_fn, fn, memory_order_release);
+	atomic_store_explicit(&rq_hook_arg, arg, memory_order_release);
 	/* relaxed: a failure racing with the first choice may use either hook */
 	atomic_store_explicit(&rq_hook_chosen, 1, memory_order_relaxed);
-	/* release: pairs with the acquire in current_hook(); the record is complete */
-	atomic_store_explicit(&rq_hook, fn ? next : NULL, memory_order_release);
+	/* release: the pair is complete; pairs with current_hook()'s acquire */
+	atomic_store_explicit(&rq_hook_seq, seq + 2, memory_order_release);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* The stock reporter may run in a signal handler: load backtrace() now. */
-__attribute__((constructor)) static void rq_report_from_env(void)
+/*
+ * In a forked child, a change that another thread of the parent was writing
+ * is never finished: drop it, and the hook with it (its two halves may
+ * belong to different hooks), so that later changes do not wait for it.
+ */
+static void hook_after_fork_child(void)
 {
+	uint32_t seq = atomic_load_explicit(&rq_hook_seq, memory_order_relaxed);
+
+	/* relaxed: the child has one thread */
+	if (seq & 1) {
+		atomic_store_explicit(&rq_hook_fn, NULL, memory_order_relaxed);
+		atomic_store_explicit(&rq_hook_arg, NULL, memory_order_relaxed);
+		atomic_store_explicit(&rq_hook_seq, seq + 1, memory_order_relaxed);
+	}
+}
+
+/* At start-up: the fork handler above; and the stock reporter may run in a
+ * signal handler, so backtrace() is loaded now. */
+__attribute__((constructor)) static void rq_report_init(void)
+{
+	pthread_atfork(NULL, NULL, hook_after_fork_child);
 	if (rq_env()->report)
 		warm_backtrace();
 }
 
-/* The hook in force, or NULL. */
-static const struct rq_hook *current_hook(void)
+/*
+ * Copy the hook in force into @out; returns false when there is none. A
+ * change that stays half written for a whole timeout (its thread was
+ * stopped, cancelled asynchronously or forked away in the middle) is not
+ * waited for: the failure then goes unreported, and the call still returns.
+ */
+static bool current_hook(struct rq_hook *out)
 {
-	/* acquire: pairs with the release in res_spin_set_report_hook() */
-	const struct rq_hook *h = atomic_load_explicit(&rq_hook, memory_order_acquire);
+	uint64_t give_up = 0;
+	uint32_t spins = 0;
 
-	if (!h && !atomic_load_explicit(&rq_hook_chosen, memory_order_relaxed) && rq_env()->report)
-		h = &rq_env_hook;
-	return h;
+	for (;;) {
+		/* acquire: pairs with the release that completed a change */
+		uint32_t seq = atomic_load_explicit(&rq_hook_seq, memory_order_acquire);
+
+		if (!(seq & 1)) {
+			/* acquire: pairs with the setter's release stores; the
+			 * re-check below cannot be read before the copy */
+			out->fn = atomic_load_explicit(&rq_hook_fn, memory_order_acquire);
+			out->arg = atomic_load_explicit(&rq_hook_arg, memory_order_acquire);
+			if (atomic_load_explicit(&rq_hook_seq, memory_order_relaxed) == seq)
+				break;
+		}
+		hook_change_wait(&spins);
+		if (spins % 64 == 0) {
+			uint64_t now = rq_now_ns();
+
+			if (!give_up)
+				give_up = now + rq_timeout_ns();
+			else if (now > give_up)
+				return false;
+		}
+	}
+	if (!out->fn && !atomic_load_explicit(&rq_hook_chosen, memory_order_relaxed) &&
+	    rq_env()->report)
+		*out = rq_env_hook;
+	return out->fn != NULL;
 }
 
 static enum rqspinlock_event event_of(int err, const struct rq_cycle *cycle)
@@ -124,6 +206,7 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
                       uint32_t held_idx, int err, const struct rq_cycle *cycle)
 {
 	struct rqspinlock_report r;
+	int cancel_state;
 
 	memset(&r, 0, sizeof(r));
 	r.event = event_of(err, cycle);
@@ -148,13 +231,18 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 
 		r.nr_frames = n > 0 ? (uint32_t)n : 0;
 	}
+	/* The hook may call cancellation points (the stock reporter writes):
+	 * none may act inside a call of the library. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	h->fn(&r, h->arg);
+	pthread_setcancelstate(cancel_state, NULL);
 }
 
 int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
             const struct rq_cycle *cycle, bool was_waiting)
 {
-	const struct rq_hook *h = current_hook();
+	struct rq_hook h;
+	bool hooked = current_hook(&h);
 
 	/* Table first, then the wait record: in between we look neither
 	 * holding nor waiting, never both. */
@@ -162,8 +250,8 @@ int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
 	if (was_waiting)
 		rq_wait_pop(t);
 	count_failure(t, event_of(err, cycle), cycle);
-	if (h)
-		call_hook(h, t, lock, held_idx, err, cycle);
+	if (hooked)
+		call_hook(&h, t, lock, held_idx, err, cycle);
 	return err;
 }
 

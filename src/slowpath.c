@@ -229,7 +229,10 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_attempt
 		/* A waiter ahead timed out (pass the teardown on), or we left
 		 * by ourselves (GONE, err set): leave as a failed head would. */
 		if (st == RQ_NODE_TIMEOUT) {
+			/* Not a deadline of ours: whatever our probe read of
+			 * the owner says nothing about this failure. */
 			w->cycle.event = RQSPINLOCK_EV_TIMEOUT;
+			w->cycle.owner = (struct rqspinlock_owner_info){0};
 			err = -ETIMEDOUT;
 		}
 		rq_leave_queue(word, node, tail, rq_verdict(err));

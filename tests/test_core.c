@@ -171,6 +171,60 @@ static void test_trylock(void)
 	CHECK_EQ(tu_word(l), 0);
 }
 
+/* ---- unlock of NULL ---- */
+
+#define NULL_UNLOCK_LOCKS (RQSPINLOCK_NR_HELD + 2)
+
+static void *unlock_null_unregistered(void *arg)
+{
+	(void)arg;
+	res_spin_unlock(NULL);
+	return NULL;
+}
+
+/*
+ * res_spin_unlock(NULL) releases nothing and is counted as an unlock of a
+ * lock not held: from a thread that never locked, with locks held, and with
+ * the held table in the state where its last tracked entry stands for an
+ * untracked lock (more than RQSPINLOCK_NR_HELD held, one released out of
+ * order).
+ */
+static void test_unlock_null(void)
+{
+	static rqspinlock_t l[NULL_UNLOCK_LOCKS];
+	struct rqspinlock_stats st;
+	sigset_t flags;
+	pthread_t t;
+
+	res_spin_reset_stats();
+	tu_thread_start(&t, unlock_null_unregistered, NULL);
+	tu_thread_join(t);
+	for (int i = 0; i < NULL_UNLOCK_LOCKS; i++)
+		CHECK_EQ(res_spin_lock(&l[i]), 0);
+	res_spin_unlock(NULL);
+	res_spin_unlock(&l[5]);                     /* out of order, tracked */
+	res_spin_unlock(&l[NULL_UNLOCK_LOCKS - 1]); /* untracked */
+	res_spin_unlock(NULL);
+	sigemptyset(&flags);
+	res_spin_unlock_irqrestore(NULL, &flags);
+	CHECK_EQ(res_spin_get_stats(&st), 0);
+	CHECK_EQ(st.unlock_not_held, 4);
+	for (int i = 0; i < NULL_UNLOCK_LOCKS - 1; i++) {
+		if (i == 5)
+			continue;
+		CHECK_EQ(TU_LOCKED(tu_word(&l[i])), 1);
+		if (i < RQSPINLOCK_NR_HELD - 1)
+			CHECK_EQ(res_spin_lock(&l[i]), -EDEADLK);
+	}
+	for (int i = NULL_UNLOCK_LOCKS - 2; i >= 0; i--)
+		if (i != 5)
+			res_spin_unlock(&l[i]);
+	for (int i = 0; i < NULL_UNLOCK_LOCKS; i++)
+		CHECK_EQ(tu_word(&l[i]), 0);
+	CHECK_EQ(res_spin_get_stats(&st), 0);
+	CHECK_EQ(st.unlock_not_held, 4);
+}
+
 /* ---- timeout setter ---- */
 
 static void test_timeout_setter(void)
@@ -429,6 +483,7 @@ static const struct tu_test tests[] = {
     TU_TEST("core_mutex_8", test_mutex_8, 60, TU_TAS),
     TU_TEST("core_mutex_16", test_mutex_16, 60, TU_TAS),
     TU_TEST("core_trylock", test_trylock, 30, TU_TAS | TU_INLINE),
+    TU_TEST("core_unlock_null", test_unlock_null, 20, TU_TAS | TU_INLINE),
     TU_TEST("core_timeout_setter", test_timeout_setter, 20, TU_TAS),
     TU_TEST("core_static_init", test_static_init, 40, TU_TAS),
     TU_TEST("core_stats", test_stats, 30, TU_TAS),

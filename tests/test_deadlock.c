@@ -617,6 +617,73 @@ static void test_report_stderr(void)
 	CHECK(strstr(buf, addr) != NULL);
 }
 
+/* ---- the report hook changed while failures are being reported ---- */
+
+static int cookie_a, cookie_b;
+static atomic_long hook_calls, hook_mismatches;
+static atomic_int hook_stop;
+
+static void hook_a(const struct rqspinlock_report *r, void *arg)
+{
+	(void)r;
+	atomic_fetch_add_explicit(&hook_calls, 1, memory_order_relaxed);
+	if (arg != &cookie_a)
+		atomic_fetch_add_explicit(&hook_mismatches, 1, memory_order_relaxed);
+}
+
+static void hook_b(const struct rqspinlock_report *r, void *arg)
+{
+	(void)r;
+	atomic_fetch_add_explicit(&hook_calls, 1, memory_order_relaxed);
+	if (arg != &cookie_b)
+		atomic_fetch_add_explicit(&hook_mismatches, 1, memory_order_relaxed);
+}
+
+/* Fails one AA after another, each reported to the hook in force. */
+static void *aa_failer(void *arg)
+{
+	rqspinlock_t *l = arg;
+
+	while (!atomic_load_explicit(&hook_stop, memory_order_relaxed)) {
+		CHECK_EQ(res_spin_lock(l), 0);
+		CHECK_EQ(res_spin_lock(l), -EDEADLK);
+		res_spin_unlock(l);
+	}
+	return NULL;
+}
+
+/*
+ * res_spin_set_report_hook() from one thread while others report failures:
+ * every hook call gets the argument installed with that hook (and, under
+ * ThreadSanitizer, the hook record is never written while it is read).
+ */
+static void test_report_hook_change(void)
+{
+	rqspinlock_t locks[2] = {RQSPINLOCK_INIT, RQSPINLOCK_INIT};
+	pthread_t t[2];
+	uint64_t end;
+	long changes = 0;
+
+	atomic_store(&hook_stop, 0);
+	res_spin_set_report_hook(hook_a, &cookie_a);
+	for (int i = 0; i < 2; i++)
+		tu_thread_start(&t[i], aa_failer, &locks[i]);
+	end = tu_now_ns() + (uint64_t)tu_scaled(500) * TU_NS_PER_MS;
+	while (tu_now_ns() < end) {
+		res_spin_set_report_hook(hook_b, &cookie_b);
+		res_spin_set_report_hook(hook_a, &cookie_a);
+		changes += 2;
+	}
+	atomic_store(&hook_stop, 1);
+	for (int i = 0; i < 2; i++)
+		tu_thread_join(t[i]);
+	res_spin_set_report_hook(NULL, NULL);
+	printf("# %ld hook changes, %ld hook calls, %ld with another hook's argument\n", changes,
+	       atomic_load(&hook_calls), atomic_load(&hook_mismatches));
+	CHECK_GT(atomic_load(&hook_calls), 0);
+	CHECK_EQ(atomic_load(&hook_mismatches), 0);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("deadlock_aa", test_aa, 20, TU_TAS | TU_INLINE),
     TU_TEST("deadlock_abba_many", test_abba_many, 40, TU_TAS),
@@ -629,6 +696,7 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_ooo_random", test_ooo_random, 40, TU_TAS),
     TU_TEST("deadlock_ooo_concurrent", test_ooo_concurrent, 40, TU_TAS),
     TU_TEST("deadlock_report_hook", test_report_hook, 40, TU_TAS),
+    TU_TEST("deadlock_report_hook_change", test_report_hook_change, 30, 0),
     TU_TEST("deadlock_report_stderr", test_report_stderr, 20, TU_TAS, .env = "RQSPINLOCK_REPORT=1"),
 };
 

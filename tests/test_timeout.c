@@ -16,7 +16,10 @@
  *    -ETIMEDOUT within the plain bound, cause "unknown";
  *  - timeout_waiter_starved: the waiter, not the owner, on the overloaded
  *    CPU, the owner asleep: -ETIMEDOUT at the cap, and the report has the
- *    owner's state and times from a read at the failure.
+ *    owner's state and times from a read at the failure;
+ *  - timeout_behind_timed_out_head: a waiter queued behind a head that
+ *    timed out fails with it, not on a deadline of its own: its report
+ *    names no owner and its cause is "unknown".
  */
 #include <stdbool.h>
 #include <sys/syscall.h>
@@ -422,6 +425,125 @@ static void test_owner_unknown(void)
 	res_spin_set_timeout_ns(0);
 }
 
+/* ---- a waiter behind a head that timed out ---- */
+
+#define BEHIND_TIMEOUT_NS (100 * TU_NS_PER_MS)
+
+/* Each failing thread's own last report (the hook runs on it). */
+static _Thread_local struct rqspinlock_report my_report;
+
+static void keep_my_report(const struct rqspinlock_report *r, void *arg)
+{
+	(void)arg;
+	my_report = *r;
+}
+
+struct behind {
+	struct tu_waiter w;
+	struct rqspinlock_report report;
+};
+
+static void *behind_main(void *arg)
+{
+	struct behind *b = arg;
+
+	memset(&my_report, 0, sizeof(my_report));
+	tu_waiter_fn(&b->w);
+	b->report = my_report;
+	return NULL;
+}
+
+static void behind_start(struct behind *b, rqspinlock_t *lock)
+{
+	b->w.lock = lock;
+	b->w.result = 1;
+	atomic_init(&b->w.done, 0);
+	tu_thread_start(&b->w.t, behind_main, b);
+}
+
+/*
+ * Has the waiter that started after the head (whose tail was @tail_b)
+ * linked behind it, while the head still waits? One read of the word: a
+ * new tail while the pending bit is still taken (by the pending waiter,
+ * which fails before the head, or by the head itself) means the head had
+ * not left when the new waiter linked.
+ */
+static int linked_behind_head(rqspinlock_t *lock, uint32_t tail_b)
+{
+	uint32_t w = tu_word(lock);
+
+	return tail_b && TU_PENDING(w) && TU_TAIL(w) && TU_TAIL(w) != tail_b;
+}
+
+/*
+ * One round: an owner blocked while holding, a pending waiter, a queue
+ * head and one waiter queued behind it. Returns 1 when the queued waiter's
+ * -ETIMEDOUT came from the head's teardown: it linked behind the live head
+ * and failed before its own deadline (three timeouts after it started);
+ * 0 when the round cannot tell (a slow set-up on a loaded machine).
+ */
+static int behind_round(void)
+{
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	struct owner w = {.lock = &lock, .cpu = -1, .sleep = 1};
+	struct behind pend, head, queued;
+	struct rqspinlock_stats st;
+	pthread_t th;
+	uint32_t tail_b;
+	int linked = 0, torn_down;
+
+	res_spin_reset_stats();
+	CHECK_EQ(pipe(w.wake), 0);
+	tu_thread_start(&th, owner_main, &w);
+	TU_WAIT_UNTIL(atomic_load(&w.held), TU_SETUP_MS);
+	behind_start(&pend, &lock);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&lock)) || tu_waiter_done(&pend.w), TU_SETUP_MS);
+	behind_start(&head, &lock);
+	TU_WAIT_UNTIL(TU_TAIL(tu_word(&lock)) || tu_waiter_done(&head.w), TU_SETUP_MS);
+	tail_b = TU_TAIL(tu_word(&lock));
+	behind_start(&queued, &lock);
+	TU_WAIT_UNTIL((linked = linked_behind_head(&lock, tail_b)) || tu_waiter_done(&queued.w),
+	              TU_SETUP_MS);
+	CHECK_EQ(tu_waiter_join(&pend.w), -ETIMEDOUT);
+	CHECK_EQ(tu_waiter_join(&head.w), -ETIMEDOUT);
+	CHECK_EQ(tu_waiter_join(&queued.w), -ETIMEDOUT);
+	atomic_store(&w.release, 1);
+	CHECK_EQ(write(w.wake[1], "x", 1), 1);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	close(w.wake[0]);
+	close(w.wake[1]);
+	check_causes_add_up();
+	torn_down = linked && queued.w.end - queued.w.start < 3 * BEHIND_TIMEOUT_NS;
+	printf("# queued waiter %s, failed after %.1f ms (%s); its report's owner: tid %d "
+	       "state %c\n",
+	       linked ? "linked behind the head" : "not seen linked",
+	       (double)(queued.w.end - queued.w.start) / 1e6,
+	       torn_down ? "teardown" : "maybe its own deadline", (int)queued.report.owner.tid,
+	       queued.report.owner.state ? queued.report.owner.state : '-');
+	CHECK_EQ(queued.report.error, -ETIMEDOUT);
+	if (!torn_down)
+		return 0;
+	/* Not a deadline of its own: no owner in the report, cause unknown. */
+	CHECK_EQ(queued.report.owner.tid, 0);
+	CHECK_EQ(queued.report.owner.state, 0);
+	CHECK_EQ(res_spin_get_stats(&st), 0);
+	CHECK_EQ(st.timeout, 3);
+	CHECK_GE(st.timeout_owner_unknown, 1);
+	return 1;
+}
+
+static void test_behind_timed_out_head(void)
+{
+	int rounds = 0;
+
+	res_spin_set_timeout_ns(BEHIND_TIMEOUT_NS);
+	res_spin_set_report_hook(keep_my_report, NULL);
+	while (!behind_round() && ++rounds < 3)
+		;
+	res_spin_set_report_hook(NULL, NULL);
+	res_spin_set_timeout_ns(0);
+}
+
 static void test_cap_setter(void)
 {
 	CHECK_EQ(res_spin_set_timeout_cap_ns(5 * TU_NS_PER_S), 0);
@@ -443,6 +565,7 @@ static const struct tu_test tests[] = {
     TU_TEST("timeout_owner_unknown", test_owner_unknown, 40, TU_TAS),
     TU_TEST("timeout_waiter_starved", test_waiter_starved, 40, TU_TAS | TU_OVERLOAD),
     TU_TEST("timeout_cap_setter", test_cap_setter, 20, 0),
+    TU_TEST("timeout_behind_timed_out_head", test_behind_timed_out_head, 30, 0),
 };
 
 TU_MAIN(tests)

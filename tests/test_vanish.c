@@ -9,7 +9,8 @@
  *  - the lock word re-initialised, zeroed or overwritten while threads wait;
  *  - a queue head whose thread already has four nested waits (base context
  *    plus three handlers), with a successor behind it;
- *  - pthread_cancel() of the pending waiter and of the queue head;
+ *  - pthread_cancel() of the pending waiter and of the queue head, and a
+ *    failure reported while a cancellation is pending;
  *  - siglongjmp() out of a handler that interrupted the head or a queued
  *    waiter, and fork() from a handler that interrupted a queued waiter;
  *  - a lock in MAP_SHARED memory used by two processes (documented as
@@ -445,6 +446,46 @@ static void test_cancel_waiters(void)
 	tu_check_lock_usable(&l, 4, tu_scaled(5000));
 }
 
+/*
+ * A failure reported while a cancellation is pending: the stock reporter
+ * writes to stderr (write(2) is a cancellation point), yet the call returns
+ * its error, and the cancellation acts at the next cancellation point after
+ * it, as for any other call of the library.
+ */
+static void *fail_with_cancel_pending(void *arg)
+{
+	struct cancellable *c = arg;
+	int r;
+
+	CHECK_EQ(res_spin_lock(c->l), 0);
+	CHECK_EQ(pthread_cancel(pthread_self()), 0);
+	r = res_spin_lock(c->l); /* AA, reported */
+	atomic_store(&c->result, r);
+	atomic_store(&c->returned, 1);
+	res_spin_unlock(c->l);
+	pthread_testcancel();
+	return NULL;
+}
+
+static void test_cancel_report(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct cancellable c = {.l = &l};
+	void *ret;
+
+	atomic_init(&c.result, 1);
+	atomic_init(&c.returned, 0);
+	res_spin_set_report_hook(res_spin_report_stderr, NULL);
+	tu_thread_start(&c.t, fail_with_cancel_pending, &c);
+	CHECK_EQ(pthread_join(c.t, &ret), 0);
+	res_spin_set_report_hook(NULL, NULL);
+	CHECK(ret == PTHREAD_CANCELED);
+	CHECK_EQ(atomic_load(&c.returned), 1);
+	CHECK_EQ(atomic_load(&c.result), -EDEADLK);
+	CHECK_EQ(tu_word(&l), 0);
+	tu_check_lock_usable(&l, 2, tu_scaled(1000));
+}
+
 /* ---- 5. siglongjmp() out of a handler that interrupted a waiter ---- */
 
 static sigjmp_buf jump_env;
@@ -663,6 +704,7 @@ static const struct tu_test tests[] = {
     TU_TEST("core_word_changed", test_word_changed, 60, TU_TAS),
     TU_TEST("core_nested_head", test_nested_head, 40, TU_TAS),
     TU_TEST("core_cancel_waiters", test_cancel_waiters, 40, TU_TAS),
+    TU_TEST("core_cancel_report", test_cancel_report, 20, TU_TAS),
     TU_TEST("core_longjmp_head", test_longjmp_head, 40, TU_TAS),
     TU_TEST("core_longjmp_queued", test_longjmp_queued, 40, TU_TAS),
     TU_TEST("core_fork_in_handler", test_fork_in_handler, 40, TU_TAS),

@@ -95,7 +95,7 @@ extern __thread struct rqspinlock_held_v1 *rqspinlock_self_abi
  * @idx is UINT32_MAX; else after a failed CAS that saw @val, with entry
  * @idx pushed. */
 int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t idx, uint32_t val);
-/* The unlock when @lock is not the top entry of a tracked table. */
+/* The unlock when @lock is not the top entry of a tracked table, or NULL. */
 void res_spin_unlock_slow_abi(rqspinlock_t *lock);
 
 /** The fast path of res_spin_lock(); same results. */
@@ -134,8 +134,10 @@ static inline void res_spin_inline_unlock(rqspinlock_t *lock)
 	uint32_t top = RQSPINLOCK_LOAD_RELAXED(&t->cnt) - 1;
 	uintptr_t want = (uintptr_t)lock;
 
-	if (__builtin_expect(
-	        top >= RQSPINLOCK_NR_HELD || RQSPINLOCK_LOAD_RELAXED(&t->locks[top]) != want, 0)) {
+	/* NULL goes to the slow path too: it would match an empty entry. */
+	if (__builtin_expect(!lock || top >= RQSPINLOCK_NR_HELD ||
+	                         RQSPINLOCK_LOAD_RELAXED(&t->locks[top]) != want,
+	                     0)) {
 		res_spin_unlock_slow_abi(lock);
 		return;
 	}
