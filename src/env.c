@@ -5,7 +5,8 @@
  *   RQSPINLOCK_SLOTS   registry capacity: decimal digits only (no sign,
  *                      space or suffix), a number in [1, RQSPINLOCK_MAX_THREADS]
  *   RQSPINLOCK_MODE    "tas" or "queued", in any case
- *   RQSPINLOCK_REPORT  set, nonempty and not "0": print failures on stderr
+ *   RQSPINLOCK_REPORT  1, yes, true or on (any case): print failures on stderr;
+ *                      0, no, false, off or empty: do not
  *
  * A value that is not valid is reported on stderr and the default stays.
  * The parsers take any string (tests/fuzz_env.c fuzzes them).
@@ -60,9 +61,23 @@ int rq_env_parse_mode(const char *s, enum rqspinlock_mode *mode)
 	return 0;
 }
 
-bool rq_env_parse_report(const char *s)
+int rq_env_parse_report(const char *s, bool *on)
 {
-	return s && *s && strcmp(s, "0") != 0;
+	static const char *const yes[] = {"1", "yes", "true", "on"};
+	static const char *const no[] = {"", "0", "no", "false", "off"};
+
+	*on = false;
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (strcasecmp(s, yes[i]) == 0) {
+			*on = true;
+			return 0;
+		}
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (strcasecmp(s, no[i]) == 0)
+			return 0;
+	return -EINVAL;
 }
 
 static uint32_t env_slots(void)
@@ -92,6 +107,20 @@ static enum rqspinlock_mode env_mode(void)
 	return RQSPINLOCK_MODE_QUEUED;
 }
 
+static bool env_report(void)
+{
+	const char *s = getenv("RQSPINLOCK_REPORT");
+	bool on;
+
+	if (rq_env_parse_report(s, &on) == 0)
+		return on;
+	fprintf(stderr,
+	        "rqspinlock: ignoring RQSPINLOCK_REPORT=\"%s\": not 1/yes/true/on or "
+	        "0/no/false/off; reports stay off\n",
+	        s);
+	return false;
+}
+
 /*
  * The first caller reads; callers that come meanwhile wait for it. Signals
  * are blocked while reading, so that a handler cannot wait for its own
@@ -112,7 +141,7 @@ const struct rq_env *rq_env(void)
 	                                            memory_order_relaxed)) {
 		rq_env_values.slots = env_slots();
 		rq_env_values.mode = env_mode();
-		rq_env_values.report = rq_env_parse_report(getenv("RQSPINLOCK_REPORT"));
+		rq_env_values.report = env_report();
 		/* release: pairs with the acquire loads here */
 		atomic_store_explicit(&state, 2, memory_order_release);
 	}

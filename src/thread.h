@@ -182,10 +182,10 @@ struct rq_env {
 /* Read once, at the first call; invalid values are reported on stderr and
  * replaced by the defaults. */
 const struct rq_env *rq_env(void);
-/* The parsers behind it, for any string; NULL: the variable is unset. The
- * first two return 0 with the value (the default when unset) or -EINVAL. */
+/* The parsers behind it, for any string; NULL: the variable is unset. Each
+ * returns 0 with the value (the default when unset) or -EINVAL. */
 int rq_env_parse_slots(const char *s, uint32_t *slots);
 int rq_env_parse_mode(const char *s, enum rqspinlock_mode *mode);
-bool rq_env_parse_report(const char *s);
+int rq_env_parse_report(const char *s, bool *on);
 
 #endif /* RQ_THREAD_H */

@@ -48,7 +48,20 @@ static void check_mode(const char *s)
 
 static void check_report(const char *s)
 {
-	CHECK_EQ(rq_env_parse_report(s), *s != '\0' && strcmp(s, "0") != 0);
+	static const char *const yes[] = {"1", "yes", "true", "on"};
+	static const char *const no[] = {"", "0", "no", "false", "off"};
+	int want = -1; /* -1: invalid */
+	bool on = true;
+	int rc = rq_env_parse_report(s, &on);
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (strcasecmp(s, yes[i]) == 0)
+			want = 1;
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (strcasecmp(s, no[i]) == 0)
+			want = 0;
+	CHECK_EQ(rc, want < 0 ? -EINVAL : 0);
+	CHECK_EQ(on, want == 1); /* off when invalid */
 }
 
 #ifdef RQ_FUZZ
@@ -112,11 +125,14 @@ static void test_mode(void)
 
 static void test_report(void)
 {
-	static const char *const cases[] = {"1", "0", "", "yes", "00", " 0"};
+	static const char *const cases[] = {"1",   "0",  "",   "yes", "No", "TRUE",
+	                                    "off", "00", " 0", "2",   "y",  "onn"};
+	bool on = true;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		check_report(cases[i]);
-	CHECK(!rq_env_parse_report(NULL));
+	CHECK_EQ(rq_env_parse_report(NULL, &on), 0);
+	CHECK(!on);
 }
 
 static const struct tu_test tests[] = {
