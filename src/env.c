@@ -122,31 +122,26 @@ static bool env_report(void)
 }
 
 /*
- * The first caller reads; callers that come meanwhile wait for it. Signals
- * are blocked while reading, so that a handler cannot wait for its own
- * thread (a lock failing in a handler reads the environment too).
+ * The first caller reads; callers that come meanwhile wait for it (once.c:
+ * a forked child whose parent was reading reads itself). Signals are
+ * blocked while reading, so that a handler cannot wait for its own thread
+ * (a lock failing in a handler reads the environment too).
  */
 const struct rq_env *rq_env(void)
 {
-	static _Atomic int state; /* 0: not read, 1: reading, 2: read */
+	static rq_once_t once;
 	sigset_t all, old;
-	int expected = 0;
 
-	/* acquire: pairs with the release below; the values are complete */
-	if (likely(atomic_load_explicit(&state, memory_order_acquire) == 2))
+	if (likely(rq_once_done(&once)))
 		return &rq_env_values;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (atomic_compare_exchange_strong_explicit(&state, &expected, 1, memory_order_relaxed,
-	                                            memory_order_relaxed)) {
+	if (rq_once_begin(&once)) {
 		rq_env_values.slots = env_slots();
 		rq_env_values.mode = env_mode();
 		rq_env_values.report = env_report();
-		/* release: pairs with the acquire loads here */
-		atomic_store_explicit(&state, 2, memory_order_release);
+		rq_once_end(&once);
 	}
-	while (atomic_load_explicit(&state, memory_order_acquire) != 2)
-		sched_yield();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return &rq_env_values;
 }

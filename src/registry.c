@@ -237,26 +237,19 @@ static void after_fork_child(void)
  * Once per process, from the constructor or from the first registration,
  * whichever comes first: another library's constructor may lock before ours
  * ran. Callers block signals, so a handler cannot wait for its own thread.
+ * A child forked while another thread ran it runs it again (once.c): a
+ * second fork handler then runs twice, which does no harm.
  */
 static void registry_init_once(void)
 {
-	static _Atomic int state; /* 0: not started, 1: running, 2: done */
-	int expected = 0;
+	static rq_once_t once;
 
-	/* acquire: pairs with the release below; the key exists */
-	if (atomic_load_explicit(&state, memory_order_acquire) == 2)
+	if (!rq_once_begin(&once))
 		return;
-	if (!atomic_compare_exchange_strong_explicit(&state, &expected, 1, memory_order_relaxed,
-	                                             memory_order_relaxed)) {
-		while (atomic_load_explicit(&state, memory_order_acquire) != 2)
-			sched_yield();
-		return;
-	}
 	rq_capacity = rq_env()->slots;
 	pthread_key_create(&rq_exit_key, thread_exit);
 	pthread_atfork(NULL, NULL, after_fork_child);
-	/* release: pairs with the acquire loads above */
-	atomic_store_explicit(&state, 2, memory_order_release);
+	rq_once_end(&once);
 }
 
 __attribute__((constructor)) static void rq_registry_init(void)

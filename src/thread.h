@@ -173,6 +173,20 @@ void rq_stat_inc_global(enum rq_stat s);
 /* The counters of retired threads, RQ_STAT_NR of them. */
 _Atomic uint64_t *rq_stats_retired(void);
 
+/* ---- once.c: start-up that runs once per process, fork or not ---- */
+typedef _Atomic int32_t rq_once_t; /* zero-initialised: not started */
+#define RQ_ONCE_DONE (-1)          /* else 0 or the pid of the process running it */
+static inline bool rq_once_done(rq_once_t *once)
+{
+	/* acquire: pairs with rq_once_end()'s release; the start-up's work is visible */
+	return atomic_load_explicit(once, memory_order_acquire) == RQ_ONCE_DONE;
+}
+/* true: the caller runs the start-up now, then calls rq_once_end(); false:
+ * it is done. Waits while a thread of this process runs it. Callers block
+ * signals, so that a handler never waits for its own thread. */
+bool rq_once_begin(rq_once_t *once);
+void rq_once_end(rq_once_t *once);
+
 /* ---- env.c: the environment, read and validated in one place ---- */
 struct rq_env {
 	uint32_t slots;            /* RQSPINLOCK_SLOTS: registry capacity */

@@ -4,6 +4,10 @@
  * valid value or -EINVAL, never a silently wrapped or truncated number.
  *
  *  - env_parse_slots, env_parse_mode, env_parse_report: fixed cases;
+ *  - env_once_fork: the once-only start-up behind the environment and the
+ *    registry (src/once.c): a second thread waits for the first, and a child
+ *    forked while a thread of its parent runs the start-up runs it itself
+ *    instead of waiting for a thread it does not have;
  *  - built with RQ_FUZZ (clang ASan build, CTest env_fuzz): the same
  *    checks as a libFuzzer target, each input against a reference parse.
  */
@@ -135,10 +139,58 @@ static void test_report(void)
 	CHECK(!on);
 }
 
+static rq_once_t once_under_test;
+static atomic_int once_started, once_finish, once_second;
+
+/* Begins the start-up and holds it until told to finish. */
+static void *once_starter(void *arg)
+{
+	(void)arg;
+	CHECK(rq_once_begin(&once_under_test));
+	atomic_store(&once_started, 1);
+	while (!atomic_load(&once_finish))
+		tu_sleep_ms(1);
+	rq_once_end(&once_under_test);
+	return NULL;
+}
+
+/* A second caller in the same process: waits, then finds it done. */
+static void *once_second_caller(void *arg)
+{
+	(void)arg;
+	atomic_store(&once_second, rq_once_begin(&once_under_test) ? 2 : 1);
+	return NULL;
+}
+
+static void test_once_fork(void)
+{
+	pthread_t starter, second;
+	pid_t pid;
+	int status;
+
+	tu_thread_start(&starter, once_starter, NULL);
+	TU_WAIT_UNTIL(atomic_load(&once_started), TU_SETUP_MS);
+	tu_thread_start(&second, once_second_caller, NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) /* only this thread exists here: the start-up is ours */
+		_exit(rq_once_begin(&once_under_test) ? 0 : 1);
+	status = tu_wait_child(pid, 10);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	tu_sleep_ms(20);
+	CHECK_EQ(atomic_load(&once_second), 0); /* still waiting */
+	atomic_store(&once_finish, 1);
+	tu_thread_join(starter);
+	tu_thread_join(second);
+	CHECK_EQ(atomic_load(&once_second), 1); /* waited, did not run it */
+	CHECK(!rq_once_begin(&once_under_test));
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("env_parse_slots", test_slots, 20, 0),
     TU_TEST("env_parse_mode", test_mode, 20, 0),
     TU_TEST("env_parse_report", test_report, 20, 0),
+    TU_TEST("env_once_fork", test_once_fork, 30, 0),
 };
 
 TU_MAIN(tests)
