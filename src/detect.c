@@ -276,14 +276,34 @@ static bool has_entry(const struct rq_thread *t, const rqspinlock_t *lock)
 	return false;
 }
 
+/* The one thread other than @self whose wait record notes @what (pending
+ * bit or queue head) for @lock; NULL if none or several (*n: how many). */
+static struct rq_thread *single_noted(const rqspinlock_t *lock, const struct rq_thread *self,
+                                      uint32_t what, uint32_t *n)
+{
+	uint32_t bound = rq_slot_bound();
+	struct rq_thread *found = NULL;
+
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *t = rq_thread_at(s);
+
+		if (t != self && atomic_load_explicit(&t->wr.in_use, memory_order_relaxed) &&
+		    holds_note(t, what, lock, false) && (*n)++ == 0)
+			found = t;
+	}
+	return *n == 1 ? found : NULL;
+}
+
 /*
  * For the deadline path (timeout.c): an untagged entry; failing that a
  * single tagged claim; failing that the single other thread with any entry
  * for @lock: an owner preempted between its slow-path acquisition and its
  * mark still looks like it waits, and under CPU overload it stays there
- * long. When the lock word shows only the pending bit (the owner released
- * and the pending waiter, preempted, has not yet taken it), the thread that
- * blocks us is the pending waiter: its wait record, else the same fallbacks.
+ * long. When the lock word shows no owner, the thread that blocks us is the
+ * one that takes the lock next, possibly preempted: with the pending bit
+ * set the pending waiter (its wait record, else the same fallbacks), with
+ * only a tail the queue's head (its wait record, no fallback: nobody holds
+ * the lock).
  * A wrong guess costs only an extension, within the cap.
  */
 struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self)
@@ -291,24 +311,20 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
 	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0, n_any = 0;
 	struct rq_thread *held = NULL, *maybe = NULL, *any = NULL;
 
-	uint32_t val = lock_word(lock), n_pend = 0;
-	struct rq_thread *pend = NULL;
+	uint32_t val = lock_word(lock), n_next = 0;
+	struct rq_thread *next;
 
-	if (!(val & RQ_LOCKED_PENDING_MASK))
+	if (!val)
 		return NULL;
 	if (!(val & RQ_LOCKED_MASK)) {
-		/* Only the pending bit blocks us: its holder (the next owner,
-		 * possibly preempted) is the thread to measure. */
-		for (uint32_t s = 0; s < bound; s++) {
-			struct rq_thread *t = rq_thread_at(s);
+		/* No owner: the thread that takes the lock next blocks us
+		 * (possibly preempted): the pending waiter, or with only a
+		 * tail in the word the queue's head. */
+		uint32_t what = (val & RQ_PENDING_MASK) ? RQ_NOTE_PENDING : RQ_NOTE_HEAD;
 
-			if (t != self &&
-			    atomic_load_explicit(&t->wr.in_use, memory_order_relaxed) &&
-			    holds_note(t, RQ_NOTE_PENDING, lock, false) && n_pend++ == 0)
-				pend = t;
-		}
-		if (n_pend)
-			return n_pend == 1 ? pend : NULL;
+		next = single_noted(lock, self, what, &n_next);
+		if (n_next || what == RQ_NOTE_HEAD)
+			return next;
 	}
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_thread *t = rq_thread_at(s);
