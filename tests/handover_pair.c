@@ -11,10 +11,19 @@
  * moves by one per pair, lock_slowpath not at all) and leaves the word free
  * and the held table empty.
  *
- * Usage: handover_pair [PAIRS] (default 100000); exit status 0 on success.
+ * "steal": the oversubscribed case instead. A queue exists (a tail in the
+ * word) whose head has not claimed the pending bit (it is not running), so
+ * the fast path's CAS fails on a free lock and the slow path takes it with
+ * a CAS that leaves the tail alone. As a test: every acquisition succeeds
+ * without the pending bit or the queue (neither counter moves), the word
+ * keeps its tail throughout, and the held table is empty afterwards.
+ *
+ * Usage: handover_pair [PAIRS [steal]] (default 100000 pending hand-overs);
+ * exit status 0 on success.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rqspinlock.h>
 #include <rqspinlock/inline.h>
@@ -40,40 +49,74 @@ static __attribute__((noinline)) void lkop_handover_unlock(rqspinlock_t *lock)
 	res_spin_unlock(lock);
 }
 
+/* The whole exported pair; the fast path's CAS fails on the tail. */
+static __attribute__((noinline)) int lkop_steal_lock(rqspinlock_t *lock)
+{
+	return res_spin_lock(lock);
+}
+
+/* A queue tail (registry slot 0, node 0) that nobody links behind. */
+#define STEAL_TAIL (1u << 18)
+
 static rqspinlock_t the_lock = RQSPINLOCK_INIT;
 /* volatile: the wrappers get the lock as an unknown argument */
 static rqspinlock_t *volatile lockp = &the_lock;
 
+static uint32_t word(void)
+{
+	return RQSPINLOCK_LOAD_RELAXED(&lockp->val);
+}
+
+/* One pair; 0 when it went as the mode says. */
+static int one_pair(int steal)
+{
+	if (!steal) {
+		if (lkop_handover_lock(lockp) != 0)
+			return 1;
+		lkop_handover_unlock(lockp);
+		return 0;
+	}
+	if (lkop_steal_lock(lockp) != 0 || word() != (STEAL_TAIL | 1u))
+		return 1;
+	lkop_handover_unlock(lockp);
+	return word() != STEAL_TAIL;
+}
+
 int main(int argc, char **argv)
 {
 	long pairs = argc > 1 ? atol(argv[1]) : 100000;
+	int steal = argc > 2 && strcmp(argv[2], "steal") == 0;
+	uint64_t want_pending = steal ? 0 : (uint64_t)pairs;
 	struct rqspinlock_stats before, after;
 
-	if (pairs <= 0 || res_spin_lock(lockp) != 0) /* registers this thread */
+	if (pairs <= 0 || (argc > 2 && !steal) || res_spin_lock(lockp) != 0) /* registers */
 		return 2;
 	res_spin_unlock(lockp);
+	if (steal)
+		RQSPINLOCK_STORE_RELAXED(&lockp->val, STEAL_TAIL);
 	res_spin_get_stats(&before);
 	for (long i = 0; i < pairs; i++) {
-		if (lkop_handover_lock(lockp) != 0) {
-			fprintf(stderr, "handover_pair: acquisition %ld failed\n", i);
+		if (one_pair(steal)) {
+			fprintf(stderr, "handover_pair: pair %ld failed (word %#x)\n", i, word());
 			return 1;
 		}
-		lkop_handover_unlock(lockp);
 	}
 	res_spin_get_stats(&after);
-	if (after.lock_pending - before.lock_pending != (uint64_t)pairs ||
+	if (after.lock_pending - before.lock_pending != want_pending ||
 	    after.lock_slowpath != before.lock_slowpath) {
 		fprintf(stderr,
-		        "handover_pair: %llu pending acquisitions, %llu queued; want %ld, 0\n",
+		        "handover_pair: %llu pending acquisitions, %llu queued; want %llu, 0\n",
 		        (unsigned long long)(after.lock_pending - before.lock_pending),
-		        (unsigned long long)(after.lock_slowpath - before.lock_slowpath), pairs);
+		        (unsigned long long)(after.lock_slowpath - before.lock_slowpath),
+		        (unsigned long long)want_pending);
 		return 1;
 	}
+	res_spin_lock_init(lockp);
 	if (RQSPINLOCK_LOAD_RELAXED(&RQSPINLOCK_INLINE_SELF()->cnt) != 0 || res_spin_lock(lockp)) {
 		fprintf(stderr, "handover_pair: table not empty or lock not free afterwards\n");
 		return 1;
 	}
 	res_spin_unlock(lockp);
-	printf("handover_pair: %ld pending hand-overs\n", pairs);
+	printf("handover_pair: %ld %s\n", pairs, steal ? "steals" : "pending hand-overs");
 	return 0;
 }
