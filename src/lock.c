@@ -51,6 +51,14 @@ RQ_EXPORT int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t held_idx, uint
 			return 0;
 		}
 	}
+	/* A queue whose head has not claimed the pending bit yet (it is not
+	 * running): every slow path's first move is to take the free lock (a
+	 * steal). Without other locks held there is no AA check to run before
+	 * it, so it is made here, without setting up an attempt. */
+	if (!rq_can_deadlock(held_idx) && rq_try_steal_seen(&lock->val, val)) {
+		rq_held_mark_held(t, held_idx, lock);
+		return 0;
+	}
 	return rq_lock_slowpath(t, lock, held_idx, val);
 }
 

@@ -115,17 +115,21 @@ static inline int rq_trylock_word(_Atomic uint32_t *word)
  * "stolen" while the head is not running, i.e. preempted or not yet told it
  * heads the queue. That is what keeps a queued lock from collapsing when
  * there are more threads than cores; the kernel's paravirt qspinlock does
- * the same for preempted vCPUs.
+ * the same for preempted vCPUs. rq_try_steal_seen() tries it on the word
+ * as last seen (@val, e.g. by a failed CAS), rq_try_steal() on a fresh load.
  */
-static inline int rq_try_steal(_Atomic uint32_t *word)
+static inline int rq_try_steal_seen(_Atomic uint32_t *word, uint32_t val)
 {
-	uint32_t val = rq_word_load_relaxed(word);
-
 	if (val & RQ_LOCKED_PENDING_MASK)
 		return 0;
 	/* acquire: pairs with the release in rq_store_unlocked() */
 	return atomic_compare_exchange_strong_explicit(word, &val, val | RQ_LOCKED_VAL,
 	                                               memory_order_acquire, memory_order_relaxed);
+}
+
+static inline int rq_try_steal(_Atomic uint32_t *word)
+{
+	return rq_try_steal_seen(word, rq_word_load_relaxed(word));
 }
 
 static inline void rq_store_unlocked(_Atomic uint32_t *word)
