@@ -22,7 +22,7 @@ static void held_set(struct rq_thread *t, uint32_t i, struct rq_entry e)
 void rq_held_drop(struct rq_thread *t, uint32_t held_idx)
 {
 	if (held_idx < RQ_NR_HELD)
-		held_set(t, held_idx, rq_entry_make(NULL, 0));
+		held_set(t, held_idx, rq_entry_make(NULL, RQ_ENTRY_NONE));
 	/*
 	 * release: the cleared entry must be visible before the lower count.
 	 * Otherwise a remote reader could see the count of our next push with
@@ -35,10 +35,10 @@ void rq_held_drop(struct rq_thread *t, uint32_t held_idx)
 }
 
 /*
- * Remove entry @i of @n: the entries above shift down. With more than
- * RQ_NR_HELD locks held, the first untracked lock conceptually moves into
- * the last slot, which therefore becomes an empty hole (0): "held, but
- * untracked".
+ * Remove entry @i of @n: the entries above shift down, and the last slot
+ * becomes RQ_ENTRY_NONE: empty, or with more than RQ_NR_HELD locks held a
+ * hole ("held, but untracked": the first untracked lock conceptually moves
+ * into it).
  */
 static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 {
@@ -47,24 +47,25 @@ static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 	/* Copy before overwrite: every held lock stays visible throughout. */
 	for (; i + 1 < top; i++)
 		held_set(t, i, rq_held_entry(t, i + 1));
-	held_set(t, top - 1, rq_entry_make(NULL, 0));
+	held_set(t, top - 1, rq_entry_make(NULL, RQ_ENTRY_NONE));
 	/* release: as in rq_held_drop() */
 	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_release);
 }
 
-/* Index of @want among the tracked entries, or of the topmost hole when
- * @want is 0; -1 when absent. */
-static int held_find(const struct rq_thread *t, const rqspinlock_t *want, uint32_t n)
+/* Index of the topmost tracked entry that is @want with @tags; -1 when
+ * absent. */
+static int held_find(const struct rq_thread *t, const rqspinlock_t *want, uintptr_t tags,
+                     uint32_t n)
 {
 	for (uint32_t i = rq_held_tracked(n); i > 0; i--)
-		if (rq_entry_is(rq_held_entry(t, i - 1), want, 0))
+		if (rq_entry_is(rq_held_entry(t, i - 1), want, tags))
 			return (int)i - 1;
 	return -1;
 }
 
 void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt)
 {
-	int i = cnt ? held_find(t, lock, cnt) : -1;
+	int i = cnt ? held_find(t, lock, 0, cnt) : -1;
 
 	if (i >= 0) {
 		/* Out-of-order unlock: tag, release, then drop the entry. */
@@ -81,7 +82,7 @@ void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt)
 		atomic_store_explicit(&t->held.cnt, cnt - 1, memory_order_relaxed);
 		return;
 	}
-	i = cnt ? held_find(t, NULL, cnt) : -1;
+	i = cnt ? held_find(t, NULL, RQ_ENTRY_NONE, cnt) : -1;
 	if (i >= 0)
 		held_remove_at(t, (uint32_t)i, cnt); /* was untracked, see above */
 	else
@@ -129,8 +130,7 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
 	/*
 	 * A signal handler that ran between filling the slot and raising
 	 * nwait pushed its own wait into the same slot (and popped it again):
-	 * write ours back. Handlers from here on push above us. (Found by the
-	 * Spin model helper reading the code.)
+	 * write ours back. Handlers from here on push above us.
 	 */
 	atomic_signal_fence(memory_order_seq_cst);
 	if (nw < RQ_NR_WAIT &&

@@ -24,6 +24,14 @@
 #define RQ_ENTRY_RELEASING ((uintptr_t)1)
 #define RQ_ENTRY_ACQUIRING ((uintptr_t)2)
 #define RQ_ENTRY_TAGS      (RQ_ENTRY_RELEASING | RQ_ENTRY_ACQUIRING)
+/*
+ * A slot that names no lock: no address, both tags, so that it matches no
+ * lock, NULL included (the inline unlock of NULL never takes it for its own
+ * top entry). Above the count the slot is empty; below it, it is a hole: a
+ * lock held but not tracked (with more than RQ_NR_HELD locks held, an unlock
+ * below moves the first untracked lock into the last slot).
+ */
+#define RQ_ENTRY_NONE RQSPINLOCK_HELD_NONE
 
 /* Entries of a table with @cnt locks that are tracked (the rest are not). */
 static inline uint32_t rq_held_tracked(uint32_t cnt)
@@ -52,13 +60,13 @@ static inline struct rq_entry rq_entry_make(const rqspinlock_t *lock, uintptr_t 
 	return (struct rq_entry){(uintptr_t)lock | tags};
 }
 
-/* The lock @e names, whatever its tags; NULL for an empty entry. */
+/* The lock @e names, whatever its tags; NULL for RQ_ENTRY_NONE. */
 static inline rqspinlock_t *rq_entry_lock(struct rq_entry e)
 {
 	return (rqspinlock_t *)(e.bits & ~RQ_ENTRY_TAGS);
 }
 
-/* Its tags: 0 (held), RQ_ENTRY_ACQUIRING or RQ_ENTRY_RELEASING. */
+/* Its tags: 0 (held), RQ_ENTRY_ACQUIRING or RQ_ENTRY_RELEASING (both: none). */
 static inline uintptr_t rq_entry_tags(struct rq_entry e)
 {
 	return e.bits & RQ_ENTRY_TAGS;

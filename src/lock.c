@@ -31,8 +31,9 @@ RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 /* The inline fast path reaches the held table through rq_self, and
  * hard-codes the entry tags and the locked value. */
 _Static_assert(offsetof(struct rq_thread, held) == 0, "the held table must come first");
-_Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 && RQ_LOCKED_VAL == 1,
-               "inline.h hard-codes the entry tags and the locked value");
+_Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 && RQ_LOCKED_VAL == 1 &&
+                   RQ_ENTRY_NONE == (RQ_ENTRY_ACQUIRING | RQ_ENTRY_RELEASING),
+               "inline.h hard-codes the entry tags, the empty entry and the locked value");
 
 /*
  * The rest of res_spin_lock(), out of line so that the fast path calls

@@ -114,7 +114,8 @@ void rq_nap(void)
 static void clear_thread(struct rq_thread *t)
 {
 	for (uint32_t i = 0; i < RQ_NR_HELD; i++)
-		atomic_store_explicit(&t->held.locks[i], 0, memory_order_relaxed);
+		atomic_store_explicit(&t->held.locks[i], RQSPINLOCK_HELD_NONE,
+		                      memory_order_relaxed);
 	atomic_store_explicit(&t->held.cnt, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->node_count, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->wr.nwait, 0, memory_order_relaxed);
@@ -200,6 +201,7 @@ struct rq_thread *rq_register_self(void)
 		t = claim_slot();
 		if (!t) {
 			t = &rq_overflow;
+			clear_thread(t);
 			t->slot = RQ_NO_SLOT;
 			atomic_store_explicit(&t->tid, (int32_t)syscall(SYS_gettid),
 			                      memory_order_relaxed);

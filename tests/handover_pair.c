@@ -34,7 +34,7 @@
  * failed on a locked word. */
 static __attribute__((noinline)) int lkop_handover_lock(rqspinlock_t *lock)
 {
-	struct rqspinlock_held_v1 *t = RQSPINLOCK_INLINE_SELF();
+	struct rqspinlock_held_v2 *t = RQSPINLOCK_INLINE_SELF();
 	uint32_t n = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
 
 	if (n >= RQSPINLOCK_NR_HELD)

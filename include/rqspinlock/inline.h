@@ -36,8 +36,8 @@
 extern "C" {
 #endif
 
-/** Layout version of struct rqspinlock_held_v1 and the protocol below. */
-#define RQSPINLOCK_INLINE_ABI 1
+/** Layout version of struct rqspinlock_held_v2 and the protocol below. */
+#define RQSPINLOCK_INLINE_ABI 2
 
 /*
  * C: <stdatomic.h> on _Atomic members, as the library. C++: the same
@@ -75,10 +75,15 @@ extern "C" {
  * The head of the library's per-thread record: the held-lock table, oldest
  * lock first. Entries are lock addresses; bit 1 set: being acquired (taken
  * before the CAS), bit 0 set: being released (from before the unlock store
- * until the entry is cleared). cnt may exceed RQSPINLOCK_NR_HELD (untracked
- * locks). docs/DESIGN.md, "Fast path", has the protocol.
+ * until the entry is cleared). A slot that names no lock holds
+ * RQSPINLOCK_HELD_NONE, never 0, so that no entry equals a NULL lock: above
+ * the count it is empty, below it a hole (a held lock that is not tracked).
+ * cnt may exceed RQSPINLOCK_NR_HELD (untracked locks). docs/DESIGN.md,
+ * "Fast path", has the protocol.
  */
-struct rqspinlock_held_v1 {
+#define RQSPINLOCK_HELD_NONE ((uintptr_t)3)
+
+struct rqspinlock_held_v2 {
 	RQSPINLOCK_ATOMIC(uint32_t) cnt;
 	RQSPINLOCK_ATOMIC(uintptr_t) locks[RQSPINLOCK_NR_HELD];
 };
@@ -87,7 +92,7 @@ struct rqspinlock_held_v1 {
  * below until the thread's first call into the library. (The library
  * itself reads it under its own name and type.) */
 #ifndef RQSPINLOCK_INLINE_SELF
-extern __thread struct rqspinlock_held_v1 *rqspinlock_self_abi
+extern __thread struct rqspinlock_held_v2 *rqspinlock_self_abi
     __attribute__((tls_model("initial-exec")));
 #define RQSPINLOCK_INLINE_SELF() rqspinlock_self_abi
 #endif
@@ -101,7 +106,7 @@ void res_spin_unlock_slow_abi(rqspinlock_t *lock);
 /** The fast path of res_spin_lock(); same results. */
 static inline int res_spin_inline_lock(rqspinlock_t *lock)
 {
-	struct rqspinlock_held_v1 *t;
+	struct rqspinlock_held_v2 *t;
 	RQSPINLOCK_ATOMIC(uintptr_t) * entry;
 	uint32_t n, val = 0;
 
@@ -129,15 +134,14 @@ static inline int res_spin_inline_lock(rqspinlock_t *lock)
 /** The fast path of res_spin_unlock(). */
 static inline void res_spin_inline_unlock(rqspinlock_t *lock)
 {
-	struct rqspinlock_held_v1 *t = RQSPINLOCK_INLINE_SELF();
+	struct rqspinlock_held_v2 *t = RQSPINLOCK_INLINE_SELF();
 	/* the top entry's index; wraps for an empty table */
 	uint32_t top = RQSPINLOCK_LOAD_RELAXED(&t->cnt) - 1;
 	uintptr_t want = (uintptr_t)lock;
 
-	/* NULL goes to the slow path too: it would match an empty entry. */
-	if (__builtin_expect(!lock || top >= RQSPINLOCK_NR_HELD ||
-	                         RQSPINLOCK_LOAD_RELAXED(&t->locks[top]) != want,
-	                     0)) {
+	/* NULL goes to the slow path too: no entry is 0 (RQSPINLOCK_HELD_NONE). */
+	if (__builtin_expect(
+	        top >= RQSPINLOCK_NR_HELD || RQSPINLOCK_LOAD_RELAXED(&t->locks[top]) != want, 0)) {
 		res_spin_unlock_slow_abi(lock);
 		return;
 	}
@@ -146,7 +150,7 @@ static inline void res_spin_inline_unlock(rqspinlock_t *lock)
 	RQSPINLOCK_STORE_RELAXED(&t->locks[top], want + 1);
 	/* release: pairs with the next owner's acquire (the locked byte) */
 	RQSPINLOCK_STORE_RELEASE((RQSPINLOCK_BYTE *)(void *)&lock->val, (uint8_t)0);
-	RQSPINLOCK_STORE_RELAXED(&t->locks[top], (uintptr_t)0);
+	RQSPINLOCK_STORE_RELAXED(&t->locks[top], RQSPINLOCK_HELD_NONE);
 	/* Clear before the count drops: a handler arriving in between pushes
 	 * onto index top only after our clear. */
 	RQSPINLOCK_SIGNAL_FENCE();
