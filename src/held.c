@@ -89,17 +89,6 @@ void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt)
 		rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
 }
 
-/* Only this thread (and its signal handlers, which undo their pushes before
- * returning) writes its wait record: plain load + store, no RMW. */
-static void bump_gen(struct rq_thread *t)
-{
-	uint32_t gen = atomic_load_explicit(&t->wr.gen, memory_order_relaxed);
-
-	/* release: a detector that reads the new generation also sees the
-	 * record written before it; pairs with read_wait()'s acquire */
-	atomic_store_explicit(&t->wr.gen, gen + 1, memory_order_release);
-}
-
 void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
 {
 	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
@@ -113,7 +102,7 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
 		        ~(1u << (nw + RQ_NOTE_PENDING) | 1u << (nw + RQ_NOTE_HEAD)),
 		    memory_order_relaxed);
 	}
-	bump_gen(t);
+	rq_wait_bump_gen(t);
 	/*
 	 * seq_cst: publish "we wait" before we read other threads' wait
 	 * records (seq_cst loads in find_waiting_holder()), so that of two
@@ -138,15 +127,6 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
 	     atomic_load_explicit(&t->wr.held_idx[nw], memory_order_relaxed) != held_idx)) {
 		atomic_store_explicit(&t->wr.lock[nw], lock, memory_order_relaxed);
 		atomic_store_explicit(&t->wr.held_idx[nw], held_idx, memory_order_relaxed);
-		bump_gen(t);
+		rq_wait_bump_gen(t);
 	}
-}
-
-void rq_wait_pop(struct rq_thread *t)
-{
-	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
-
-	/* release: pairs with read_wait()'s acquire (generation changes) */
-	atomic_store_explicit(&t->wr.nwait, nw - 1, memory_order_release);
-	bump_gen(t);
 }

@@ -140,6 +140,26 @@ static inline void rq_wait_note_pending(struct rq_thread *t, bool held)
 {
 	rq_wait_note(t, RQ_NOTE_PENDING, held);
 }
-void rq_wait_pop(struct rq_thread *t);
+/* Only this thread (and its signal handlers, which undo their pushes before
+ * returning) writes its wait record: plain load + store, no RMW. */
+static inline void rq_wait_bump_gen(struct rq_thread *t)
+{
+	uint32_t gen = atomic_load_explicit(&t->wr.gen, memory_order_relaxed);
+
+	/* release: a detector that reads the new generation also sees the
+	 * record written before it; pairs with read_wait()'s acquire */
+	atomic_store_explicit(&t->wr.gen, gen + 1, memory_order_release);
+}
+
+/* The current wait ended (lock taken or given up). Inline: it runs on the
+ * hand-over, between the waiter taking the lock and its critical section. */
+static inline void rq_wait_pop(struct rq_thread *t)
+{
+	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
+
+	/* release: pairs with read_wait()'s acquire (generation changes) */
+	atomic_store_explicit(&t->wr.nwait, nw - 1, memory_order_release);
+	rq_wait_bump_gen(t);
+}
 
 #endif /* RQ_HELD_H */

@@ -9,7 +9,16 @@
 
 #include "thread.h"
 
-static void sum_stats(uint64_t sum[RQ_STAT_NR])
+/*
+ * Counters only grow: a thread's are written by that thread alone
+ * (rq_stat_inc()), and move to the retired ones when it exits. A reset
+ * therefore takes a snapshot of the sums, which reads subtract, instead of
+ * zeroing counters that their threads may be incrementing.
+ */
+static _Atomic uint64_t rq_stats_base[RQ_STAT_NR];
+
+/* Retired threads' counters plus those of every slot. */
+static void sum_slots(uint64_t sum[RQ_STAT_NR])
 {
 	_Atomic uint64_t *rq_retired = rq_stats_retired();
 	uint32_t bound = rq_slot_bound();
@@ -22,10 +31,27 @@ static void sum_stats(uint64_t sum[RQ_STAT_NR])
 		for (int s = 0; s < RQ_STAT_NR; s++)
 			sum[s] += atomic_load_explicit(&t->stats[s], memory_order_relaxed);
 	}
-	/* A caller without a slot sees its own counters too. */
-	if (rq_self && rq_self->slot == RQ_NO_SLOT)
-		for (int s = 0; s < RQ_STAT_NR; s++)
-			sum[s] += atomic_load_explicit(&rq_self->stats[s], memory_order_relaxed);
+}
+
+/* The caller's own record when it has no slot (not in any slot's sum). */
+static struct rq_thread *self_slotless(void)
+{
+	return rq_self && rq_self->slot == RQ_NO_SLOT ? rq_self : NULL;
+}
+
+static void sum_stats(uint64_t sum[RQ_STAT_NR])
+{
+	struct rq_thread *own = self_slotless();
+
+	sum_slots(sum);
+	for (int s = 0; s < RQ_STAT_NR; s++) {
+		uint64_t base = atomic_load_explicit(&rq_stats_base[s], memory_order_relaxed);
+
+		/* below the base only while an exiting thread's counters move */
+		sum[s] = sum[s] > base ? sum[s] - base : 0;
+		if (own)
+			sum[s] += atomic_load_explicit(&own->stats[s], memory_order_relaxed);
+	}
 }
 
 RQ_EXPORT int res_spin_get_stats(struct rqspinlock_stats *out)
@@ -61,15 +87,14 @@ RQ_EXPORT int res_spin_get_stats(struct rqspinlock_stats *out)
 
 RQ_EXPORT void res_spin_reset_stats(void)
 {
-	_Atomic uint64_t *rq_retired = rq_stats_retired();
-	uint32_t bound = rq_slot_bound();
+	struct rq_thread *own = self_slotless();
+	uint64_t sum[RQ_STAT_NR];
 
+	sum_slots(sum);
 	for (int s = 0; s < RQ_STAT_NR; s++)
-		atomic_store_explicit(&rq_retired[s], 0, memory_order_relaxed);
-	for (uint32_t i = 0; i < bound; i++)
+		atomic_store_explicit(&rq_stats_base[s], sum[s], memory_order_relaxed);
+	/* our own record: only we write it */
+	if (own)
 		for (int s = 0; s < RQ_STAT_NR; s++)
-			atomic_store_explicit(&rq_thread_at(i)->stats[s], 0, memory_order_relaxed);
-	if (rq_self && rq_self->slot == RQ_NO_SLOT)
-		for (int s = 0; s < RQ_STAT_NR; s++)
-			atomic_store_explicit(&rq_self->stats[s], 0, memory_order_relaxed);
+			atomic_store_explicit(&own->stats[s], 0, memory_order_relaxed);
 }

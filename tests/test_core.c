@@ -477,6 +477,89 @@ static void test_ql(void)
 	CHECK_EQ(atomic_load_explicit(&s.lock.val, memory_order_relaxed), 0);
 }
 
+/*
+ * Counters stay exact when a signal handler counts on the thread it
+ * interrupts: each thread (at least STATS_CALLS times) and its handler
+ * (at least STATS_HANDLERS times) make AA calls (-EDEADLK), each counted
+ * once, while the main thread sends signals at them. Then a reset reads
+ * zero although the exited threads' counters moved to the retired ones,
+ * and counting goes on from zero.
+ */
+#define STATS_THREADS  3
+#define STATS_CALLS    40000
+#define STATS_HANDLERS 100 /* handler runs each thread waits for at least */
+
+static atomic_int stats_done, stats_stop, stats_bad;
+static _Atomic uint64_t stats_handler_calls, stats_thread_calls;
+static _Thread_local volatile sig_atomic_t stats_handled_here;
+
+static void stats_count_aa(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	int first = res_spin_lock(&l);
+	int again = res_spin_lock(&l); /* AA: counted once */
+
+	if (first != 0 || again != -EDEADLK)
+		atomic_fetch_add_explicit(&stats_bad, 1, memory_order_relaxed);
+	res_spin_unlock(&l);
+}
+
+static void stats_handler(int sig)
+{
+	(void)sig;
+	stats_count_aa();
+	stats_handled_here = stats_handled_here + 1;
+	atomic_fetch_add_explicit(&stats_handler_calls, 1, memory_order_relaxed);
+}
+
+static void *stats_counter_fn(void *arg)
+{
+	sigset_t usr1;
+	uint64_t calls = 0;
+
+	(void)arg;
+	for (; calls < STATS_CALLS || stats_handled_here < STATS_HANDLERS; calls++)
+		stats_count_aa();
+	atomic_fetch_add_explicit(&stats_thread_calls, calls, memory_order_relaxed);
+	atomic_fetch_add_explicit(&stats_done, 1, memory_order_relaxed);
+	/* Stay registered while signals come; a signal still pending when we
+	 * block it is never handled, so it counts on neither side. */
+	while (!atomic_load_explicit(&stats_stop, memory_order_relaxed))
+		sched_yield();
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	return NULL;
+}
+
+static void test_stats_exact(void)
+{
+	pthread_t t[STATS_THREADS];
+	struct rqspinlock_stats st;
+
+	tu_install_handler(SIGUSR1, stats_handler);
+	res_spin_reset_stats();
+	for (int i = 0; i < STATS_THREADS; i++)
+		tu_thread_start(&t[i], stats_counter_fn, NULL);
+	while (atomic_load_explicit(&stats_done, memory_order_relaxed) < STATS_THREADS)
+		for (int i = 0; i < STATS_THREADS; i++)
+			pthread_kill(t[i], SIGUSR1);
+	atomic_store_explicit(&stats_stop, 1, memory_order_relaxed);
+	for (int i = 0; i < STATS_THREADS; i++)
+		tu_thread_join(t[i]);
+	CHECK_EQ(atomic_load(&stats_bad), 0);
+	CHECK_GE(atomic_load(&stats_handler_calls), STATS_THREADS * STATS_HANDLERS);
+	tu_stats(&st);
+	CHECK_EQ(st.deadlock_aa,
+	         atomic_load(&stats_thread_calls) + atomic_load(&stats_handler_calls));
+	res_spin_reset_stats();
+	tu_stats(&st);
+	CHECK_EQ(st.deadlock_aa, 0);
+	stats_count_aa();
+	tu_stats(&st);
+	CHECK_EQ(st.deadlock_aa, 1);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("core_mutex_2", test_mutex_2, 60, TU_TAS),
     TU_TEST("core_mutex_4", test_mutex_4, 60, TU_TAS | TU_INLINE),
@@ -487,6 +570,7 @@ static const struct tu_test tests[] = {
     TU_TEST("core_timeout_setter", test_timeout_setter, 20, TU_TAS),
     TU_TEST("core_static_init", test_static_init, 40, TU_TAS),
     TU_TEST("core_stats", test_stats, 30, TU_TAS),
+    TU_TEST("core_stats_exact", test_stats_exact, 60, TU_TAS),
     /* QL is the plain queued lock; RQSPINLOCK_MODE does not apply to it. */
     TU_TEST("core_ql", test_ql, 40, 0),
     TU_TEST("core_mode_switch", test_mode_switch, 40, TU_TAS),
