@@ -16,9 +16,10 @@
 // reports any data race (a missing happens-before between critical
 // sections) or a lost update.
 // The lock word's byte-wide unlock store is modelled as a release
-// fetch_and on the word (Relacy has no mixed-size accesses); it is at least
-// as strong for the release, and no RMW in the protocol relies on the
-// store not being an RMW.
+// fetch_and on the word, and clear_pending_set_locked's store of the low
+// half as a relaxed fetch_add (Relacy has no mixed-size accesses); each is
+// at least as strong as the store, and no RMW in the protocol relies on
+// the store not being an RMW.
 //
 // Usage: rq_relacy [weak]   "weak" makes the queue head's wait on the word a
 // relaxed load (src/: acquire) and must produce an error (a data race on the

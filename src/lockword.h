@@ -14,10 +14,12 @@
  *   bits 16-17  tail index    which of the tail thread's 4 queue nodes
  *   bits 18-31  tail slot     registry slot of the last queued thread, plus 1
  *
- * Only whole-word atomics are used on the word, except the unlock, which is a
- * release store of the locked byte (as the kernel does). The byte is the
- * word's lowest-addressed byte, so both name the same address, which is what
- * ThreadSanitizer keys its happens-before edges on.
+ * Only whole-word atomics are used on the word, except two stores, as the
+ * kernel's: the unlock, a release store of the locked byte, and the pending
+ * waiter's take-over, a store of the low half (locked and pending bytes).
+ * Both start at the word's lowest-addressed byte, so all accesses name the
+ * same address, which is what ThreadSanitizer keys its happens-before edges
+ * on.
  */
 #ifndef RQ_LOCKWORD_H
 #define RQ_LOCKWORD_H
@@ -155,10 +157,20 @@ static inline void rq_clear_pending(_Atomic uint32_t *word)
 	atomic_fetch_and_explicit(word, ~RQ_PENDING_MASK, memory_order_relaxed);
 }
 
-/* *,1,0 -> *,0,1: the pending waiter takes the lock it already waited for. */
+/*
+ * *,1,0 -> *,0,1: the pending waiter takes the lock it already waited for.
+ * A store to the word's low half (locked and pending bytes), as the
+ * kernel's clear_pending_set_locked(): while we hold the pending bit no one
+ * else writes either byte, and a tail CAS that raced with the store fails
+ * and retries on the new value. A store, not a read-modify-write: it is on
+ * the hand-over, right after the owner's unlock, where a locked instruction
+ * would keep the next acquisition waiting for our store buffer to drain.
+ */
 static inline void rq_clear_pending_set_locked(_Atomic uint32_t *word)
 {
-	atomic_fetch_add_explicit(word, RQ_LOCKED_VAL - RQ_PENDING_VAL, memory_order_relaxed);
+	_Atomic uint16_t *locked_pending = (_Atomic uint16_t *)(void *)word;
+
+	atomic_store_explicit(locked_pending, (uint16_t)RQ_LOCKED_VAL, memory_order_relaxed);
 }
 
 /* *,*,0 -> *,*,1: the queue head takes the lock while others stay queued. */
