@@ -4,7 +4,7 @@
  * only against libc/libpthread. run_case.sh runs it with and without
  * LD_PRELOAD=librqspinlock-pthread.so (and linked against the drop-in).
  *
- * usage: spinprog CASE
+ * usage: spinprog CASE | --list
  *   basic   counter under a lock from 8 threads, trylock EBUSY, init/destroy 0
  *   aa      lock a lock twice                              (drop-in: EDEADLK)
  *   abba    16 threads, 8 ABBA pairs, all meeting at once  (drop-in: EDEADLK,
@@ -354,26 +354,49 @@ static int case_fork(const char *self)
 	return bad;
 }
 
+static const char *self_path; /* argv[0], for the fork case's second process */
+
+static int case_fork_self(void)
+{
+	return case_fork(self_path);
+}
+
+/*
+ * The cases, and what CTest registers: `spinprog --list` prints one line
+ * per case, its name and the environment its runs need (VAR=value ...);
+ * pthread/tests/CMakeLists.txt reads that listing after the build.
+ */
 static const struct {
 	const char *name;
 	int (*run)(void);
+	const char *env;
 } cases[] = {
-    {"basic", case_basic},       {"aa", case_aa},         {"abba", case_abba}, {"exit", case_exit},
-    {"longhold", case_longhold}, {"signal", case_signal},
+    {"basic", case_basic, ""},
+    {"aa", case_aa, ""},
+    {"abba", case_abba, ""},
+    {"exit", case_exit, ""},
+    /* a slow owner is not a deadlock: with a timeout above its hold, no error */
+    {"longhold", case_longhold, "RQSPINLOCK_PTHREAD_TIMEOUT_MS=10000"},
+    {"signal", case_signal, ""},
+    {"fork", case_fork_self, ""},
 };
 
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
 
+	self_path = argv[0];
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (!strcmp(c, cases[i].name))
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (!strcmp(c, "--list"))
+			printf("%s%s%s\n", cases[i].name, *cases[i].env ? " " : "", cases[i].env);
+		else if (!strcmp(c, cases[i].name))
 			return cases[i].run();
-	if (!strcmp(c, "fork"))
-		return case_fork(argv[0]);
+	}
+	if (!strcmp(c, "--list"))
+		return 0;
 	if (!strcmp(c, "fork-mapper") && argc > 2)
 		return case_fork_mapper(argv[2]);
-	fprintf(stderr, "usage: %s basic|aa|abba|exit|longhold|signal|fork\n", argv[0]);
+	fprintf(stderr, "usage: %s CASE | --list (the cases and their environment)\n", argv[0]);
 	return 2;
 }
