@@ -268,8 +268,11 @@ enum rqspinlock_mode res_spin_get_mode(void);
 /**
  * @brief Event counters, process-wide, like the kernel's lockevents.
  *
- * Counted per thread with relaxed atomics on the slow paths only (the fast
- * path counts nothing), summed on read, kept when threads exit.
+ * Counted per thread on the slow paths only (the fast path counts nothing):
+ * each thread's counters are written only by that thread and its signal
+ * handlers, with no locked instruction, and summed on read; they are kept
+ * when threads exit. A thread without a registry slot sees its own
+ * counters, other threads see them once it exits.
  */
 struct rqspinlock_stats {
 	uint64_t lock_slowpath; /**< acquisitions that queued (MCS path) */
@@ -303,7 +306,12 @@ struct rqspinlock_stats {
 /** @brief Sum the counters into @p out. @return 0, or -EINVAL if NULL. */
 int res_spin_get_stats(struct rqspinlock_stats *out);
 
-/** @brief Zero all counters (not atomic with respect to running waiters). */
+/**
+ * @brief Start the counters from zero: later res_spin_get_stats() calls show
+ * the events since this call. Writes no other thread's counters (it records
+ * the current sums, which later reads subtract), so it is safe while other
+ * threads lock; an event counted at the same time may land on either side.
+ */
 void res_spin_reset_stats(void);
 
 /** What a report is about. */
