@@ -15,11 +15,11 @@
 // threads each take the lock twice and update plain data inside; Relacy
 // reports any data race (a missing happens-before between critical
 // sections) or a lost update.
-// The lock word's byte-wide unlock store is modelled as a release
-// fetch_and on the word, and clear_pending_set_locked's store of the low
-// half as a relaxed fetch_add (Relacy has no mixed-size accesses); each is
-// at least as strong as the store, and no RMW in the protocol relies on
-// the store not being an RMW.
+// Relacy has no mixed-size accesses: the lock word's byte-wide unlock
+// store is modelled as a release fetch_and on the word (at least as strong
+// for the release, and no RMW in the protocol relies on the store not
+// being an RMW), and clear_pending_set_locked's store of the low half as a
+// relaxed CAS loop that writes exactly what the store writes.
 //
 // Usage: rq_relacy [weak]   "weak" makes the queue head's wait on the word a
 // relaxed load (src/: acquire) and must produce an error (a data race on the
@@ -190,9 +190,22 @@ struct SlowPath : rl::test_suite<SlowPath, kThreads> {
 		if ((val & ~0xffffu) == tail &&
 		    word($).compare_exchange_strong(val, kLocked, rl::mo_relaxed, rl::mo_relaxed))
 			return true;
-		word($).fetch_add(kLocked - kPending, rl::mo_relaxed);
+		clear_pending_set_locked();
 		pass_on(n, kHead);
 		return true;
+	}
+
+	// The C code's relaxed 16-bit store of the low half (locked and pending
+	// bytes), as a CAS loop that leaves exactly what the store leaves: the
+	// tail as it is, locked 1, pending 0 (an RMW such as fetch_add would
+	// keep concurrent changes to those bytes that the store overwrites).
+	void clear_pending_set_locked()
+	{
+		unsigned v = word($).load(rl::mo_relaxed);
+
+		while (!word($).compare_exchange_weak(v, (v & ~0xffffu) | kLocked, rl::mo_relaxed,
+		                                      rl::mo_relaxed))
+			;
 	}
 
 	void unlock() { word($).fetch_and(~kLocked, rl::mo_release); }

@@ -117,6 +117,34 @@ static void test_exit_holding(void)
 	check_lock_usable(&l);
 }
 
+/* ---- re-initialising a lock while its pending waiter waits ---- */
+
+/*
+ * The documented recovery for a lock whose owner is gone is
+ * res_spin_lock_init() while others still wait. The pending waiter then
+ * takes the lock from the new, free word: after its unlock the word must be
+ * 0 and the lock work normally (the take-over must not assume the pending
+ * bit it set is still in the word).
+ */
+static void test_reinit_pending(void)
+{
+	struct tu_waiter w;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	pthread_t t;
+
+	res_spin_set_timeout_ns(5000 * TU_NS_PER_MS); /* no timeout before the re-init */
+	tu_thread_start(&t, lock_and_exit, &l);
+	tu_thread_join(t);
+	tu_waiter_start(&w, &l);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&l)) != 0 || tu_waiter_done(&w), TU_SETUP_MS);
+	CHECK_EQ(tu_word(&l), 0x101u);
+	res_spin_lock_init(&l);
+	CHECK_EQ(tu_waiter_join(&w), 0);
+	CHECK_EQ(tu_word(&l), 0);
+	res_spin_set_timeout_ns(0);
+	check_lock_usable(&l);
+}
+
 /* ---- fork() while another thread holds a lock ---- */
 
 /* In the child: single-threaded, bounded by alarm(); status 0 = all as expected. */
@@ -247,6 +275,7 @@ static void test_garbage_no_tail(void)
 static const struct tu_test tests[] = {
     TU_TEST("core_stalled_owner", test_stalled_owner, 40, TU_TAS),
     TU_TEST("core_exit_holding", test_exit_holding, 40, TU_TAS),
+    TU_TEST("core_reinit_pending", test_reinit_pending, 40, 0),
     TU_TEST("core_fork", test_fork, 50, TU_TAS),
     TU_TEST("core_garbage", test_garbage, 50, TU_TAS),
     TU_TEST("core_garbage_no_tail", test_garbage_no_tail, 50, TU_TAS),
