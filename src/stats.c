@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 0, lockevent-style counters: per thread (in the registry slot, relaxed
- * increments on slow paths only), folded into the registry's counters of
- * retired threads when a thread exits (registry.c), summed on read. Uses the
- * registry.
+ * Layer 0, lockevent-style counters: per thread (in the registry slot,
+ * incremented on slow paths only by the thread itself, rq_stat_inc()),
+ * folded into the registry's counters of retired threads when a thread
+ * exits (registry.c), summed on read. Uses the registry.
  */
 #include <errno.h>
 
