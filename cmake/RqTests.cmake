@@ -35,7 +35,7 @@ function(rq_discover_tests target)
     VERBATIM)
   # The script that lists the tests is part of what the listing depends on.
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS
-               ${RQ_TESTS_MODULE_DIR}/RqTestsList.cmake)
+               ${RQ_TESTS_MODULE_DIR}/RqTestsList.cmake ${RQ_TESTS_MODULE_DIR}/RqListing.cmake)
   file(GENERATE OUTPUT ${include_file} CONTENT
 "include([==[${RQ_TESTS_MODULE_DIR}/RqTestsRegister.cmake]==])
 rq_register_tests([==[${listing}]==] [==[$<TARGET_FILE:${target}>]==]
