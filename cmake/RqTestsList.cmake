@@ -3,8 +3,7 @@
 # writes `EXE --ctest` to OUT. A failing binary (a table entry without its
 # metadata), a line CTest could not read, or an inline test without an
 # inline build fails the build and leaves no listing behind.
-include(${CMAKE_CURRENT_LIST_DIR}/RqTestsRegister.cmake)
-include(${CMAKE_CURRENT_LIST_DIR}/RqListing.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/RqTestsRegister.cmake) # and RqListing.cmake
 
 rq_write_listing(${EXE} --ctest "${RQ_CTEST_LINE}" ${OUT} lines)
 foreach(line IN LISTS lines)

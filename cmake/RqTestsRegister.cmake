@@ -6,22 +6,18 @@
 # Tests labelled cpu0-overload (TU_OVERLOAD) pin busy threads to the first
 # CPU and assume that load is all: they share RESOURCE_LOCK cpu0-overload,
 # so that CTest never runs two of them at once.
+include(${CMAKE_CURRENT_LIST_DIR}/RqListing.cmake)
+
 set(RQ_CTEST_LINE
     "^([a-z0-9_]+) build=(plain|inline) arg=([a-z0-9_]+) timeout=([0-9]+) skip=(77|none) labels=([^ ]*) env=([^ ]*)$")
 
 # listing, the binary, its inline build ("" if none), working directory, and
 # the environment every test gets besides its own.
 function(rq_register_tests listing exe inline_exe workdir extra_env)
-  if(NOT EXISTS "${listing}")
-    get_filename_component(bin "${exe}" NAME)
-    add_test(${bin}_NOT_BUILT ${bin}_NOT_BUILT)
-    return()
-  endif()
-  file(STRINGS "${listing}" lines)
+  get_filename_component(bin "${exe}" NAME)
+  rq_read_listing("${listing}" ${bin} "${RQ_CTEST_LINE}" lines)
   foreach(line IN LISTS lines)
-    if(NOT line MATCHES "${RQ_CTEST_LINE}")
-      continue() # the build step accepts no such listing
-    endif()
+    string(REGEX MATCH "${RQ_CTEST_LINE}" line "${line}") # for CMAKE_MATCH_n
     set(name ${CMAKE_MATCH_1})
     set(cmd "${exe}")
     if(CMAKE_MATCH_2 STREQUAL "inline")

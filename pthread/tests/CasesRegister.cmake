@@ -2,20 +2,16 @@
 # (CasesList.cmake), run_case.sh runs it preloaded and linked (and, with
 # RQ_EXTRA_TESTS, on plain glibc, where the deadlocking cases must hang).
 # A line: NAME [VAR=value ...], the environment that case's runs need.
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/RqListing.cmake)
+
 set(RQ_CASE_LINE "^([a-z0-9][a-z0-9-]*)((( [A-Z_]+=[^ ]*)*))$")
 
 # listing, run_case.sh, spinprog, spinprog_linked, LD_PRELOAD's list, the
 # environment every run gets, and ON to register the plain-glibc runs.
 function(rq_register_cases listing driver plain_exe linked_exe preload extra_env with_plain)
-  if(NOT EXISTS "${listing}")
-    add_test(spinprog_NOT_BUILT spinprog_NOT_BUILT)
-    return()
-  endif()
-  file(STRINGS "${listing}" lines)
+  rq_read_listing("${listing}" spinprog "${RQ_CASE_LINE}" lines)
   foreach(line IN LISTS lines)
-    if(NOT line MATCHES "${RQ_CASE_LINE}")
-      continue() # the build step accepts no such listing
-    endif()
+    string(REGEX MATCH "${RQ_CASE_LINE}" line "${line}") # for CMAKE_MATCH_n
     set(c ${CMAKE_MATCH_1})
     string(STRIP "${CMAKE_MATCH_2}" own_env)
     string(REPLACE " " ";" env "${own_env}")

@@ -385,16 +385,18 @@ int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
 
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
+
 	self_path = argv[0];
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (!strcmp(c, "--list"))
+	if (!strcmp(c, "--list")) {
+		for (size_t i = 0; i < n; i++)
 			printf("%s%s%s\n", cases[i].name, *cases[i].env ? " " : "", cases[i].env);
-		else if (!strcmp(c, cases[i].name))
-			return cases[i].run();
-	}
-	if (!strcmp(c, "--list"))
 		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(c, cases[i].name))
+			return cases[i].run();
 	if (!strcmp(c, "fork-mapper") && argc > 2)
 		return case_fork_mapper(argv[2]);
 	fprintf(stderr, "usage: %s CASE | --list (the cases and their environment)\n", argv[0]);
