@@ -8,7 +8,9 @@
 #      instruction counts (also of the opt-in RQSPINLOCK_INLINE fast path);
 #      then the two-thread hammer (critical section one shared increment,
 #      500k acquisitions per thread, 9 interleaved repetitions): ns per
-#      acquisition, ratios to QL, pthread_spin and pthread_mutex;
+#      acquisition, ratios to QL, pthread_spin and pthread_mutex; and the
+#      same loop with 0..15 nops after each unlock (--gaps 16), with the
+#      acquisitions per hand-over;
 #   3. deadlock injection AA / ABBA / ABBCCA, direct and from signal handlers,
 #      with recovery-latency histograms;
 #   4. the pthread drop-in: glibc pthread_spin_lock against the same calls with
@@ -159,6 +161,11 @@ hammer() {
 	say "two-thread hammer: $hreps interleaved reps x $hiters acquisitions per thread"
 	run "$out/hammer.txt" --hammer --reps "$hreps" --iters "$hiters" --pin spread \
 		--csv "$out/hammer.csv" --json "$out/hammer.json"
+	# The same loop with 0..15 nops after each unlock: how much of the
+	# figure above is the loop's shape (docs/BENCHMARKS.md, "Two-thread hammer").
+	say "two-thread hammer, gap scan: 16 gaps x 5 interleaved reps x 200000 acquisitions"
+	run "$out/hammer-gaps.txt" --hammer -l rqspinlock,ql,pthread-mutex --gaps 16 --reps 5 \
+		--iters 200000 --pin spread --csv "$out/hammer-gaps.csv" --json "$out/hammer-gaps.json"
 }
 
 inject() {
@@ -419,9 +426,11 @@ def block(text, start, stop=None):
     return "\n".join(lines)
 sweep, unc, inj = read("sweep.txt"), read("uncontended.txt"), read("inject.txt")
 hammer = read("hammer.txt")
+gaps = read("hammer-gaps.txt")
 parts = {
     "mutex": block(sweep, "rqspinlock (RQL) vs glibc pthread_mutex"),
     "hammer": block(hammer, "Hammer") + "\n\n" + block(hammer, "Goals"),
+    "hammer-gaps": block(gaps, "Hammer gap scan") + "\n\n" + block(gaps, "Over the"),
     "machine": read("machine.txt").strip(),
     "throughput": block(sweep, "Throughput"),
     "ratio": block(sweep, "rqspinlock (RQL) vs qspinlock"),

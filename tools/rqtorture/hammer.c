@@ -10,7 +10,16 @@
  * over all threads' acquisitions), median of the repetitions, and paired
  * ratios (median of per-repetition ratios) to QL, pthread_spin and
  * pthread_mutex. A lost increment or an error from a lock is a FAILURE.
+ *
+ * --gaps N scans the loop's shape instead: the same runs with g = 0..N-1
+ * nop instructions after each unlock, every thread counting the runs of
+ * consecutive increments it made (a run ends when another thread took the
+ * lock in between: a hand-over). With two threads and no work between
+ * acquisitions, a thread usually re-takes the lock it just released, so the
+ * figure depends on how its unlock-to-lock window lines up with the other
+ * thread's attempts; the scan shows how much.
  */
+#include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +33,7 @@ struct hammer_run {
 	struct lk_slot *slot;
 	uint64_t iters;
 	const char *pin;
+	int gap; /* nops after each unlock; -1: the plain loop, no run count */
 };
 
 struct hammer_thread {
@@ -31,9 +41,50 @@ struct hammer_thread {
 	int idx;
 	struct hammer_run *run;
 	uint64_t errors;
+	uint64_t runs; /* with a gap: runs of consecutive increments */
 	uint64_t end_ns;
 	union lk_node node;
 } __attribute__((aligned(RQT_CACHELINE)));
+
+/* The hammer as published: the critical section and nothing else. */
+static void hammer_plain(struct hammer_thread *h, const struct lk_ops *ops, union lk_lock *lock)
+{
+	struct hammer_run *run = h->run;
+
+	for (uint64_t i = 0; i < run->iters; i++) {
+		if (ops->lock(lock, &h->node) != 0) {
+			h->errors++;
+			continue;
+		}
+		run->slot->protected_n++;
+		ops->unlock(lock, &h->node);
+	}
+}
+
+/* The scan's loop: a run starts whenever the counter moved since our last
+ * increment; then @gap nops (each its own instruction, which the compiler
+ * may not merge or drop). */
+static void hammer_gap(struct hammer_thread *h, const struct lk_ops *ops, union lk_lock *lock)
+{
+	struct hammer_run *run = h->run;
+	uint64_t last = UINT64_MAX - 1, runs = 0;
+
+	for (uint64_t i = 0; i < run->iters; i++) {
+		uint64_t v;
+
+		if (ops->lock(lock, &h->node) != 0) {
+			h->errors++;
+			continue;
+		}
+		v = run->slot->protected_n++;
+		ops->unlock(lock, &h->node);
+		runs += v != last + 1;
+		last = v;
+		for (int g = run->gap; g > 0; g--)
+			__asm__ volatile("nop");
+	}
+	h->runs = runs;
+}
 
 static void *hammer_worker(void *arg)
 {
@@ -50,23 +101,24 @@ static void *hammer_worker(void *arg)
 	/* Acquire: pairs with the release store of go; the slot is set up. */
 	while (!atomic_load_explicit(&run->go, memory_order_acquire))
 		cpu_relax();
-	for (uint64_t i = 0; i < run->iters; i++) {
-		if (ops->lock(lock, &h->node) != 0) {
-			h->errors++;
-			continue;
-		}
-		run->slot->protected_n++;
-		ops->unlock(lock, &h->node);
-	}
+	if (run->gap < 0)
+		hammer_plain(h, ops, lock);
+	else
+		hammer_gap(h, ops, lock);
 	h->end_ns = now_ns();
 	return NULL;
 }
 
-/* One run of one lock: ns per acquisition; errors and lost updates added to *bad. */
-static double hammer_once(const struct config *cfg, const struct lk_ops *ops, int threads,
-                          uint64_t *bad)
+/*
+ * One run of one lock: ns per acquisition; errors and lost updates added to
+ * *bad. @gap as in struct hammer_run; with one, *per_handover is set to the
+ * acquisitions per run of one thread's consecutive increments.
+ */
+static double hammer_once(const struct config *cfg, const struct lk_ops *ops, int threads, int gap,
+                          uint64_t *bad, double *per_handover)
 {
-	struct hammer_run run = {.ops = ops, .iters = cfg->iters, .pin = cfg->pin};
+	struct hammer_run run = {.ops = ops, .iters = cfg->iters, .pin = cfg->pin, .gap = gap};
+	uint64_t runs = 0;
 	struct hammer_thread *hs = NULL;
 	int started = 0;
 	uint64_t t0, end = 0;
@@ -99,9 +151,12 @@ static double hammer_once(const struct config *cfg, const struct lk_ops *ops, in
 	join_or_die(&hs[0].th, threads, sizeof(*hs), grace_ns(cfg, ops, threads), ops->name);
 	for (int i = 0; i < threads; i++) {
 		*bad += hs[i].errors;
+		runs += hs[i].runs;
 		end = hs[i].end_ns > end ? hs[i].end_ns : end;
 	}
 	uint64_t done = (uint64_t)threads * cfg->iters;
+	if (per_handover)
+		*per_handover = runs ? (double)done / (double)runs : 0;
 	uint64_t got = run.slot->protected_n;
 	*bad += done > got ? done - got : got - done;
 	free(hs);
@@ -207,6 +262,166 @@ static void write_hammer_data(const struct config *cfg, const double *ns, int th
 	close_out(json);
 }
 
+/* ---- --gaps: the scan ---- */
+
+/* Cell [gap][lock][rep] of a scan's arrays. */
+static size_t cell(const struct config *cfg, int gap, int l, int rep)
+{
+	return ((size_t)gap * (size_t)cfg->nlocks + (size_t)l) * (size_t)cfg->reps + (size_t)rep;
+}
+
+/* Throughput ratio of lock @l to lock @ref at @gap: the median of the
+ * per-repetition ratios ref ns / l ns; 0 without both. */
+static double gap_ratio(const struct config *cfg, const double *ns, int gap, int l, int ref)
+{
+	double r[256];
+	int n = cfg->reps < 256 ? cfg->reps : 256;
+
+	if (l < 0 || ref < 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		double a = ns[cell(cfg, gap, l, i)], b = ns[cell(cfg, gap, ref, i)];
+		r[i] = a > 0 && b > 0 ? b / a : 0;
+	}
+	return bench_median(r, n, NULL, NULL);
+}
+
+/* Geometric mean over the gaps of gap_ratio(), with its extremes. */
+static double gaps_geomean(const struct config *cfg, const double *ns, int l, int ref, double *mn,
+                           double *mx)
+{
+	double sum = 0;
+
+	*mn = 1e300;
+	*mx = 0;
+	for (int g = 0; g < cfg->gaps; g++) {
+		double r = gap_ratio(cfg, ns, g, l, ref);
+		if (r <= 0)
+			return 0;
+		sum += log(r);
+		*mn = r < *mn ? r : *mn;
+		*mx = r > *mx ? r : *mx;
+	}
+	return exp(sum / cfg->gaps);
+}
+
+static double gap_median(const struct config *cfg, const double *v, int gap, int l)
+{
+	return bench_median(&v[cell(cfg, gap, l, 0)], cfg->reps, NULL, NULL);
+}
+
+static void print_gaps_text(FILE *f, const struct config *cfg, const double *ns,
+                            const double *per_ho, int threads, int rq, int ql, int mutex)
+{
+	fprintf(f,
+	        "\nHammer gap scan: %d threads x %llu acquisitions, critical section one shared "
+	        "increment,\nthen g nop instructions; per gap: ns per acquisition and "
+	        "acquisitions per hand-over\n(medians of %d interleaved runs), RQL/QL "
+	        "throughput (median of paired ratios)\n%-4s",
+	        threads, (unsigned long long)cfg->iters, cfg->reps, "gap");
+	for (int l = 0; l < cfg->nlocks; l++)
+		fprintf(f, " %14.14s %6s", cfg->locks[l]->name, "acq/ho");
+	fprintf(f, " %7s\n", "RQL/QL");
+	for (int g = 0; g < cfg->gaps; g++) {
+		fprintf(f, "%-4d", g);
+		for (int l = 0; l < cfg->nlocks; l++)
+			fprintf(f, " %14.2f %6.1f", gap_median(cfg, ns, g, l),
+			        gap_median(cfg, per_ho, g, l));
+		fprintf(f, " %7.2f\n", gap_ratio(cfg, ns, g, rq, ql));
+	}
+	if (rq < 0)
+		return;
+	fprintf(f, "\nOver the %d gaps (geometric mean of the per-gap ratios, min-max)\n",
+	        cfg->gaps);
+	const int refs[2] = {ql, mutex};
+	const char *const names[2] = {"QL", "pthread_mutex"};
+	for (int i = 0; i < 2; i++) {
+		double mn, mx, gm = gaps_geomean(cfg, ns, rq, refs[i], &mn, &mx);
+		if (gm > 0)
+			fprintf(f, "  RQL/%s = %.2f (%.2f-%.2f)\n", names[i], gm, mn, mx);
+	}
+}
+
+static void write_gaps_data(const struct config *cfg, const double *ns, const double *per_ho,
+                            int threads, int rq, int ql, int mutex, const uint64_t *bad, bool ok)
+{
+	FILE *csv = open_out(cfg->csv_path), *json = open_out(cfg->json_path);
+
+	if (csv)
+		fprintf(csv, "threads,gap,lock,median_ns,acq_per_handover,ratio_vs_ql,"
+		             "ratio_vs_pthread_mutex,errors\n");
+	if (json)
+		fprintf(json,
+		        "{\"mode\":\"hammer-gaps\",\"threads\":%d,\"iters\":%llu,"
+		        "\"reps\":%d,\"gaps\":%d,\"locks\":[",
+		        threads, (unsigned long long)cfg->iters, cfg->reps, cfg->gaps);
+	for (int l = 0; l < cfg->nlocks; l++) {
+		const char *name = cfg->locks[l]->name;
+		if (json)
+			fprintf(json, "%s{\"lock\":\"%s\",\"errors\":%llu,\"per_gap\":[",
+			        l ? "," : "", name, (unsigned long long)bad[l]);
+		for (int g = 0; g < cfg->gaps; g++) {
+			double m = gap_median(cfg, ns, g, l), h = gap_median(cfg, per_ho, g, l);
+			double q = gap_ratio(cfg, ns, g, l, ql),
+			       x = gap_ratio(cfg, ns, g, l, mutex);
+			if (csv)
+				fprintf(csv, "%d,%d,%s,%.3f,%.2f,%.4f,%.4f,%llu\n", threads, g,
+				        name, m, h, q, x, (unsigned long long)bad[l]);
+			if (json)
+				fprintf(
+				    json,
+				    "%s{\"gap\":%d,\"median_ns\":%.3f,\"acq_per_handover\":%.2f,"
+				    "\"ratio_vs_ql\":%.4f,\"ratio_vs_pthread_mutex\":%.4f}",
+				    g ? "," : "", g, m, h, q, x);
+		}
+		if (json)
+			fprintf(json, "]}");
+	}
+	if (json) {
+		double mn, mx;
+		fprintf(json, "],\"geomean_ratio_rql_vs_ql\":%.4f,\"verdict\":\"%s\"}\n",
+		        gaps_geomean(cfg, ns, rq, ql, &mn, &mx), ok ? "SUCCESS" : "FAILURE");
+	}
+	close_out(csv);
+	close_out(json);
+}
+
+static int bench_hammer_gaps(const struct config *cfg)
+{
+	int nl = cfg->nlocks, reps = cfg->reps, threads = cfg->threads[0];
+	size_t cells = (size_t)cfg->gaps * (size_t)nl * (size_t)reps;
+	double *ns = xcalloc(cells, sizeof(double)), *per_ho = xcalloc(cells, sizeof(double));
+	uint64_t *bad = xcalloc((size_t)nl, sizeof(uint64_t));
+	int rq = bench_find_lock(cfg, "rqspinlock"), ql = bench_find_lock(cfg, "ql");
+	int mutex = bench_find_lock(cfg, "pthread-mutex");
+	bool ok = true;
+
+	/* Every lock at one gap before the next gap, rotated per repetition. */
+	for (int rep = 0; rep < reps; rep++)
+		for (int g = 0; g < cfg->gaps; g++)
+			for (int j = 0; j < nl; j++) {
+				int l = (j + rep + g) % nl;
+				if (cfg->progress)
+					fprintf(stderr, "\r  hammer rep %d/%d gap %d  %-14s",
+					        rep + 1, reps, g, cfg->locks[l]->name);
+				ns[cell(cfg, g, l, rep)] =
+				    hammer_once(cfg, cfg->locks[l], threads, g, &bad[l],
+				                &per_ho[cell(cfg, g, l, rep)]);
+			}
+	if (cfg->progress)
+		fprintf(stderr, "\r%*s\r", 60, "");
+	for (int l = 0; l < nl; l++)
+		ok &= bad[l] == 0;
+	if (!cfg->quiet)
+		print_gaps_text(cfg->text, cfg, ns, per_ho, threads, rq, ql, mutex);
+	write_gaps_data(cfg, ns, per_ho, threads, rq, ql, mutex, bad, ok);
+	print_verdict(cfg->text, ok, "hammer");
+	free(ns);
+	free(per_ho);
+	free(bad);
+	return ok ? 0 : 1;
+}
+
 int bench_hammer(const struct config *cfg)
 {
 	int nl = cfg->nlocks, reps = cfg->reps, threads = cfg->threads[0];
@@ -215,6 +430,8 @@ int bench_hammer(const struct config *cfg)
 	int ref[3];
 	bool ok = true;
 
+	if (cfg->gaps)
+		return bench_hammer_gaps(cfg);
 	for (int i = 0; i < 3; i++)
 		ref[i] = bench_find_lock(cfg, ref_names[i]);
 	for (int rep = 0; rep < reps; rep++)
@@ -224,7 +441,7 @@ int bench_hammer(const struct config *cfg)
 				fprintf(stderr, "\r  hammer rep %d/%d  %-14s", rep + 1, reps,
 				        cfg->locks[l]->name);
 			ns[(size_t)l * (size_t)reps + (size_t)rep] =
-			    hammer_once(cfg, cfg->locks[l], threads, &bad[l]);
+			    hammer_once(cfg, cfg->locks[l], threads, -1, &bad[l], NULL);
 		}
 	if (cfg->progress)
 		fprintf(stderr, "\r%*s\r", 50, "");

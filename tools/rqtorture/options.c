@@ -55,6 +55,9 @@ static const char usage_text[] =
     "      --reps N             repetitions per cell (sweep 5, uncontended 11, hammer 9)\n"
     "      --iters N            pairs per uncontended run (default 1000000), or\n"
     "                           acquisitions per thread per hammer run (500000)\n"
+    "      --gaps N             hammer: scan gaps 0..N-1 (1..64) instead, a gap of g\n"
+    "                           being g nop instructions after each unlock; per gap\n"
+    "                           ns per acquisition and acquisitions per hand-over\n"
     "\n"
     "Deadlock injection (--inject, resilient locks only):\n"
     "      --via direct|signal  direct: threads build the cycle at a barrier each round;\n"
@@ -103,6 +106,7 @@ enum {
 	OPT_REPORT,
 	OPT_OVERLOAD,
 	OPT_CAP,
+	OPT_GAPS,
 };
 
 static const struct option long_opts[] = {
@@ -135,6 +139,7 @@ static const struct option long_opts[] = {
     {"report", no_argument, NULL, OPT_REPORT},
     {"overload", required_argument, NULL, OPT_OVERLOAD},
     {"timeout-cap-us", required_argument, NULL, OPT_CAP},
+    {"gaps", required_argument, NULL, OPT_GAPS},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -280,6 +285,10 @@ static int parse_number(struct config *cfg, int opt, const char *arg)
 	case OPT_LAT:
 		err = parse_u64(arg, 1u << 30, &v);
 		cfg->lat_every = (unsigned)v;
+		break;
+	case OPT_GAPS:
+		err = parse_u64(arg, RQT_MAX_GAPS, &v) || v == 0;
+		cfg->gaps = (int)v;
 		break;
 	case OPT_CAP:
 		err = parse_u64(arg, 3600ull * 1000000, &v) || v == 0;
@@ -430,6 +439,10 @@ int parse_options(int argc, char **argv, struct config *cfg)
 		return bad("argument", argv[optind]);
 	if (cfg->mode == MODE_HAMMER && cfg->nthreads > 1) {
 		fputs("rqtorture: --hammer takes one thread count, not a list\n", stderr);
+		return -EINVAL;
+	}
+	if (cfg->gaps && cfg->mode != MODE_HAMMER) {
+		fputs("rqtorture: --gaps belongs to --hammer\n", stderr);
 		return -EINVAL;
 	}
 	defaults_for_mode(cfg, dur_set, warm_set);

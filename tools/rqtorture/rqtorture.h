@@ -33,6 +33,7 @@
 #define RQT_CACHELINE 64
 #define RQT_MAX_NEST  8  /* most locks one acquisition may take (--nested) */
 #define RQT_MAX_LIST  32 /* most entries in --lock / --threads lists */
+#define RQT_MAX_GAPS  64 /* most gaps in a --hammer --gaps scan */
 #define RQT_MAX_THR   1024
 
 /* ---- lock types ---------------------------------------------------- */
@@ -175,6 +176,7 @@ struct config {
 	int overload;        /* busy threads pinned to the first CPU during runs */
 	int reps;
 	uint64_t iters;
+	int gaps; /* hammer: 0, or scan gaps 0..gaps-1 */
 	enum inject_kind inject;
 	bool via_signal;
 	uint64_t hold_ns;

@@ -2,7 +2,8 @@
 # Smoke test of rqtorture (CTest): a short run, its verdict parsed, its JSON
 # validated with python3 -m json.tool. Throughput figures are never asserted.
 # Usage: smoke.sh RQTORTURE KIND [rqtorture options]
-#   KIND: torture | inject | sweep | uncontended | overload | hammer | usage
+#   KIND: torture | inject | sweep | uncontended | overload | hammer |
+#         hammer-gaps | usage
 set -uo pipefail
 bin=$1 kind=$2; shift 2
 scale=${RQ_TEST_SCALE:-1}
@@ -74,6 +75,22 @@ assert all(l["errors"] == 0 and l["median_ns"] > 0 for l in r["locks"]), r
 assert r["locks"][1]["ratio_vs_ql"] == 1.0, r
 PY
 	;;
+hammer-gaps)
+	check_run 0 --hammer -l rqspinlock,ql --gaps 3 --reps 2 --iters 20000 "$@"
+	python3 - "$tmp/run.json" <<'PY' || fail "hammer gap scan report inconsistent"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["mode"] == "hammer-gaps" and r["gaps"] == 3 and r["threads"] == 2, r
+assert [l["lock"] for l in r["locks"]] == ["rqspinlock", "ql"], r
+for l in r["locks"]:
+    assert l["errors"] == 0 and [g["gap"] for g in l["per_gap"]] == [0, 1, 2], l
+    # every thread starts at least one run: 1 <= acquisitions per run <= iters
+    assert all(g["median_ns"] > 0 and 1 <= g["acq_per_handover"] <= 20000
+               for g in l["per_gap"]), l
+assert all(g["ratio_vs_ql"] == 1.0 for g in r["locks"][1]["per_gap"]), r
+assert r["geomean_ratio_rql_vs_ql"] > 0, r
+PY
+	;;
 usage)
 	help=$("$bin" --help) || fail "--help exit status"
 	grep -q '^Usage: rqtorture' <<<"$help" || fail "--help text"
@@ -82,6 +99,10 @@ usage)
 	"$bin" --inject aa -l ql >/dev/null 2>&1; [ $? -eq 2 ] || fail "inject on QL must exit 2"
 	"$bin" -t 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "zero threads must exit 2"
 	"$bin" --hammer -t 1,2 >/dev/null 2>&1; [ $? -eq 2 ] || fail "hammer thread list must exit 2"
+	for g in 0 65 x; do
+		"$bin" --hammer --gaps "$g" >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gaps $g must exit 2"
+	done
+	"$bin" --sweep --gaps 2 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gaps without --hammer must exit 2"
 	list=$("$bin" --list) || fail "--list exit status"
 	grep -q '^rqspinlock ' <<<"$list" || fail "--list text"
 	;;
