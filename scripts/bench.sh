@@ -114,7 +114,11 @@ sweep() {
 
 uncontended() {
 	say "uncontended lock+unlock pair"
-	run "$out/uncontended.txt" --uncontended -l "$locks" --reps 11 --pin spread \
+	# rqspinlock-inline (the opt-in RQSPINLOCK_INLINE fast path) is named
+	# only: "all" leaves it out of the sweep.
+	local ulocks=$locks
+	[ "$locks" != all ] || ulocks=all,rqspinlock-inline
+	run "$out/uncontended.txt" --uncontended -l "$ulocks" --reps 11 --pin spread \
 		--csv "$out/uncontended.csv" --json "$out/uncontended.json"
 	if ! command -v valgrind >/dev/null; then
 		echo "bench: valgrind not found (Debian package valgrind): skipping instruction counts"
@@ -136,17 +140,6 @@ uncontended() {
 		ir=$(awk '/^summary:/ { print $2 }' "$tmp/cg.out")
 		echo "$l,$(awk -v i="$ir" -v n="$cg_iters" 'BEGIN { printf "%.2f", i / n }')" >>"$tmp/cg.csv"
 	done
-	# The opt-in inline fast path (RQSPINLOCK_INLINE): the same kind of
-	# wrappers around the inlined calls (tests/inline_pair.c).
-	if [ "$locks" = all ] || [[ ",$locks," == *",rqspinlock,"* ]]; then
-		"${CC:-cc}" -O2 -std=gnu11 -DRQSPINLOCK_INLINE -Iinclude tests/inline_pair.c \
-			build/bench/src/librqspinlock.a -lpthread -o "$tmp/inline_pair" &&
-			valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" --toggle-collect='lkop_*' \
-				"$tmp/inline_pair" "$cg_iters" >/dev/null 2>&1 &&
-			ir=$(awk '/^summary:/ { print $2 }' "$tmp/cg.out") &&
-			echo "rqspinlock-inline,$(awk -v i="$ir" -v n="$cg_iters" 'BEGIN { printf "%.2f", i / n }')" \
-				>>"$tmp/cg.csv"
-	fi
 	awk -F, 'NR > 1 { v[$1] = $2; o[++n] = $1 }
 		END { for (i = 1; i <= n; i++) { l = o[i]
 			printf "%-18s %10.2f %8.2f %8.2f\n", l, v[l], v["ql"] ? v[l] / v["ql"] : 0,

@@ -361,7 +361,7 @@ int bench_uncontended(const struct config *cfg)
 	if (!cfg->quiet)
 		fprintf(cfg->text,
 		        "\nUncontended lock+unlock pair, ns (median of %d interleaved runs of %llu "
-		        "pairs, one thread)\n%-16s %8s %8s %8s %8s %8s\n",
+		        "pairs, one thread)\n%-17s %7s %8s %8s %8s %8s\n",
 		        reps, (unsigned long long)cfg->iters, "lock", "median", "min", "max",
 		        "vs ql", "vs pspin");
 	if (csv)
@@ -374,7 +374,7 @@ int bench_uncontended(const struct config *cfg)
 		double q = ql >= 0 ? bench_median(row_of(ns, ql, reps), reps, NULL, NULL) : 0;
 		double p = ps >= 0 ? bench_median(row_of(ns, ps, reps), reps, NULL, NULL) : 0;
 		if (!cfg->quiet)
-			fprintf(cfg->text, "%-16s %8.2f %8.2f %8.2f %8.2f %8.2f\n",
+			fprintf(cfg->text, "%-17s %7.2f %8.2f %8.2f %8.2f %8.2f\n",
 			        cfg->locks[l]->name, m, mn, mx, q > 0 ? m / q : 0,
 			        p > 0 ? m / p : 0);
 		if (csv)

@@ -195,12 +195,12 @@ static void print_hammer_text(FILE *f, const struct config *cfg, const double *n
 	fprintf(f,
 	        "\nHammer: %d threads x %llu acquisitions, critical section one shared increment;\n"
 	        "ns per acquisition (median of %d interleaved runs), paired ns ratios "
-	        "(lower is faster)\n%-16s %8s %8s %8s %8s %8s %8s\n",
+	        "(lower is faster)\n%-17s %7s %8s %8s %8s %8s %8s\n",
 	        threads, (unsigned long long)cfg->iters, reps, "lock", "median", "min", "max",
 	        "vs ql", "vs pspin", "vs mutex");
 	for (int l = 0; l < cfg->nlocks; l++) {
 		double mn, mx, m = bench_median(reps_of(ns, reps, l), reps, &mn, &mx);
-		fprintf(f, "%-16s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", cfg->locks[l]->name, m,
+		fprintf(f, "%-17s %7.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", cfg->locks[l]->name, m,
 		        mn, mx, ns_ratio(ns, reps, l, ref[0]), ns_ratio(ns, reps, l, ref[1]),
 		        ns_ratio(ns, reps, l, ref[2]));
 	}

@@ -179,7 +179,7 @@ static const struct lk_ops builtin_ops[] = {
 
 const struct lk_ops *lk_table(size_t *n)
 {
-	static struct lk_ops all[NBUILTIN + NCK];
+	static struct lk_ops all[NBUILTIN + 1 + NCK];
 	static size_t count;
 
 	if (count == 0) {
@@ -188,6 +188,7 @@ const struct lk_ops *lk_table(size_t *n)
 
 		memcpy(all, builtin_ops, sizeof(builtin_ops));
 		count = NBUILTIN;
+		all[count++] = *lk_inline_ops();
 		lk_ck_register(ck, &nck);
 		for (size_t i = 0; i < nck; i++)
 			all[count++] = *ck[i];

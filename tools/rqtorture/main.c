@@ -12,9 +12,9 @@ static int list_locks(void)
 	const struct lk_ops *t = lk_table(&n);
 
 	for (size_t i = 0; i < n; i++)
-		printf("%-15s %-11s %s%s%s\n", t[i].name,
+		printf("%-17s %-11s %s%s%s\n", t[i].name,
 		       t[i].available ? "available" : "UNAVAILABLE", t[i].desc,
-		       t[i].available ? "" : "\n                ",
+		       t[i].available ? "" : "\n                  ",
 		       t[i].available ? "" : t[i].unavailable);
 	return 0;
 }

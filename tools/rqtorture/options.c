@@ -192,12 +192,15 @@ static void add_all_locks(struct config *cfg)
 	size_t n;
 	const struct lk_ops *t = lk_table(&n);
 
-	for (size_t i = 0; i < n && cfg->nlocks < RQT_MAX_LIST; i++)
+	for (size_t i = 0; i < n && cfg->nlocks < RQT_MAX_LIST; i++) {
+		if (t[i].flags & LK_NAMED_ONLY)
+			continue;
 		if (t[i].available)
 			cfg->locks[cfg->nlocks++] = &t[i];
 		else
 			fprintf(stderr, "rqtorture: skipping %s: %s\n", t[i].name,
 			        t[i].unavailable);
+	}
 }
 
 static int parse_locks(struct config *cfg, const char *arg)

@@ -72,10 +72,11 @@ union lk_node {
 };
 
 enum lk_flags {
-	LK_RESILIENT = 1u << 0, /* can return -EDEADLK / -ETIMEDOUT */
-	LK_SPIN = 1u << 1,      /* a spin-lock peer (not the baseline, not a mutex) */
-	LK_CK = 1u << 2,        /* Concurrency Kit */
-	LK_BASELINE = 1u << 3,  /* QL */
+	LK_RESILIENT = 1u << 0,  /* can return -EDEADLK / -ETIMEDOUT */
+	LK_SPIN = 1u << 1,       /* a spin-lock peer (not the baseline, not a mutex) */
+	LK_CK = 1u << 2,         /* Concurrency Kit */
+	LK_BASELINE = 1u << 3,   /* QL */
+	LK_NAMED_ONLY = 1u << 4, /* not part of "all": only when named in -l */
 };
 
 /* The uniform vtable: every lock type is driven through this. */
@@ -95,6 +96,7 @@ struct lk_ops {
 const struct lk_ops *lk_find(const char *name);
 const struct lk_ops *lk_table(size_t *n);
 void lk_ck_register(const struct lk_ops **out, size_t *n);
+const struct lk_ops *lk_inline_ops(void); /* locks_inline.c */
 bool lk_is_rq(const struct lk_ops *ops);
 
 /* A lock plus the data it protects, checked for mutual exclusion. */
