@@ -206,7 +206,8 @@ static void expect_open_error(const uint8_t *img, size_t size, const char *want)
 		rqbpf_object_close(obj);
 	}
 	if (!ret)
-		tu_fail(__FILE__, __LINE__, "bad object accepted (want '%s')", want);
+		tu_fail(__FILE__, __LINE__, "bad object accepted (want '%s')",
+		        want ? want : "any error");
 	CHECK(ret < 0);
 	CHECK(err.msg[0] != 0);
 	if (want && !strstr(err.msg, want))

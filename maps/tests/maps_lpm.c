@@ -62,8 +62,9 @@ static int ref_lpm(const struct ref *r, const uint8_t *addr)
 
 static void rand_key(struct key *k, uint32_t dsize, uint64_t *rs)
 {
-	/* few distinct high bytes so that prefixes nest and share paths */
-	for (uint32_t i = 0; i < dsize; i++)
+	/* few distinct high bytes so that prefixes nest and share paths;
+	 * i < MAXD too: gcc -O3 cannot see that dsize never exceeds it */
+	for (uint32_t i = 0; i < dsize && i < MAXD; i++)
 		k->d[i] = (uint8_t)(i < 2 ? tu_rand(rs) % 4 : tu_rand(rs));
 	k->plen = (uint32_t)(tu_rand(rs) % (8 * dsize + 1));
 }
