@@ -513,7 +513,7 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt
 plots
 say "done: results in $out/"
 grep -h -- '--- End of test' "$out"/sweep.txt "$out"/uncontended.txt "$out"/hammer.txt \
-	"$out"/inject.txt | sort | uniq -c
+	"$out"/hammer-gaps.txt "$out"/inject.txt | sort | uniq -c
 if [ "$verdict_failures" -gt 0 ]; then
 	echo "bench: $verdict_failures run(s) ended with a FAILURE verdict: see the reports above"
 fi
