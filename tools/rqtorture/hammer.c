@@ -12,7 +12,8 @@
  * pthread_mutex. A lost increment or an error from a lock is a FAILURE.
  *
  * --gaps N scans the loop's shape instead: the same runs with g = 0..N-1
- * nop instructions after each unlock, every thread counting the runs of
+ * nop instructions after each unlock (in a counted loop, so each nop comes
+ * with a decrement and a branch), every thread counting the runs of
  * consecutive increments it made (a run ends when another thread took the
  * lock in between: a hand-over). With two threads and no work between
  * acquisitions, a thread usually re-takes the lock it just released, so the
@@ -320,14 +321,17 @@ static void print_gaps_text(FILE *f, const struct config *cfg, const double *ns,
 	        "throughput (median of paired ratios)\n%-4s",
 	        threads, (unsigned long long)cfg->iters, cfg->reps, "gap");
 	for (int l = 0; l < cfg->nlocks; l++)
-		fprintf(f, " %14.14s %6s", cfg->locks[l]->name, "acq/ho");
+		fprintf(f, " %17s %7s", cfg->locks[l]->name, "acq/ho");
 	fprintf(f, " %7s\n", "RQL/QL");
 	for (int g = 0; g < cfg->gaps; g++) {
 		fprintf(f, "%-4d", g);
 		for (int l = 0; l < cfg->nlocks; l++)
-			fprintf(f, " %14.2f %6.1f", gap_median(cfg, ns, g, l),
+			fprintf(f, " %17.2f %7.1f", gap_median(cfg, ns, g, l),
 			        gap_median(cfg, per_ho, g, l));
-		fprintf(f, " %7.2f\n", gap_ratio(cfg, ns, g, rq, ql));
+		if (rq >= 0 && ql >= 0)
+			fprintf(f, " %7.2f\n", gap_ratio(cfg, ns, g, rq, ql));
+		else
+			fprintf(f, " %7s\n", "-");
 	}
 	if (rq < 0)
 		return;
@@ -342,14 +346,27 @@ static void print_gaps_text(FILE *f, const struct config *cfg, const double *ns,
 	}
 }
 
+/* ,"@key":G with G the geometric mean of gap_ratio(@l, @ref), or null
+ * without either lock. */
+static void json_geomean(FILE *json, const struct config *cfg, const double *ns, const char *key,
+                         int l, int ref)
+{
+	double mn, mx, gm = l >= 0 && ref >= 0 ? gaps_geomean(cfg, ns, l, ref, &mn, &mx) : 0;
+
+	if (gm > 0)
+		fprintf(json, ",\"%s\":%.4f", key, gm);
+	else
+		fprintf(json, ",\"%s\":null", key);
+}
+
 static void write_gaps_data(const struct config *cfg, const double *ns, const double *per_ho,
                             int threads, int rq, int ql, int mutex, const uint64_t *bad, bool ok)
 {
 	FILE *csv = open_out(cfg->csv_path), *json = open_out(cfg->json_path);
 
 	if (csv)
-		fprintf(csv, "threads,gap,lock,median_ns,acq_per_handover,ratio_vs_ql,"
-		             "ratio_vs_pthread_mutex,errors\n");
+		fprintf(csv, "threads,gap,lock,median_ns,acq_per_handover,throughput_vs_ql,"
+		             "throughput_vs_pthread_mutex,errors_all_gaps\n");
 	if (json)
 		fprintf(json,
 		        "{\"mode\":\"hammer-gaps\",\"threads\":%d,\"iters\":%llu,"
@@ -371,16 +388,18 @@ static void write_gaps_data(const struct config *cfg, const double *ns, const do
 				fprintf(
 				    json,
 				    "%s{\"gap\":%d,\"median_ns\":%.3f,\"acq_per_handover\":%.2f,"
-				    "\"ratio_vs_ql\":%.4f,\"ratio_vs_pthread_mutex\":%.4f}",
+				    "\"throughput_vs_ql\":%.4f,\"throughput_vs_pthread_mutex\":%."
+				    "4f}",
 				    g ? "," : "", g, m, h, q, x);
 		}
 		if (json)
 			fprintf(json, "]}");
 	}
 	if (json) {
-		double mn, mx;
-		fprintf(json, "],\"geomean_ratio_rql_vs_ql\":%.4f,\"verdict\":\"%s\"}\n",
-		        gaps_geomean(cfg, ns, rq, ql, &mn, &mx), ok ? "SUCCESS" : "FAILURE");
+		fprintf(json, "]");
+		json_geomean(json, cfg, ns, "geomean_throughput_rql_vs_ql", rq, ql);
+		json_geomean(json, cfg, ns, "geomean_throughput_rql_vs_pthread_mutex", rq, mutex);
+		fprintf(json, ",\"verdict\":\"%s\"}\n", ok ? "SUCCESS" : "FAILURE");
 	}
 	close_out(csv);
 	close_out(json);
@@ -425,13 +444,15 @@ static int bench_hammer_gaps(const struct config *cfg)
 int bench_hammer(const struct config *cfg)
 {
 	int nl = cfg->nlocks, reps = cfg->reps, threads = cfg->threads[0];
-	double *ns = xcalloc((size_t)nl * (size_t)reps, sizeof(double));
-	uint64_t *bad = xcalloc((size_t)nl, sizeof(uint64_t));
+	double *ns;
+	uint64_t *bad;
 	int ref[3];
 	bool ok = true;
 
 	if (cfg->gaps)
 		return bench_hammer_gaps(cfg);
+	ns = xcalloc((size_t)nl * (size_t)reps, sizeof(double));
+	bad = xcalloc((size_t)nl, sizeof(uint64_t));
 	for (int i = 0; i < 3; i++)
 		ref[i] = bench_find_lock(cfg, ref_names[i]);
 	for (int rep = 0; rep < reps; rep++)

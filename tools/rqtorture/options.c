@@ -56,7 +56,7 @@ static const char usage_text[] =
     "      --iters N            pairs per uncontended run (default 1000000), or\n"
     "                           acquisitions per thread per hammer run (500000)\n"
     "      --gaps N             hammer: scan gaps 0..N-1 (1..64) instead, a gap of g\n"
-    "                           being g nop instructions after each unlock; per gap\n"
+    "                           being a loop of g nops after each unlock; per gap\n"
     "                           ns per acquisition and acquisitions per hand-over\n"
     "\n"
     "Deadlock injection (--inject, resilient locks only):\n"
