@@ -84,7 +84,7 @@ install)
 	[ -n "$(find "$prefix" -name "librqspinlock-pthread.so*")" ] || exit 1
 	page=$(MANPATH="$prefix/share/man" man -w 7 rqspinlock-pthread) || exit 1
 	echo "man finds: ${page#"$prefix"/}"
-	MANPATH="$prefix/share/man" man 7 rqspinlock-pthread 2>&1 | grep -q "PROCESS-SHARED LOCKS"
+	MANPATH="$prefix/share/man" man 7 rqspinlock-pthread 2>&1 | grep "PROCESS-SHARED LOCKS" >/dev/null
 	exit
 	;;
 esac

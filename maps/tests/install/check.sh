@@ -27,7 +27,7 @@ LD_LIBRARY_PATH=$libdir "$tmp/pc_shared"
 "$cc" -o "$tmp/pc_static" "$here/consumer.c" $($pc --cflags rqmaps) \
 	-Wl,-Bstatic $($pc --libs-only-l --static rqmaps | sed 's/-lpthread//') -Wl,-Bdynamic \
 	$($pc --libs-only-L rqmaps) -lpthread
-if ldd "$tmp/pc_static" | grep -q 'librqmaps\|librqspinlock'; then
+if ldd "$tmp/pc_static" | grep 'librqmaps\|librqspinlock' >/dev/null; then
 	echo "pc_static links a shared rqmaps/rqspinlock" >&2
 	exit 1
 fi
