@@ -24,14 +24,14 @@
 #define V_SLOTS               (V_STACK_SIZE / 8)
 #define V_NREGS               11
 #define V_MAX_REFS            64
+#define V_MAX_PENDING         8192
+#define V_MAX_STATES_PER_INSN 64
+#define V_MAX_ERRNO           4095
 /* The kernel's limit on processed instructions; the fuzzer builds with less
  * (bpf/verifier/tests/CMakeLists.txt says why). */
 #ifndef V_INSN_LIMIT
 #define V_INSN_LIMIT 1000000
 #endif
-#define V_MAX_PENDING         8192
-#define V_MAX_STATES_PER_INSN 64
-#define V_MAX_ERRNO           4095
 
 /* Register types, as the kernel names them in its log. */
 enum vtype {
