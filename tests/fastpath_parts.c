@@ -32,6 +32,8 @@
 #include <rqspinlock.h>
 #include <rqspinlock/qspinlock.h>
 
+#include "fastpath_check.h"
+
 enum {
 	KEEP_NULL = 1,
 	KEEP_MARK = 2,
@@ -222,7 +224,7 @@ int main(int argc, char **argv)
 {
 	long pairs = argc > 1 ? strtol(argv[1], NULL, 10) : 20000;
 	int reps = argc > 2 ? atoi(argv[2]) : 3;
-	struct rqspinlock_stats before, after;
+	struct rqspinlock_stats before;
 	static double ns[NV][101];
 
 	if (pairs < 1 || reps < 1 || reps > 101) {
@@ -240,13 +242,10 @@ int main(int argc, char **argv)
 				fprintf(stderr, "fastpath_parts: %s failed\n", variants[v].name);
 				return 1;
 			}
-	res_spin_get_stats(&after);
-	if (after.lock_slowpath != before.lock_slowpath || after.lock_tas != before.lock_tas ||
-	    after.unlock_not_held != before.unlock_not_held || res_spin_trylock(&the_lock) != 0) {
+	if (!fast_path_only_since(&before, &the_lock)) {
 		fprintf(stderr, "fastpath_parts: a pair left the fast path or the lock taken\n");
 		return 1;
 	}
-	res_spin_unlock(&the_lock);
 	for (size_t v = 0; v < NV; v++)
 		qsort(ns[v], (size_t)reps, sizeof(double), cmp_double);
 	printf("ns per uncontended pair (median of %d interleaved runs of %ld pairs)\n", reps,

@@ -173,19 +173,26 @@ static const double *reps_of(const double *ns, int reps, int l)
 	return &ns[(size_t)l * (size_t)reps];
 }
 
-/* ns ratio lock/ref, median of the per-repetition ratios; 0 without ref. */
-static double ns_ratio(const double *ns, int reps, int l, int ref)
+/* Median of the per-repetition ratios ns[num] / ns[den] (0 where ns[den]
+ * is not positive); 0 without both locks. */
+static double paired_ratio(const double *ns, int reps, int num, int den)
 {
 	double r[256];
 	int n = reps < 256 ? reps : 256;
 
-	if (ref < 0)
+	if (num < 0 || den < 0)
 		return 0;
 	for (int i = 0; i < n; i++)
-		r[i] = reps_of(ns, reps, ref)[i] > 0
-		           ? reps_of(ns, reps, l)[i] / reps_of(ns, reps, ref)[i]
+		r[i] = reps_of(ns, reps, den)[i] > 0
+		           ? reps_of(ns, reps, num)[i] / reps_of(ns, reps, den)[i]
 		           : 0;
 	return bench_median(r, n, NULL, NULL);
+}
+
+/* ns ratio lock/ref (lower is faster); 0 without ref. */
+static double ns_ratio(const double *ns, int reps, int l, int ref)
+{
+	return paired_ratio(ns, reps, l, ref);
 }
 
 static void print_hammer_text(FILE *f, const struct config *cfg, const double *ns, int threads,
@@ -271,20 +278,18 @@ static size_t cell(const struct config *cfg, int gap, int l, int rep)
 	return ((size_t)gap * (size_t)cfg->nlocks + (size_t)l) * (size_t)cfg->reps + (size_t)rep;
 }
 
+/* One gap's slice of a scan's array: laid out as the plain hammer's
+ * [lock][rep]. */
+static const double *gap_slice(const struct config *cfg, const double *v, int gap)
+{
+	return &v[cell(cfg, gap, 0, 0)];
+}
+
 /* Throughput ratio of lock @l to lock @ref at @gap: the median of the
  * per-repetition ratios ref ns / l ns; 0 without both. */
 static double gap_ratio(const struct config *cfg, const double *ns, int gap, int l, int ref)
 {
-	double r[256];
-	int n = cfg->reps < 256 ? cfg->reps : 256;
-
-	if (l < 0 || ref < 0)
-		return 0;
-	for (int i = 0; i < n; i++) {
-		double a = ns[cell(cfg, gap, l, i)], b = ns[cell(cfg, gap, ref, i)];
-		r[i] = a > 0 && b > 0 ? b / a : 0;
-	}
-	return bench_median(r, n, NULL, NULL);
+	return paired_ratio(gap_slice(cfg, ns, gap), cfg->reps, ref, l);
 }
 
 /* Geometric mean over the gaps of gap_ratio(), with its extremes. */
@@ -308,7 +313,7 @@ static double gaps_geomean(const struct config *cfg, const double *ns, int l, in
 
 static double gap_median(const struct config *cfg, const double *v, int gap, int l)
 {
-	return bench_median(&v[cell(cfg, gap, l, 0)], cfg->reps, NULL, NULL);
+	return bench_median(reps_of(gap_slice(cfg, v, gap), cfg->reps, l), cfg->reps, NULL, NULL);
 }
 
 static void print_gaps_text(FILE *f, const struct config *cfg, const double *ns,
@@ -423,9 +428,10 @@ static int bench_hammer_gaps(const struct config *cfg)
 				if (cfg->progress)
 					fprintf(stderr, "\r  hammer rep %d/%d gap %d  %-14s",
 					        rep + 1, reps, g, cfg->locks[l]->name);
-				ns[cell(cfg, g, l, rep)] =
-				    hammer_once(cfg, cfg->locks[l], threads, g, &bad[l],
-				                &per_ho[cell(cfg, g, l, rep)]);
+				size_t c = cell(cfg, g, l, rep);
+
+				ns[c] = hammer_once(cfg, cfg->locks[l], threads, g, &bad[l],
+				                    &per_ho[c]);
 			}
 	if (cfg->progress)
 		fprintf(stderr, "\r%*s\r", 60, "");

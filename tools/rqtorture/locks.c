@@ -14,11 +14,9 @@
 
 #include "rqtorture.h"
 
-#define LKOP __attribute__((noinline))
-
 /* ---- rqspinlock, queued and test-and-set modes ---------------------- */
 
-static void rq_prepare_queued(void)
+void rq_prepare_queued(void)
 {
 	(void)res_spin_set_mode(RQSPINLOCK_MODE_QUEUED);
 }
@@ -28,7 +26,7 @@ static void rq_prepare_tas(void)
 	(void)res_spin_set_mode(RQSPINLOCK_MODE_TAS);
 }
 
-static void rq_init(union lk_lock *l)
+void rq_init(union lk_lock *l)
 {
 	res_spin_lock_init(&l->rq);
 }

@@ -10,8 +10,6 @@
 
 #include "rqtorture.h"
 
-#define LKOP __attribute__((noinline))
-
 #ifdef RQT_HAVE_CK
 
 static void mcs_init(union lk_lock *l)

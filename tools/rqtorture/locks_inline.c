@@ -12,18 +12,6 @@
 
 #include "rqtorture.h"
 
-#define LKOP __attribute__((noinline))
-
-static void rqi_prepare(void)
-{
-	(void)res_spin_set_mode(RQSPINLOCK_MODE_QUEUED);
-}
-
-static void rqi_init(union lk_lock *l)
-{
-	res_spin_lock_init(&l->rq);
-}
-
 static LKOP int lkop_rqi_lock(union lk_lock *l, union lk_node *n)
 {
 	(void)n;
@@ -42,8 +30,8 @@ static const struct lk_ops inline_ops = {
     LK_RESILIENT | LK_NAMED_ONLY,
     true,
     NULL,
-    rqi_prepare,
-    rqi_init,
+    rq_prepare_queued,
+    rq_init,
     NULL,
     lkop_rqi_lock,
     lkop_rqi_unlock};

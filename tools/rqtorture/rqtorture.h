@@ -79,6 +79,10 @@ enum lk_flags {
 	LK_NAMED_ONLY = 1u << 4, /* not part of "all": only when named in -l */
 };
 
+/* Lock wrappers are named lkop_* and kept out of line, so that callgrind's
+ * --toggle-collect='lkop_*' counts exactly one lock+unlock pair. */
+#define LKOP __attribute__((noinline))
+
 /* The uniform vtable: every lock type is driven through this. */
 struct lk_ops {
 	const char *name; /* command-line name */
@@ -97,6 +101,9 @@ const struct lk_ops *lk_find(const char *name);
 const struct lk_ops *lk_table(size_t *n);
 void lk_ck_register(const struct lk_ops **out, size_t *n);
 const struct lk_ops *lk_inline_ops(void); /* locks_inline.c */
+/* rqspinlock's set-up, shared by its exported and inline types (locks.c). */
+void rq_prepare_queued(void);
+void rq_init(union lk_lock *l);
 bool lk_is_rq(const struct lk_ops *ops);
 
 /* A lock plus the data it protects, checked for mutual exclusion. */
