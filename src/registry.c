@@ -41,26 +41,20 @@ const struct rq_thread rq_unregistered = {.held.cnt = RQ_UNREGISTERED_CNT, .slot
  * whose count fails their bound checks, and a stray write faults. */
 RQ_EXPORT _Thread_local struct rq_thread *rq_self = (struct rq_thread *)&rq_unregistered;
 
-/* Counters of threads that exited, and of threads without a record. */
-static _Atomic uint64_t rq_retired[RQ_STAT_NR];
+/* Events of threads without a slot (or without a record yet). A slot's own
+ * counters stay with the slot when its thread leaves: the next thread to
+ * take it counts on from there, so no count ever moves and a reader's sum
+ * of the slots and these never misses or doubles one. */
+static _Atomic uint64_t rq_stats_slotless[RQ_STAT_NR];
 
-_Atomic uint64_t *rq_stats_retired(void)
+_Atomic uint64_t *rq_stats_global(void)
 {
-	return rq_retired;
-}
-
-void rq_stats_retire(struct rq_thread *t)
-{
-	for (int s = 0; s < RQ_STAT_NR; s++) {
-		uint64_t v = atomic_exchange_explicit(&t->stats[s], 0, memory_order_relaxed);
-
-		atomic_fetch_add_explicit(&rq_retired[s], v, memory_order_relaxed);
-	}
+	return rq_stats_slotless;
 }
 
 void rq_stat_inc_global(enum rq_stat s)
 {
-	atomic_fetch_add_explicit(&rq_retired[s], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rq_stats_slotless[s], 1, memory_order_relaxed);
 }
 
 struct rq_thread *rq_thread_at(uint32_t slot)
@@ -157,7 +151,6 @@ static struct rq_thread *claim_slot(void)
 
 static void release_slot(struct rq_thread *t)
 {
-	rq_stats_retire(t);
 	clear_thread(t);
 	/* release: pairs with the acquire CAS in claim_slot() */
 	atomic_store_explicit(&t->wr.in_use, 0, memory_order_release);
@@ -178,10 +171,9 @@ static void thread_exit(void *arg)
 
 	if (rq_self == t)
 		rq_self = &rq_exiting;
-	if (t->slot == RQ_NO_SLOT) {
-		rq_stats_retire(t);
+	if (t->slot == RQ_NO_SLOT)
 		atomic_fetch_sub_explicit(&rq_slotless, 1, memory_order_relaxed);
-	} else
+	else
 		release_slot(t);
 }
 

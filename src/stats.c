@@ -2,29 +2,30 @@
 /*
  * Layer 0, lockevent-style counters: per thread (in the registry slot,
  * incremented on slow paths only by the thread itself, rq_stat_inc()),
- * folded into the registry's counters of retired threads when a thread
- * exits (registry.c), summed on read. Uses the registry.
+ * kept with the slot when a thread leaves it, and global ones for threads
+ * without a slot (registry.c); summed on read. Uses the registry.
  */
 #include <errno.h>
 
 #include "thread.h"
 
 /*
- * Counters only grow: a thread's are written by that thread alone
- * (rq_stat_inc()), and move to the retired ones when it exits. A reset
- * therefore takes a snapshot of the sums, which reads subtract, instead of
- * zeroing counters that their threads may be incrementing.
+ * Counters only grow: a slot's are written by the thread in the slot alone
+ * (rq_stat_inc()) and stay with the slot when the thread leaves it; threads
+ * without a slot count in the global ones. A reset therefore takes a
+ * snapshot of the sums, which reads subtract, instead of zeroing counters
+ * that their threads may be incrementing.
  */
 static _Atomic uint64_t rq_stats_base[RQ_STAT_NR];
 
-/* Retired threads' counters plus those of every slot. */
-static void sum_slots(uint64_t sum[RQ_STAT_NR])
+/* The global counters plus those of every slot ever used. */
+static void sum_all(uint64_t sum[RQ_STAT_NR])
 {
-	_Atomic uint64_t *rq_retired = rq_stats_retired();
+	_Atomic uint64_t *global = rq_stats_global();
 	uint32_t bound = rq_slot_bound();
 
 	for (int s = 0; s < RQ_STAT_NR; s++)
-		sum[s] = atomic_load_explicit(&rq_retired[s], memory_order_relaxed);
+		sum[s] = atomic_load_explicit(&global[s], memory_order_relaxed);
 	for (uint32_t i = 0; i < bound; i++) {
 		struct rq_thread *t = rq_thread_at(i);
 
@@ -33,24 +34,14 @@ static void sum_slots(uint64_t sum[RQ_STAT_NR])
 	}
 }
 
-/* The caller's own record when it has no slot (not in any slot's sum). */
-static struct rq_thread *self_slotless(void)
-{
-	return rq_self && rq_self->slot == RQ_NO_SLOT ? rq_self : NULL;
-}
-
 static void sum_stats(uint64_t sum[RQ_STAT_NR])
 {
-	struct rq_thread *own = self_slotless();
-
-	sum_slots(sum);
+	sum_all(sum);
 	for (int s = 0; s < RQ_STAT_NR; s++) {
 		uint64_t base = atomic_load_explicit(&rq_stats_base[s], memory_order_relaxed);
 
-		/* below the base only while an exiting thread's counters move */
+		/* below the base only if another thread reset after our sum */
 		sum[s] = sum[s] > base ? sum[s] - base : 0;
-		if (own)
-			sum[s] += atomic_load_explicit(&own->stats[s], memory_order_relaxed);
 	}
 }
 
@@ -87,14 +78,9 @@ RQ_EXPORT int res_spin_get_stats(struct rqspinlock_stats *out)
 
 RQ_EXPORT void res_spin_reset_stats(void)
 {
-	struct rq_thread *own = self_slotless();
 	uint64_t sum[RQ_STAT_NR];
 
-	sum_slots(sum);
+	sum_all(sum);
 	for (int s = 0; s < RQ_STAT_NR; s++)
 		atomic_store_explicit(&rq_stats_base[s], sum[s], memory_order_relaxed);
-	/* our own record: only we write it */
-	if (own)
-		for (int s = 0; s < RQ_STAT_NR; s++)
-			atomic_store_explicit(&own->stats[s], 0, memory_order_relaxed);
 }

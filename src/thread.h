@@ -174,19 +174,24 @@ static inline bool rq_thread_in_use(const struct rq_thread *t)
  * a relaxed fetch-add. Readers see whole values: an aligned 8-byte store is
  * single-copy atomic.
  */
+void rq_stat_inc_global(enum rq_stat s);
 static inline void rq_stat_inc(struct rq_thread *t, enum rq_stat s)
 {
+	/* No slot: no reader finds the record, so the event is counted where
+	 * every reader looks (and nothing is left to move when it exits). */
+	if (unlikely(t->slot == RQ_NO_SLOT)) {
+		rq_stat_inc_global(s);
+		return;
+	}
 #if defined(__x86_64__)
 	__asm__ volatile("incq %0" : "+m"(*(uint64_t *)(void *)&t->stats[s]));
 #else
 	atomic_fetch_add_explicit(&t->stats[s], 1, memory_order_relaxed);
 #endif
 }
-/* registry.c: @t's counters move to those of retired threads. */
-void rq_stats_retire(struct rq_thread *t);
-void rq_stat_inc_global(enum rq_stat s);
-/* The counters of retired threads, RQ_STAT_NR of them. */
-_Atomic uint64_t *rq_stats_retired(void);
+/* registry.c: the counters of events of threads without a slot,
+ * RQ_STAT_NR of them (a slot's counters stay in the slot). */
+_Atomic uint64_t *rq_stats_global(void);
 
 /* ---- once.c: start-up that runs once per process, fork or not ---- */
 typedef _Atomic int32_t rq_once_t; /* zero-initialised: not started */

@@ -3,6 +3,8 @@
  * The thread registry: slots are recycled when threads exit, and threads
  * that find it full still lock correctly (through the TAS slow path).
  */
+#include <stdbool.h>
+
 #include "testutil.h"
 
 /* ---- 20,000 short-lived threads ---- */
@@ -171,12 +173,141 @@ static void test_registry_full_paced(void)
 	full_registry_test(tu_scaled(10000), 20000, 3000);
 }
 
+/* ---- counters of threads without a slot (run with RQSPINLOCK_SLOTS=1) ---- */
+
+#define SLOTLESS_EVENTS 1000
+
+struct slotless {
+	atomic_int counted, go;
+	int slot; /* the thread's res_spin_thread_slot(), read after join */
+};
+
+static uint64_t unlocks_not_held(void)
+{
+	struct rqspinlock_stats st;
+
+	tu_stats(&st);
+	return st.unlock_not_held;
+}
+
+/* Counts SLOTLESS_EVENTS events (unlocks of NULL), then waits for go. */
+static void *slotless_fn(void *arg)
+{
+	struct slotless *s = arg;
+
+	s->slot = res_spin_thread_slot();
+	for (int i = 0; i < SLOTLESS_EVENTS; i++)
+		res_spin_unlock(NULL);
+	atomic_store(&s->counted, 1);
+	TU_WAIT_UNTIL(atomic_load(&s->go), TU_SETUP_MS);
+	return NULL;
+}
+
+/* A thread-specific-data destructor that runs after the library's own
+ * (its key is newer): the thread has left its slot, and still counts. */
+static void late_destructor(void *arg)
+{
+	(void)arg;
+	res_spin_unlock(NULL);
+}
+
+static void *late_fn(void *arg)
+{
+	pthread_setspecific(*(pthread_key_t *)arg, arg);
+	return NULL;
+}
+
+/*
+ * Events of a thread without a slot are seen by every reader while it runs,
+ * go with a reset like any other, and do not come back when it exits; an
+ * event counted after the library's exit destructor is not lost.
+ */
+static void test_stats_slotless(void)
+{
+	struct slotless s = {.slot = 0};
+	pthread_key_t key;
+	pthread_t t;
+
+	CHECK_EQ(res_spin_thread_slot(), 0); /* the only slot is ours */
+	res_spin_reset_stats();
+	tu_thread_start(&t, slotless_fn, &s);
+	TU_WAIT_UNTIL(atomic_load(&s.counted), TU_SETUP_MS);
+	CHECK_EQ(unlocks_not_held(), SLOTLESS_EVENTS);
+	res_spin_reset_stats();
+	CHECK_EQ(unlocks_not_held(), 0);
+	atomic_store(&s.go, 1);
+	tu_thread_join(t);
+	CHECK_EQ(s.slot, -ENOSPC);
+	CHECK_EQ(unlocks_not_held(), 0);
+
+	CHECK_EQ(pthread_key_create(&key, late_destructor), 0);
+	tu_thread_start(&t, late_fn, &key);
+	tu_thread_join(t);
+	CHECK_EQ(unlocks_not_held(), 1);
+	CHECK_EQ(pthread_key_delete(key), 0);
+}
+
+/* ---- resets while threads leave their slots ---- */
+
+#define LEAVING_THREADS 4
+
+struct leaving {
+	atomic_int counted, go;
+};
+
+static void *leaving_fn(void *arg)
+{
+	struct leaving *s = arg;
+
+	for (int i = 0; i < SLOTLESS_EVENTS; i++)
+		res_spin_unlock(NULL);
+	atomic_fetch_add(&s->counted, 1);
+	TU_WAIT_UNTIL(atomic_load(&s->go), TU_SETUP_MS);
+	return NULL; /* the exit moves this slot's counters */
+}
+
+/*
+ * Every event is counted before the resets start, so every reset must take
+ * all of them, wherever they are while the threads leave their slots: no
+ * read after a reset may show any.
+ */
+static void test_stats_reset_while_leaving(void)
+{
+	long rounds = tu_scaled(300), resets = 0;
+
+	for (long r = 0; r < rounds; r++) {
+		struct leaving s = {0};
+		pthread_t t[LEAVING_THREADS];
+		bool joined[LEAVING_THREADS] = {false};
+		int left = LEAVING_THREADS;
+
+		for (int i = 0; i < LEAVING_THREADS; i++)
+			tu_thread_start(&t[i], leaving_fn, &s);
+		TU_WAIT_UNTIL(atomic_load(&s.counted) == LEAVING_THREADS, TU_SETUP_MS);
+		atomic_store(&s.go, 1);
+		while (left) {
+			res_spin_reset_stats();
+			resets++;
+			CHECK_EQ(unlocks_not_held(), 0);
+			for (int i = 0; i < LEAVING_THREADS; i++)
+				if (!joined[i] && pthread_tryjoin_np(t[i], NULL) == 0) {
+					joined[i] = true;
+					left--;
+				}
+		}
+		CHECK_EQ(unlocks_not_held(), 0);
+	}
+	printf("# %ld rounds of %d leaving threads, %ld resets\n", rounds, LEAVING_THREADS, resets);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("core_slot_recycling", test_slot_recycling, 60, TU_TAS),
     TU_TEST("core_registry_full", test_registry_full, 50, TU_TAS | TU_INLINE,
             .env = "RQSPINLOCK_SLOTS=4"),
     TU_TEST("core_registry_full_paced", test_registry_full_paced, 50, TU_TAS,
             .env = "RQSPINLOCK_SLOTS=4"),
+    TU_TEST("core_stats_slotless", test_stats_slotless, 20, 0, .env = "RQSPINLOCK_SLOTS=1"),
+    TU_TEST("core_stats_reset_while_leaving", test_stats_reset_while_leaving, 40, 0),
 };
 
 TU_MAIN(tests)
