@@ -104,7 +104,16 @@ RQSPINLOCK_STATIC_ASSERT(sizeof(rqspinlock_t) == 4 && RQSPINLOCK_ALIGNOF(rqspinl
 /** Most live threads with a registry slot (the tail's 14 bits, minus 0). */
 #define RQSPINLOCK_MAX_THREADS 16383
 
-/** @brief Initialize (or reset) @p lock to unlocked. */
+/**
+ * @brief Initialize (or reset) @p lock to unlocked.
+ *
+ * Resetting a lock that other threads still call is the recovery for an
+ * owner that is gone ("Abandoned calls" above): waiters that marked the old
+ * word take the lock only when it is free, so at most one thread owns it
+ * after the reset; calls in progress return 0 or -ETIMEDOUT. Do not reset
+ * a lock whose owner is alive: it would then share the lock with the next
+ * thread to take it.
+ */
 void res_spin_lock_init(rqspinlock_t *lock);
 
 /**

@@ -6,7 +6,7 @@
 // found there is acted on as a signal), node spin (acquire), a non-head
 // waiter leaving on its own deadline (CAS WAIT -> GONE, acquire), the head
 // taking the pending bit (CAS, acquire) and waiting on the word (acquire),
-// claim CAS / clear_pending_set_locked (relaxed), passing on
+// claim CAS (relaxed) / take-over CAS (acquire), passing on
 // without waiting for a successor (acquire load of next, acq_rel exchange
 // of a mark), signal next (release CAS for the linked generation), unlock
 // (release), the head's timeout teardown (try_clear_tail relaxed), and a
@@ -18,8 +18,7 @@
 // Relacy has no mixed-size accesses: the lock word's byte-wide unlock
 // store is modelled as a release fetch_and on the word (at least as strong
 // for the release, and no RMW in the protocol relies on the store not
-// being an RMW), and clear_pending_set_locked's store of the low half as a
-// relaxed CAS loop that writes exactly what the store writes.
+// being an RMW).
 //
 // Usage: rq_relacy [weak]   "weak" makes the queue head's wait on the word a
 // relaxed load (src/: acquire) and must produce an error (a data race on the
@@ -190,22 +189,18 @@ struct SlowPath : rl::test_suite<SlowPath, kThreads> {
 		if ((val & ~0xffffu) == tail &&
 		    word($).compare_exchange_strong(val, kLocked, rl::mo_relaxed, rl::mo_relaxed))
 			return true;
-		clear_pending_set_locked();
+		take_unlocked(val);
 		pass_on(n, kHead);
 		return true;
 	}
 
-	// The C code's relaxed 16-bit store of the low half (locked and pending
-	// bytes), as a CAS loop that leaves exactly what the store leaves: the
-	// tail as it is, locked 1, pending 0 (an RMW such as fetch_add would
-	// keep concurrent changes to those bytes that the store overwrites).
-	void clear_pending_set_locked()
+	// rq_take_unlocked(): CAS *,*,0 -> *,0,1 (acquire). The harness has no
+	// re-init, so the locked byte stays clear while we hold the pending bit.
+	void take_unlocked(unsigned v)
 	{
-		unsigned v = word($).load(rl::mo_relaxed);
-
-		while (!word($).compare_exchange_weak(v, (v & ~0xffffu) | kLocked, rl::mo_relaxed,
+		while (!word($).compare_exchange_weak(v, (v & ~0xffffu) | kLocked, rl::mo_acquire,
 		                                      rl::mo_relaxed))
-			;
+			RL_ASSERT(!(v & kLocked));
 	}
 
 	void unlock() { word($).fetch_and(~kLocked, rl::mo_release); }

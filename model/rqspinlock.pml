@@ -685,7 +685,7 @@ pw_clear:			W[L] = W[L] & ~PENDING_VAL;
 			fi
 		:: else -> skip
 		fi;
-pw_take:	d_step { assert((W[L] & 3) == PENDING_VAL); W[L] = (W[L] & ~3) | 1; SACQUIRE(L) };	/* 16-bit store of the low half */
+pw_take:	d_step { assert((W[L] & 3) == PENDING_VAL); W[L] = (W[L] & ~3) | 1; SACQUIRE(L) };	/* rq_take_unlocked: a CAS that cannot fail without re-init */
 		goto sp_ok;
 
 		/* queue_wait */

@@ -40,10 +40,10 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_attempt *w)
 	for (;;) {
 		val = rq_load_word_acquire(word);
 		if (pending && !(val & RQ_LOCKED_MASK)) {
-			rq_pending_to_locked_noted(w->self, word);
-			return 0;
-		}
-		if (!pending) {
+			if (rq_pending_to_locked_noted(w->self, word, val))
+				return 0;
+			pending = 0; /* the word was reset under us */
+		} else if (!pending) {
 			if (!(val & RQ_LOCKED_PENDING_MASK) && rq_try_steal(word))
 				return 0;
 			pending = rq_take_pending_noted(w->self, word, &val, rq_head_try_pending);

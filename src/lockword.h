@@ -15,11 +15,11 @@
  *   bits 18-31  tail slot     registry slot of the last queued thread, plus 1
  *
  * Only whole-word atomics are used on the word, except two stores, as the
- * kernel's: the unlock, a release store of the locked byte, and the pending
- * waiter's take-over, a store of the low half (locked and pending bytes).
- * Both start at the word's lowest-addressed byte, so all accesses name the
- * same address, which is what ThreadSanitizer keys its happens-before edges
- * on.
+ * kernel's: the unlock, a release store of the locked byte, and (in QL
+ * only) the pending waiter's take-over, a store of the low half (locked
+ * and pending bytes). Both start at the word's lowest-addressed byte, so
+ * all accesses name the same address, which is what ThreadSanitizer keys
+ * its happens-before edges on.
  */
 #ifndef RQ_LOCKWORD_H
 #define RQ_LOCKWORD_H
@@ -146,8 +146,8 @@ static inline void rq_store_unlocked(_Atomic uint32_t *word)
 /* Set pending; returns the old word. 0,0,* -> 0,1,* */
 static inline uint32_t rq_fetch_set_pending(_Atomic uint32_t *word)
 {
-	/* acquire: if the owner already left, we own the lock after
-	 * rq_clear_pending_set_locked(); pairs with the unlock's release */
+	/* acquire: if the owner already left, we own the lock after the
+	 * take-over; pairs with the unlock's release */
 	return atomic_fetch_or_explicit(word, RQ_PENDING_VAL, memory_order_acquire);
 }
 
@@ -159,18 +159,43 @@ static inline void rq_clear_pending(_Atomic uint32_t *word)
 
 /*
  * *,1,0 -> *,0,1: the pending waiter takes the lock it already waited for.
- * A store to the word's low half (locked and pending bytes), as the
- * kernel's clear_pending_set_locked(): while we hold the pending bit no one
- * else writes either byte, and a tail CAS that raced with the store fails
- * and retries on the new value. A store, not a read-modify-write: it is on
- * the hand-over, right after the owner's unlock, where a locked instruction
- * would keep the next acquisition waiting for our store buffer to drain.
+ * QL only (qlock.c): a store to the word's low half (locked and pending
+ * bytes), as the kernel's clear_pending_set_locked(): while we hold the
+ * pending bit no one else writes either byte, and a tail CAS that raced
+ * with the store fails and retries on the new value. A store, not a
+ * read-modify-write: it is on the hand-over, right after the owner's
+ * unlock, where a locked instruction would keep the next acquisition
+ * waiting for our store buffer to drain. The resilient lock cannot trust
+ * the pending bit that far and takes over with rq_take_unlocked().
  */
 static inline void rq_clear_pending_set_locked(_Atomic uint32_t *word)
 {
 	_Atomic uint16_t *locked_pending = (_Atomic uint16_t *)(void *)word;
 
 	atomic_store_explicit(locked_pending, (uint16_t)RQ_LOCKED_VAL, memory_order_relaxed);
+}
+
+/*
+ * *,*,0 -> *,0,1 by CAS: a waiter that holds the pending bit and saw the
+ * owner leave (@val, its last view of the word) takes the lock. Returns 0
+ * if the locked byte is set. Under the protocol that never happens (while
+ * the pending bit is held, steals and the fast path need both bytes clear),
+ * but res_spin_lock_init() may reset the word under a waiter (an owner
+ * that died holding the lock, rqspinlock.h "Abandoned calls"): the bit it
+ * holds is then gone, another thread may take the lock, and a blind store
+ * would make two owners. The CAS only ever takes an unlocked word.
+ */
+static inline int rq_take_unlocked(_Atomic uint32_t *word, uint32_t val)
+{
+	while (!(val & RQ_LOCKED_MASK)) {
+		/* acquire: pairs with the release in rq_store_unlocked() of
+		 * the owner whose unlock we take the lock after */
+		if (atomic_compare_exchange_weak_explicit(
+		        word, &val, (val & RQ_TAIL_MASK) | RQ_LOCKED_VAL, memory_order_acquire,
+		        memory_order_relaxed))
+			return 1;
+	}
+	return 0;
 }
 
 /* *,*,0 -> *,*,1: the queue head takes the lock while others stay queued. */
@@ -483,6 +508,7 @@ static inline int rq_head_try_pending(_Atomic uint32_t *word, uint32_t *val)
  * The head holds the pending bit and saw the owner leave (@val): take the
  * lock. Alone in the queue: n,1,0 -> 0,0,1, and returns 1. Otherwise
  * *,1,0 -> *,0,1, returns 0, and the caller makes the successor the new head.
+ * QL's version, with the kernel's store; rq_head_take() is the resilient one.
  */
 static inline int rq_head_claim(_Atomic uint32_t *word, uint32_t tail, uint32_t val)
 {
@@ -494,6 +520,22 @@ static inline int rq_head_claim(_Atomic uint32_t *word, uint32_t tail, uint32_t 
 		return 1;
 	rq_clear_pending_set_locked(word);
 	return 0;
+}
+
+/*
+ * As rq_head_claim(), by CAS only (rq_take_unlocked()): returns 1 alone in
+ * the queue, 0 with successors, -1 if an owner came first (the word was
+ * reset under us; the pending bit is no longer ours).
+ */
+static inline int rq_head_take(_Atomic uint32_t *word, uint32_t tail, uint32_t val)
+{
+	/* relaxed: succeeds only on @val, which our acquire load read after
+	 * the previous owner's unlock */
+	if ((val & RQ_TAIL_MASK) == tail &&
+	    atomic_compare_exchange_strong_explicit(word, &val, RQ_LOCKED_VAL, memory_order_relaxed,
+	                                            memory_order_relaxed))
+		return 1;
+	return rq_take_unlocked(word, val) ? 0 : -1;
 }
 
 /*

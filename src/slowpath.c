@@ -93,7 +93,7 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t val, s
 		int err = 0;
 
 		rq_wait_start(w, RQ_LOCKED_MASK, 1);
-		while (rq_load_word_acquire(word) & RQ_LOCKED_MASK) {
+		while ((val = rq_load_word_acquire(word)) & RQ_LOCKED_MASK) {
 			err = rq_wait_poll(w);
 			if (err) {
 				rq_drop_pending_noted(t, word);
@@ -101,7 +101,9 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t val, s
 			}
 		}
 	}
-	rq_pending_to_locked_noted(t, word);
+	/* Lost only if the word was reset under us: queue as a late arrival. */
+	if (!rq_pending_to_locked_noted(t, word, val))
+		return RQ_GO_QUEUE;
 	rq_stat_inc(t, RQ_STAT_PENDING);
 	return 0;
 }
@@ -115,7 +117,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_qnode *n
                      struct rq_attempt *w)
 {
 	_Atomic uint32_t *word = &lock->val;
-	int pending = 0, err;
+	int pending = 0, claim, err;
 	uint32_t val;
 
 	rq_wait_start(w, RQ_LOCKED_PENDING_MASK, 2);
@@ -124,8 +126,14 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_qnode *n
 		val = rq_load_word_acquire(word);
 		if (!pending)
 			pending = rq_take_pending_noted(t, word, &val, rq_head_try_pending);
-		if (pending && !(val & RQ_LOCKED_MASK))
-			break;
+		if (pending && !(val & RQ_LOCKED_MASK)) {
+			claim = rq_head_take(word, tail, val);
+			if (claim >= 0)
+				break;
+			/* the word was reset under us: the bit is gone */
+			rq_wait_note_pending(t, false);
+			pending = 0;
+		}
 		err = rq_wait_poll(w);
 		if (!err)
 			continue;
@@ -137,7 +145,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_qnode *n
 		rq_leave_queue(word, node, tail, rq_verdict(err));
 		return err;
 	}
-	if (!rq_head_claim(word, tail, val))
+	if (!claim)
 		rq_pass_on(node, RQ_NODE_HEAD);
 	rq_wait_note(t, RQ_NOTE_HEAD, false);
 	rq_wait_note_pending(t, false);

@@ -127,11 +127,18 @@ static inline void rq_drop_pending_noted(struct rq_thread *t, _Atomic uint32_t *
 	rq_wait_note_pending(t, false);
 }
 
-/* The owner left: turn our pending bit into the lock. */
-static inline void rq_pending_to_locked_noted(struct rq_thread *t, _Atomic uint32_t *word)
+/*
+ * The owner left (@val, our last view of the word): turn our pending bit
+ * into the lock. Returns 0 if the word was reset under us and an owner came
+ * first (rq_take_unlocked()); the bit is not ours any more either way.
+ */
+static inline int rq_pending_to_locked_noted(struct rq_thread *t, _Atomic uint32_t *word,
+                                             uint32_t val)
 {
-	rq_clear_pending_set_locked(word);
+	int taken = rq_take_unlocked(word, val);
+
 	rq_wait_note_pending(t, false);
+	return taken;
 }
 
 /* ---- slow paths ---- */

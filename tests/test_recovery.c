@@ -145,6 +145,93 @@ static void test_reinit_pending(void)
 	check_lock_usable(&l);
 }
 
+/* ---- re-initialising under contention: mutual exclusion holds ---- */
+
+#define REINIT_CONTENDERS 2
+
+struct reinit_run {
+	rqspinlock_t lock;
+	atomic_int inside;  /* threads in the critical section */
+	atomic_long broken; /* entries that found another thread inside */
+	atomic_long acquired;
+	atomic_int stop;
+};
+
+/* The critical section: long enough that an overlapping owner shows. */
+static void reinit_cs(struct reinit_run *r)
+{
+	if (atomic_fetch_add_explicit(&r->inside, 1, memory_order_relaxed))
+		atomic_fetch_add_explicit(&r->broken, 1, memory_order_relaxed);
+	tu_busy_ns(2000);
+	atomic_fetch_sub_explicit(&r->inside, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->acquired, 1, memory_order_relaxed);
+}
+
+static void *reinit_contender(void *arg)
+{
+	struct reinit_run *r = arg;
+
+	while (!tu_stopped(&r->stop)) {
+		if (res_spin_lock(&r->lock))
+			continue; /* timed out on the abandoned lock */
+		reinit_cs(r);
+		res_spin_unlock(&r->lock);
+	}
+	return NULL;
+}
+
+/* An owner that dies holding the lock (retrying while others hold it). */
+static void *reinit_dier(void *arg)
+{
+	while (res_spin_lock(arg))
+		;
+	return NULL;
+}
+
+/*
+ * The documented recovery, res_spin_lock_init() on a lock whose owner died,
+ * while other threads keep calling: a pending waiter and a queue head that
+ * set their bits before the reset must not take the lock over blindly when
+ * the new word turns free, or they and a thread that took the fresh lock
+ * both own it. Each round the lock is abandoned, waiters gather, and this
+ * thread resets it and takes it at once.
+ */
+static void test_reinit_contended(void)
+{
+	struct reinit_run r = {.lock = RQSPINLOCK_INIT};
+	uint64_t end = tu_now_ns() + (uint64_t)tu_scaled(1500) * TU_NS_PER_MS;
+	pthread_t t[REINIT_CONTENDERS], dier;
+	long rounds = 0;
+
+	res_spin_set_timeout_ns(20 * TU_NS_PER_MS);
+	for (int i = 0; i < REINIT_CONTENDERS; i++)
+		tu_thread_start(&t[i], reinit_contender, &r);
+	while (tu_now_ns() < end) {
+		tu_thread_start(&dier, reinit_dier, &r.lock);
+		tu_thread_join(dier);
+		/* A waiter holds the pending bit (or the abandoned lock's
+		 * waiters all gave up just now: reset anyway). */
+		TU_WAIT_UNTIL(TU_PENDING(tu_word(&r.lock)) != 0 || tu_now_ns() >= end, TU_SETUP_MS);
+		res_spin_lock_init(&r.lock);
+		if (res_spin_lock(&r.lock) == 0) {
+			reinit_cs(&r);
+			res_spin_unlock(&r.lock);
+		}
+		rounds++;
+	}
+	atomic_store_explicit(&r.stop, 1, memory_order_relaxed);
+	for (int i = 0; i < REINIT_CONTENDERS; i++)
+		tu_thread_join(t[i]);
+	printf("# %ld resets, %ld acquisitions, %ld overlapping\n", rounds,
+	       atomic_load_explicit(&r.acquired, memory_order_relaxed),
+	       atomic_load_explicit(&r.broken, memory_order_relaxed));
+	CHECK_EQ(atomic_load_explicit(&r.broken, memory_order_relaxed), 0);
+	/* The last dier's lock may still be held only if no reset followed. */
+	res_spin_lock_init(&r.lock);
+	res_spin_set_timeout_ns(0);
+	check_lock_usable(&r.lock);
+}
+
 /* ---- fork() while another thread holds a lock ---- */
 
 /* In the child: single-threaded, bounded by alarm(); status 0 = all as expected. */
@@ -276,6 +363,7 @@ static const struct tu_test tests[] = {
     TU_TEST("core_stalled_owner", test_stalled_owner, 40, TU_TAS),
     TU_TEST("core_exit_holding", test_exit_holding, 40, TU_TAS),
     TU_TEST("core_reinit_pending", test_reinit_pending, 40, 0),
+    TU_TEST("core_reinit_contended", test_reinit_contended, 40, TU_TAS),
     TU_TEST("core_fork", test_fork, 50, TU_TAS),
     TU_TEST("core_garbage", test_garbage, 50, TU_TAS),
     TU_TEST("core_garbage_no_tail", test_garbage_no_tail, 50, TU_TAS),
