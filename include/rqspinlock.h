@@ -110,7 +110,7 @@ RQSPINLOCK_STATIC_ASSERT(sizeof(rqspinlock_t) == 4 && RQSPINLOCK_ALIGNOF(rqspinl
  * Resetting a lock that other threads still call is the recovery for an
  * owner that is gone ("Abandoned calls" above): waiters that marked the old
  * word take the lock only when it is free, so at most one thread owns it
- * after the reset; calls in progress return 0 or -ETIMEDOUT. Do not reset
+ * after the reset; calls in progress keep their usual results. Do not reset
  * a lock whose owner is alive: it would then share the lock with the next
  * thread to take it.
  */
