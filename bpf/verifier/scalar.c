@@ -348,8 +348,10 @@ static void rng_divmod(struct vrange *dst, const struct vrange *src, uint8_t op,
 		dst->u32min = 0;
 		dst->u32max = UINT32_MAX;
 		rng_sync(dst);
-	} else if (!sign && op == BPF_MOD && src->umax) {
-		uint64_t m = umax64(src->umax - 1, 0);
+	} else if (!sign && op == BPF_MOD) {
+		/* x % y <= x, and x % 0 is x: only a divisor that cannot be 0
+		 * bounds the result by y - 1. */
+		uint64_t m = src->umin ? umin64(dst->umax, src->umax - 1) : dst->umax;
 
 		rng_unknown(dst);
 		dst->umax = m;

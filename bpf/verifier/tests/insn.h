@@ -23,6 +23,7 @@
 #define ALU64_IMM(op, d, i)    INSN(BPF_ALU64 | (op) | BPF_K, d, 0, 0, i)
 #define ALU64_REG(op, d, s)    INSN(BPF_ALU64 | (op) | BPF_X, d, s, 0, 0)
 #define ALU32_IMM(op, d, i)    INSN(BPF_ALU | (op) | BPF_K, d, 0, 0, i)
+#define ALU32_REG(op, d, s)    INSN(BPF_ALU | (op) | BPF_X, d, s, 0, 0)
 #define LDX(sz, d, s, o)       INSN(BPF_LDX | (sz) | BPF_MEM, d, s, o, 0)
 #define STX(sz, d, s, o)       INSN(BPF_STX | (sz) | BPF_MEM, d, s, o, 0)
 #define ST(sz, d, o, i)        INSN(BPF_ST | (sz) | BPF_MEM, d, 0, o, i)

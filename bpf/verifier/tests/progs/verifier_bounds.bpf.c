@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verifier_bounds: scalar bounds from arithmetic and from comparisons, as
+ * they reach a map value access. The programs are asm, so that clang 14 and
+ * clang-19 emit the same instructions, the walk order and the prune points
+ * included (clang 14 has no mnemonic for mod: the instruction is encoded).
+ */
+#include "common.h"
+
+struct table {
+	__u64 slot[8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, int);
+	__type(value, struct table);
+} tables SEC(".maps");
+
+/* R8 = &tables[0], R6 = ctx; a null lookup goes to label 1 (return 0). */
+#define LOOKUP_R8                                                                                  \
+	"r6 = r1;"                                                                                 \
+	"r1 = 0;"                                                                                  \
+	"*(u32 *)(r10 - 4) = r1;"                                                                  \
+	"r2 = r10;"                                                                                \
+	"r2 += -4;"                                                                                \
+	"r1 = %[tables] ll;"                                                                       \
+	"call %[lookup];"                                                                          \
+	"if r0 == 0 goto 1f;"                                                                      \
+	"r8 = r0;"
+/* A byte of the value at offset R1. */
+#define LOAD_AT_R1                                                                                 \
+	"r8 += r1;"                                                                                \
+	"r0 = *(u8 *)(r8 + 0);"                                                                    \
+	"exit;"                                                                                    \
+	"1: r0 = 0;"                                                                               \
+	"exit;"
+#define LOOKUP_ARGS [tables] "i"(&tables), [lookup] "i"(bpf_map_lookup_elem)
+#define MOD64_R1_R2 ".8byte 0x219f;" /* r1 %= r2 */
+#define MOD32_R1_R2 ".8byte 0x219c;" /* w1 %= w2 */
+
+/* ctx->len % (value & 7): a divisor of 0 leaves the length as it is. */
+SEC("?tc")
+__attribute__((naked)) int mod_maybe_zero(void)
+{
+	asm volatile(LOOKUP_R8 "r1 = *(u32 *)(r6 + 0);"
+	                       "r2 = *(u64 *)(r8 + 0);"
+	                       "r2 &= 7;" MOD64_R1_R2 "w1 = w1;" LOAD_AT_R1
+	             :
+	             : LOOKUP_ARGS
+	             : "memory");
+}
+
+SEC("?tc")
+__attribute__((naked)) int mod32_maybe_zero(void)
+{
+	asm volatile(LOOKUP_R8 "r1 = *(u32 *)(r6 + 0);"
+	                       "r2 = *(u64 *)(r8 + 0);"
+	                       "r2 &= 7;" MOD32_R1_R2 "w1 = w1;" LOAD_AT_R1
+	             :
+	             : LOOKUP_ARGS
+	             : "memory");
+}
+
+char _license[] SEC("license") = "GPL";
