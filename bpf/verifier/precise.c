@@ -14,10 +14,12 @@
  * It over-approximates both. Conditional jumps count as checks only once
  * the walk has decided one (taken one side because of the operands'
  * ranges, env->decided): when a new one is decided the analysis is redone
- * before the next comparison. A state that is fully verified was verified
- * with every decision its own paths made already recorded, so pruning
- * against it stays sound: a value that reaches no recorded check could
- * only steer branches whose both sides it has walked.
+ * before the next comparison. A jump between two registers that was not
+ * decided narrows each by the other, so if either matters, both do. A
+ * state that is fully verified was verified with every decision its own
+ * paths made already recorded, so pruning against it stays sound: a value
+ * that reaches no recorded check could only steer branches whose both
+ * sides it has walked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +254,9 @@ static struct prec prec_transfer(const struct venv *env, int i, struct prec out,
 	} else if (is_cond_jump(in) && env->decided[i]) {
 		/* The walk took one side only, trusting the operands' ranges. */
 		p.regs |= (uint16_t)(d | (x ? s : 0));
+	} else if (is_cond_jump(in) && x && (out.regs & (d | s))) {
+		/* Each side narrows each operand by the other's range. */
+		p.regs |= (uint16_t)(d | s);
 	}
 	return p;
 }

@@ -17,6 +17,7 @@
 #define R3  BPF_REG_3
 #define R6  BPF_REG_6
 #define R7  BPF_REG_7
+#define R9  BPF_REG_9
 #define R10 BPF_REG_10
 
 struct vcase {
@@ -292,6 +293,16 @@ int main(int argc, char **argv)
 	     P(ELEM_R6(M_ARR), LOCK_R(R6), JMP32_IMM(BPF_JSLT, R0, 0, 4), UNLOCK_R(R6), RET0(),
 	       EXIT()),
 	     NULL, -1},
+	    /* R7 is 16 on the path walked first, any length on the other: the
+	     * access is bounded through "r1 < r7" only, so the second path may
+	     * not be pruned at insn 19 against the first. */
+	    {"prune_jump_operand",
+	     P(MOV64_REG(R9, R1), ELEM_R6(M_PLAIN), MOV64_IMM(R3, 0), MOV64_IMM(R3, 0),
+	       MOV64_IMM(R3, 0), MOV64_IMM(R3, 0), LDX(BPF_W, R7, R9, 0), LDX(BPF_W, R2, R9, 4),
+	       JMP_IMM(BPF_JNE, R2, 0, 1), MOV64_IMM(R7, 16), LDX(BPF_W, R1, R9, 8),
+	       JMP_REG(BPF_JLT, R1, R7, 2), RET0(), ALU64_REG(BPF_ADD, R6, R1),
+	       LDX(BPF_B, R0, R6, 0), EXIT()),
+	     "R6 unbounded memory access, make sure to bounds check any such access", 24},
 	    {"subprog", P(PCALL(1), EXIT(), RET0()), NULL, -1},
 	    {"subprog_in_lock",
 	     P(ELEM_R6(M_ARR), LOCK_R(R6), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(), PCALL(4),

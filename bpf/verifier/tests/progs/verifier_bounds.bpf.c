@@ -63,4 +63,31 @@ __attribute__((naked)) int mod32_maybe_zero(void)
 	             : "memory");
 }
 
+/*
+ * R7 is 8 on the path walked first and any length on the other; the
+ * access is bounded only through "r1 < r7", so R7 matters where the paths
+ * meet and the second one may not be pruned against the first. The four
+ * moves only add instructions, so that the state at label 2 is remembered.
+ */
+SEC("?tc")
+__attribute__((naked)) int prune_x(void)
+{
+	asm volatile(LOOKUP_R8 "r3 = 1;"
+	                       "r4 = 2;"
+	                       "r5 = 3;"
+	                       "r9 = 4;"
+	                       "r7 = *(u32 *)(r6 + 0);"
+	                       "r2 = *(u32 *)(r6 + 4);"
+	                       "if r2 != 0 goto 2f;"
+	                       "r7 = 8;"
+	                       "2: r1 = *(u32 *)(r6 + 8);"
+	                       "if r1 < r7 goto 3f;"
+	                       "r0 = 0;"
+	                       "exit;"
+	                       "3:" LOAD_AT_R1
+	             :
+	             : LOOKUP_ARGS
+	             : "memory");
+}
+
 char _license[] SEC("license") = "GPL";
