@@ -198,12 +198,6 @@ static inline int rq_take_unlocked(_Atomic uint32_t *word, uint32_t val)
 	return 0;
 }
 
-/* *,*,0 -> *,*,1: the queue head takes the lock while others stay queued. */
-static inline void rq_set_locked(_Atomic uint32_t *word)
-{
-	atomic_fetch_or_explicit(word, RQ_LOCKED_VAL, memory_order_relaxed);
-}
-
 /*
  * Swap the tail field, keeping locked and pending. Returns the old word.
  * acq_rel: release publishes our freshly initialised node to the successor

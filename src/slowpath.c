@@ -12,6 +12,7 @@
  *   queue head     (n,0,*) -> (n,1,*) -> owner leaves (n,1,0)
  *                  alone:  (n,1,0) -> (0,0,1)
  *                  else:   (*,1,0) -> (*,0,1), successor becomes head
+ *   take-overs are CASes that need the locked byte clear (rq_take_unlocked)
  *   unlock         (*,*,1) -> (*,*,0)
  *
  * Resilience adds exits to every waiting loop (docs/DESIGN.md, "Recovery"):
