@@ -176,6 +176,22 @@ static struct vreg alu_src(struct vstate *st, const struct bpf_insn *in, bool is
 	return s;
 }
 
+/* A register move whose result is the source's value: a 64-bit move, or a
+ * narrower or sign-extending one of a scalar too small to change (as the
+ * kernel links them). */
+static bool mov_copies(const struct bpf_insn *in, const struct vreg *src)
+{
+	bool is64 = BPF_CLASS(in->code) == BPF_ALU64;
+
+	if (is64 && !in->off)
+		return true;
+	if (src->type != T_SCALAR)
+		return false;
+	if (!in->off)
+		return src->r.umax <= UINT32_MAX;
+	return src->r.umax < (uint64_t)1 << (in->off - 1);
+}
+
 int alu_check(struct venv *env, struct vstate *st, int idx)
 {
 	const struct bpf_insn *in = &env->prog->insns[idx];
@@ -193,12 +209,18 @@ int alu_check(struct venv *env, struct vstate *st, int idx)
 		return -1;
 	if (op != BPF_MOV && check_reg_read(env, st, in->dst_reg))
 		return -1;
+	if (op == BPF_MOV && BPF_SRC(in->code) == BPF_X && mov_copies(in, &f->regs[in->src_reg])) {
+		/* The copy is linked to its source (jumps.c). */
+		reg_link_before_copy(env, &f->regs[in->src_reg]);
+		*dst = f->regs[in->src_reg];
+		return 0;
+	}
 	src = alu_src(st, in, is64);
+	if (op == BPF_MOV && is64 && !off) { /* an immediate */
+		*dst = src;
+		return 0;
+	}
 	if (op == BPF_MOV) {
-		if (is64 && !off) {
-			*dst = src;
-			return 0;
-		}
 		if (reg_is_pointer(&src))
 			reg_mark_unknown(&src);
 		reg_mark_unknown(dst);

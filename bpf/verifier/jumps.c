@@ -3,9 +3,11 @@
  * jumps.c: conditional jumps. When the ranges decide a comparison, only one
  * side is walked (branch pruning, which also bounds loops whose counter is
  * known); otherwise the state forks and each side narrows the ranges to
- * what it implies. Comparing a possibly-NULL map value with zero is the
- * null check: every copy of that pointer (same id) becomes a map value on
- * one side and the scalar 0 on the other.
+ * what it implies, for the operands and for every copy of them (linked
+ * scalars: same id, in any frame, registers or spilled slots). Comparing a
+ * possibly-NULL map value with zero is the null check: every copy of that
+ * pointer (same id) becomes a map value on one side and the scalar 0 on the
+ * other.
  */
 #include "vstate.h"
 
@@ -79,13 +81,87 @@ static void mark_decided(struct venv *env, int idx)
 	}
 }
 
-/* Store narrowed ranges into the state's registers. */
+/* Scalars linked to @id (copies of one value) take the range @r: registers
+ * and spilled slots of every frame, @skip excepted. */
+static void narrow_linked(struct vstate *st, uint32_t id, const struct vrange *r,
+                          const struct vreg *skip)
+{
+	for (int fr = 0; fr <= st->curframe; fr++) {
+		struct vframe *f = st->frame[fr];
+
+		for (int i = 0; i < V_NREGS; i++)
+			if (&f->regs[i] != skip && f->regs[i].type == T_SCALAR &&
+			    f->regs[i].id == id)
+				f->regs[i].r = *r;
+		for (int i = 0; i < V_SLOTS; i++)
+			if (f->stack[i].bytes[0] == S_SPILL && f->stack[i].spill.type == T_SCALAR &&
+			    f->stack[i].spill.id == id)
+				f->stack[i].spill.r = *r;
+	}
+}
+
+/* Store narrowed ranges into the operands and every copy of them. When
+ * both operands are copies of one value, each keeps its own narrowing
+ * (both hold the value) and the other copies take the destination's. */
 static void set_ranges(struct vstate *st, const struct bpf_insn *in, const struct vrange *d,
                        const struct vrange *s)
 {
-	cur_frame(st)->regs[in->dst_reg].r = *d;
-	if (BPF_SRC(in->code) == BPF_X)
-		cur_frame(st)->regs[in->src_reg].r = *s;
+	struct vreg *dst = &cur_frame(st)->regs[in->dst_reg];
+	struct vreg *src = BPF_SRC(in->code) == BPF_X ? &cur_frame(st)->regs[in->src_reg] : NULL;
+
+	dst->r = *d;
+	if (src)
+		src->r = *s;
+	if (dst->id)
+		narrow_linked(st, dst->id, d, src);
+	if (src && src->id && src->id != dst->id)
+		narrow_linked(st, src->id, s, NULL);
+}
+
+/* What is linked to the scalar @id at the jump: registers and spilled slots
+ * of the current frame, and whether any copy lives in a calling frame. */
+static void collect_linked(const struct vstate *st, uint32_t id, struct vlink *l)
+{
+	for (int fr = 0; fr <= st->curframe; fr++) {
+		const struct vframe *f = st->frame[fr];
+		bool inner = fr == st->curframe;
+
+		for (int i = 0; i < V_NREGS; i++) {
+			if (f->regs[i].type != T_SCALAR || f->regs[i].id != id)
+				continue;
+			if (inner)
+				l->regs |= (uint16_t)(1u << i);
+			else
+				l->outer = true;
+		}
+		for (int i = 0; i < V_SLOTS; i++) {
+			if (f->stack[i].bytes[0] != S_SPILL || f->stack[i].spill.type != T_SCALAR ||
+			    f->stack[i].spill.id != id)
+				continue;
+			if (inner)
+				l->slots |= (uint64_t)1 << i;
+			else
+				l->outer = true;
+		}
+	}
+}
+
+/* The jump at @idx narrows its operands' copies too: record them, so that
+ * precision makes the operands and their copies matter together. */
+static void record_linked(struct venv *env, const struct vstate *st, int idx)
+{
+	const struct bpf_insn *in = &env->prog->insns[idx];
+	const struct vframe *f = st->frame[st->curframe];
+	struct vlink *rec = &env->linked[idx], l = *rec;
+
+	if (f->regs[in->dst_reg].id)
+		collect_linked(st, f->regs[in->dst_reg].id, &l);
+	if (BPF_SRC(in->code) == BPF_X && f->regs[in->src_reg].id)
+		collect_linked(st, f->regs[in->src_reg].id, &l);
+	if (l.regs != rec->regs || l.slots != rec->slots || l.outer != rec->outer) {
+		*rec = l;
+		env->prec_dirty = true;
+	}
 }
 
 /* Scalar against scalar, outcome unknown: narrow each side, and fork when
@@ -107,6 +183,7 @@ static int scalar_fork(struct venv *env, struct vstate *st, int idx, int *next,
 	}
 	fd = jd;
 	fs = js;
+	record_linked(env, st, idx);
 	jump_ok = rng_refine(&jd, &js, op, is32);
 	fall_ok = rng_refine(&fd, &fs, rng_negate(op), is32);
 	if (jump_ok && fall_ok) {

@@ -16,6 +16,11 @@
  * ranges, env->decided): when a new one is decided the analysis is redone
  * before the next comparison. A jump between two registers that was not
  * decided narrows each by the other, so if either matters, both do. A
+ * jump narrows the copies of its operands too (linked scalars, jumps.c):
+ * the copies the walk has seen there (env->linked, which also redoes the
+ * analysis when it grows) matter with the operands, all of them when one
+ * does; a copy in a calling frame, whose registers and stack always
+ * matter, makes them all matter. A
  * state that is fully verified was verified with every decision its own
  * paths made already recorded, so pruning against it stays sound: a value
  * that reaches no recorded check could only steer branches whose both
@@ -213,6 +218,24 @@ static void prec_mem(const struct bpf_insn *in, struct prec *p)
 		p->regs |= (uint16_t)(s | (BPF_MODE(in->code) == BPF_ATOMIC ? 1u : 0));
 }
 
+/* A conditional jump at @i; @p holds what matters after it. */
+static void prec_cond_jump(const struct venv *env, int i, struct prec *p)
+{
+	const struct bpf_insn *in = &env->prog->insns[i];
+	const struct vlink *l = &env->linked[i];
+	uint16_t d = (uint16_t)(1u << (in->dst_reg & 0xf)),
+	         s = BPF_SRC(in->code) == BPF_X ? (uint16_t)(1u << (in->src_reg & 0xf)) : 0;
+	/* The operands and their copies: the jump narrows each by the others. */
+	uint16_t group = (uint16_t)(d | s | l->regs);
+
+	if (env->decided[i]) /* the walk took one side only, trusting the operands */
+		p->regs |= (uint16_t)(d | s);
+	if ((p->regs & group) || (p->slots & l->slots) || l->outer) {
+		p->regs |= group;
+		p->slots |= l->slots;
+	}
+}
+
 /* What matters before insn @i, given what matters after it. */
 static struct prec prec_transfer(const struct venv *env, int i, struct prec out, uint16_t maybe_ptr)
 {
@@ -251,12 +274,8 @@ static struct prec prec_transfer(const struct venv *env, int i, struct prec out,
 	} else if (is_exit(in)) { /* a subprogram's R0 reaches its caller */
 		p.regs = env->subprog_of[i] ? 1u : 0;
 		p.slots = 0;
-	} else if (is_cond_jump(in) && env->decided[i]) {
-		/* The walk took one side only, trusting the operands' ranges. */
-		p.regs |= (uint16_t)(d | (x ? s : 0));
-	} else if (is_cond_jump(in) && x && (out.regs & (d | s))) {
-		/* Each side narrows each operand by the other's range. */
-		p.regs |= (uint16_t)(d | s);
+	} else if (is_cond_jump(in)) {
+		prec_cond_jump(env, i, &p);
 	}
 	return p;
 }

@@ -42,6 +42,15 @@ bool reg_is_const(const struct vreg *r, uint64_t *v)
 	return true;
 }
 
+/* Before a copy of @src (a move, a spill): give a scalar an id, so that
+ * the copy is linked to it and a jump that narrows one narrows both. A
+ * constant needs none: there is nothing to narrow. */
+void reg_link_before_copy(struct venv *env, struct vreg *src)
+{
+	if (src->type == T_SCALAR && !src->id && !rng_is_const(&src->r))
+		src->id = ++env->id_gen;
+}
+
 struct vframe *frame_new(int callsite, int subprog_start)
 {
 	struct vframe *f = calloc(1, sizeof(*f));
@@ -99,9 +108,12 @@ struct vstate *state_copy(const struct vstate *src)
 
 /* --- comparison ---------------------------------------------------------- */
 
-/* Ids must correspond one to one between the old and the current state. */
+/* Ids must correspond one to one between the old and the current state.
+ * tmp names the unlinked scalars (id 0) met in a comparison: above every
+ * id the walk has given, so it meets none of them. */
 struct idmap {
 	int n;
+	uint32_t tmp;
 	uint32_t old[2 * V_NREGS * V_MAX_FRAMES + V_SLOTS * V_MAX_FRAMES + V_MAX_REFS];
 	uint32_t cur[2 * V_NREGS * V_MAX_FRAMES + V_SLOTS * V_MAX_FRAMES + V_MAX_REFS];
 };
@@ -129,6 +141,20 @@ static bool check_ids(struct idmap *m, uint32_t old, uint32_t cur)
 	return true;
 }
 
+/* Scalars: cur must link its registers as old does. An unlinked scalar
+ * (id 0) gets a name of its own, so it matches no linked one elsewhere,
+ * as the kernel's check_scalar_ids() does. */
+static bool check_scalar_ids(struct idmap *m, uint32_t old, uint32_t cur)
+{
+	if (!old && !cur)
+		return true;
+	if (!old)
+		old = ++m->tmp;
+	if (!cur)
+		cur = ++m->tmp;
+	return check_ids(m, old, cur);
+}
+
 /* Does old cover cur: every concrete value cur allows, old allows too? With
  * @exact, they must be the same abstract value. */
 static bool reg_covers(const struct vreg *old, const struct vreg *cur, struct idmap *m, bool exact)
@@ -141,7 +167,8 @@ static bool reg_covers(const struct vreg *old, const struct vreg *cur, struct id
 	case T_NOT_INIT:
 		return true;
 	case T_SCALAR:
-		return exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r);
+		return (exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r)) &&
+		       check_scalar_ids(m, old->id, cur->id);
 	case T_CTX:
 	case T_MAP_PTR:
 		return old->off == cur->off && old->map == cur->map && rng_equal(&old->r, &cur->r);
@@ -246,6 +273,7 @@ static bool states_compare(struct venv *env, const struct vstate *old, const str
 	bool ok = old->curframe == cur->curframe;
 
 	m->n = 0;
+	m->tmp = env->id_gen;
 	for (int i = 0; ok && i <= old->curframe; i++) {
 		/* Liveness is known for the innermost frame only; callers' registers
 		 * are compared in full. */

@@ -201,6 +201,18 @@ static int ldx(struct venv *env, struct vstate *st, int idx)
 	return 0;
 }
 
+/* A store of a whole register to an 8-aligned constant stack offset: a
+ * spill, which mem.c keeps as a copy of the register (a fill restores it,
+ * id included). */
+static bool is_full_spill(struct vstate *st, const struct bpf_insn *in)
+{
+	const struct vreg *base = &cur_frame(st)->regs[in->dst_reg];
+
+	return BPF_CLASS(in->code) == BPF_STX && BPF_SIZE(in->code) == BPF_DW &&
+	       base->type == T_STACK && rng_is_const(&base->r) &&
+	       ((int64_t)base->off + in->off + base->r.smin) % 8 == 0;
+}
+
 static int store(struct venv *env, struct vstate *st, int idx)
 {
 	const struct bpf_insn *in = &env->prog->insns[idx];
@@ -217,6 +229,8 @@ static int store(struct venv *env, struct vstate *st, int idx)
 	} else {
 		if (check_reg_read(env, st, in->src_reg))
 			return -1;
+		if (is_full_spill(st, in))
+			reg_link_before_copy(env, &cur_frame(st)->regs[in->src_reg]);
 		val = cur_frame(st)->regs[in->src_reg];
 	}
 	if (val.type == T_STACK && cur_frame(st)->regs[in->dst_reg].type == T_STACK &&
@@ -432,12 +446,13 @@ static int verify(struct venv *env)
 	env->prec_in = calloc(n, sizeof(uint16_t));
 	env->sprec_in = calloc(n, sizeof(uint64_t));
 	env->decided = calloc(n, 1);
+	env->linked = calloc(n, sizeof(*env->linked));
 	env->subprog_of = calloc(n, sizeof(int));
 	w.at = calloc(n, sizeof(struct explored *));
 	w.nstates = calloc(n, sizeof(*w.nstates));
 	env->idmap = idmap_new();
 	if (!env->prune_point || !env->live_in || !env->prec_in || !env->sprec_in ||
-	    !env->decided || !env->subprog_of || !w.at || !w.nstates || !env->idmap)
+	    !env->decided || !env->linked || !env->subprog_of || !w.at || !w.nstates || !env->idmap)
 		rc = -2;
 	else
 		rc = cfg_check(env);
@@ -453,6 +468,7 @@ static int verify(struct venv *env)
 	free(env->prec_in);
 	free(env->sprec_in);
 	free(env->decided);
+	free(env->linked);
 	free(env->maybe_ptr);
 	free(env->subprog_of);
 	free(env->idmap);

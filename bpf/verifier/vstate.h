@@ -59,7 +59,8 @@ struct vreg {
 	uint8_t frameno; /* T_STACK: the frame whose stack it points into */
 	uint16_t map;    /* T_MAP_*: index into prog->maps */
 	int32_t off;     /* pointers: fixed offset */
-	uint32_t id;     /* map value (or null): the lookup's id; 0 for global data */
+	uint32_t id;     /* map value (or null): the lookup's id; 0 for global data.
+	                  * scalar: copies of one value share a nonzero id (linked) */
 	struct vrange r;
 };
 
@@ -113,6 +114,14 @@ struct vstate {
 
 struct idmap;
 
+/* At a conditional jump that narrowed a linked scalar: what the walk has
+ * seen linked to its operands (precise.c makes them matter together). */
+struct vlink {
+	uint16_t regs;  /* registers of the jump's frame */
+	bool outer;     /* a register or slot of a calling frame */
+	uint64_t slots; /* spilled slots of the jump's frame (bit k: fp-8*(k+1)) */
+};
+
 /* The verifier's run: program, log, limits, id generator. */
 struct venv {
 	const struct rqbpf_linked_prog *prog;
@@ -128,7 +137,8 @@ struct venv {
 	uint64_t *sprec_in;                 /* per insn: stack slots whose value matters */
 	uint16_t *maybe_ptr;                /* per insn: registers that may hold a pointer */
 	uint8_t *decided;                   /* per insn: a jump the walk decided by ranges */
-	bool prec_dirty;                    /* decided changed: redo the precision pass */
+	struct vlink *linked;               /* per insn: copies a jump narrowed together */
+	bool prec_dirty;                    /* decided or linked changed: redo precision */
 	int *subprog_of;                    /* per insn: the start of its subprogram */
 	uint64_t jmps;                      /* prune points visited */
 	uint64_t prev_jmps, prev_processed; /* ... when a state was last remembered */
@@ -165,6 +175,7 @@ void reg_mark_const(struct vreg *r, uint64_t v);
 void reg_mark_not_init(struct vreg *r);
 bool reg_is_pointer(const struct vreg *r);
 bool reg_is_const(const struct vreg *r, uint64_t *v);
+void reg_link_before_copy(struct venv *env, struct vreg *src);
 struct vstate *state_new(void);
 struct vstate *state_copy(const struct vstate *src);
 void state_free(struct vstate *st);
