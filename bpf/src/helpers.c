@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* helpers.c: the BPF helpers rqbpf binds (map lookup/update/delete,
- * ktime_get_ns, get_prandom_u32, get_smp_processor_id, trace_printk), the
- * four res_spin kfuncs on rqspinlock, and the per-run record of held locks
- * that lets a run that ends or faults while holding locks release them. */
+ * ktime_get_ns, get_prandom_u32, get_smp_processor_id, trace_printk,
+ * spin_lock/unlock), the four res_spin kfuncs, both lock kinds on
+ * rqspinlock, and the per-run record of held locks that lets a run that ends
+ * or faults while holding locks release them. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -270,9 +271,8 @@ static rqspinlock_t *lock_arg(struct rqbpf_run *r, uint64_t v)
 	return rqbpf_mem(r, v, sizeof(rqspinlock_t), true);
 }
 
-/* Lock with all signals blocked; on success the old mask goes to *flags. */
-static __attribute__((noinline)) int lock_irqsave(rqspinlock_t *lock, uint64_t *flags,
-                                                  uint64_t *old_bits)
+/* Lock with all signals blocked; on success *old_bits is the mask before. */
+static __attribute__((noinline)) int lock_irqsave(rqspinlock_t *lock, uint64_t *old_bits)
 {
 	sigset_t all, old;
 	int ret;
@@ -285,8 +285,38 @@ static __attribute__((noinline)) int lock_irqsave(rqspinlock_t *lock, uint64_t *
 		return ret;
 	}
 	*old_bits = mask_bits(&old);
-	memcpy(flags, old_bits, sizeof(*flags));
 	return 0;
+}
+
+static const char *const kind_name[] = {
+    [RQBPF_HELD_RES] = "bpf_res_spin_lock",
+    [RQBPF_HELD_RES_IRQ] = "bpf_res_spin_lock_irqsave",
+    [RQBPF_HELD_SPIN] = "bpf_spin_lock",
+};
+
+/* The record of lock @p v that this run holds, taken as @p kind; else a
+ * fault (-EFAULT): only a lock this run took (checked then) may be
+ * released, and only by the unlock that matches how it was taken. */
+static int held_find(struct rqbpf_run *r, uint64_t v, enum rqbpf_held_kind kind, const char *who)
+{
+	int i;
+
+	for (i = r->nheld - 1; i >= 0 && (uintptr_t)r->held[i].lock != v; i--)
+		;
+	if (i < 0)
+		return rqbpf_fault(r, "%s: R1 is not a lock this run holds", who);
+	if (r->held[i].kind != kind)
+		return rqbpf_fault(r, "%s: R1 was taken by %s", who, kind_name[r->held[i].kind]);
+	return i;
+}
+
+/* Release held[@p i]; the caller restores the signal mask where one applies. */
+static void held_release(struct rqbpf_run *r, int i)
+{
+	/* first: the record below is not the critical section's */
+	res_spin_unlock(r->held[i].lock);
+	for (r->nheld--; i < r->nheld; i++)
+		r->held[i] = r->held[i + 1];
 }
 
 static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
@@ -301,36 +331,79 @@ static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 		return rqbpf_fault(r, "res_spin_lock_irqsave: R2 is not 8 writable bytes");
 	if (r->nheld == RQBPF_MAX_HELD)
 		return rqbpf_fault(r, "more than %d locks held", RQBPF_MAX_HELD);
-	ret = irq ? lock_irqsave(lock, flags, &bits) : res_spin_lock(lock);
+	ret = irq ? lock_irqsave(lock, &bits) : res_spin_lock(lock);
 	reg[BPF_REG_0] = (uint64_t)(int64_t)ret;
-	if (!ret)
-		r->held[r->nheld++] = (struct rqbpf_held){lock, irq, bits};
+	if (ret)
+		return 0;
+	if (irq)
+		memcpy(flags, &bits, sizeof(*flags));
+	r->held[r->nheld++] =
+	    (struct rqbpf_held){lock, irq ? RQBPF_HELD_RES_IRQ : RQBPF_HELD_RES, bits};
 	return 0;
 }
 
-/* Only a lock this run took (checked then) may be released: the record
- * is the check. */
 static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 {
-	rqspinlock_t *lock;
 	const uint64_t *flags = NULL;
 	uint64_t bits = 0;
 	int i;
 
 	if (irq && !(flags = rqbpf_mem(r, reg[BPF_REG_2], sizeof(*flags), false)))
 		return rqbpf_fault(r, "res_spin_unlock_irqrestore: R2 is not 8 readable bytes");
-	for (i = r->nheld - 1; i >= 0 && (uintptr_t)r->held[i].lock != reg[BPF_REG_1]; i--)
-		;
+	i = held_find(r, reg[BPF_REG_1], irq ? RQBPF_HELD_RES_IRQ : RQBPF_HELD_RES,
+	              irq ? "res_spin_unlock_irqrestore" : "res_spin_unlock");
 	if (i < 0)
-		return rqbpf_fault(r, "res_spin_unlock: R1 is not a lock this run holds");
-	lock = r->held[i].lock;
+		return i;
 	if (irq)
 		memcpy(&bits, flags, sizeof(bits));
-	res_spin_unlock(lock); /* first: the record below is not the critical section's */
-	for (r->nheld--; i < r->nheld; i++)
-		r->held[i] = r->held[i + 1];
+	held_release(r, i);
 	if (irq)
 		restore_mask(bits);
+	return 0;
+}
+
+/*
+ * bpf_spin_lock(lock): the kernel's is local_irq_save() and a plain spin
+ * lock that cannot fail. Here it is the same word driven by res_spin_lock()
+ * with every signal blocked (the map's BPF_F_LOCK copies take that lock on
+ * that word too, maps.c). A verified program cannot close a deadlock with it
+ * (one bpf_spin_lock at a time, no calls while held, signals blocked), so a
+ * failure means the owner did not release it within the lock's timeout (it
+ * is stopped, or died holding it), or an unverified program's AA: the
+ * helper has no error to return, so the run faults instead of hanging.
+ */
+static int h_spin_lock(struct rqbpf_run *r, uint64_t *reg)
+{
+	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
+	uint64_t bits = 0;
+	int ret;
+
+	if (!lock)
+		return rqbpf_fault(r, "spin_lock: R1 is not a lock in the program's memory");
+	if (r->nheld == RQBPF_MAX_HELD)
+		return rqbpf_fault(r, "more than %d locks held", RQBPF_MAX_HELD);
+	ret = lock_irqsave(lock, &bits);
+	if (ret)
+		return rqbpf_fault(r, "spin_lock: not acquired (%s)",
+		                   ret == -EDEADLK ? "-EDEADLK: a deadlock"
+		                                   : "-ETIMEDOUT: the owner did not release it");
+	r->held[r->nheld++] = (struct rqbpf_held){lock, RQBPF_HELD_SPIN, bits};
+	reg[BPF_REG_0] = 0;
+	return 0;
+}
+
+/* bpf_spin_unlock(lock): unlock, then restore the mask bpf_spin_lock saved. */
+static int h_spin_unlock(struct rqbpf_run *r, uint64_t *reg)
+{
+	int i = held_find(r, reg[BPF_REG_1], RQBPF_HELD_SPIN, "spin_unlock");
+	uint64_t bits;
+
+	if (i < 0)
+		return i;
+	bits = r->held[i].sigmask;
+	held_release(r, i);
+	restore_mask(bits);
+	reg[BPF_REG_0] = 0;
 	return 0;
 }
 
@@ -368,6 +441,8 @@ rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id)
 	    {0, BPF_FUNC_trace_printk, trace_printk},
 	    {0, BPF_FUNC_get_prandom_u32, h_get_prandom_u32},
 	    {0, BPF_FUNC_get_smp_processor_id, h_get_smp_processor_id},
+	    {0, BPF_FUNC_spin_lock, h_spin_lock},
+	    {0, BPF_FUNC_spin_unlock, h_spin_unlock},
 	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK, kf_res_lock},
 	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK, kf_res_unlock},
 	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK_IRQSAVE, kf_res_lock_irqsave},
@@ -392,7 +467,7 @@ int rqbpf_release_all(struct rqbpf_run *r)
 		const struct rqbpf_held *h = &r->held[--r->nheld];
 
 		res_spin_unlock(h->lock);
-		if (h->irq)
+		if (h->kind != RQBPF_HELD_RES)
 			restore_mask(h->sigmask);
 	}
 	if (!n)

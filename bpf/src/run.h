@@ -18,10 +18,18 @@ struct rqbpf_region {
 /* Hash-map values a run looked up recently: valid until the run ends. */
 #define RQBPF_DYN_REGIONS 32
 
+/* How a held lock was taken: its unlock must be of the same kind, and a run
+ * that ends holding it releases it as that unlock would. */
+enum rqbpf_held_kind {
+	RQBPF_HELD_RES,     /* bpf_res_spin_lock */
+	RQBPF_HELD_RES_IRQ, /* bpf_res_spin_lock_irqsave: the mask is in the flag */
+	RQBPF_HELD_SPIN,    /* bpf_spin_lock helper: the mask is only here */
+};
+
 struct rqbpf_held {
 	rqspinlock_t *lock;
-	bool irq;         /* taken with irqsave: restore the mask on release */
-	uint64_t sigmask; /* irqsave: the mask before, signals 1..64 as bits */
+	enum rqbpf_held_kind kind;
+	uint64_t sigmask; /* RES_IRQ, SPIN: the mask before, signals 1..64 as bits */
 };
 
 struct rqbpf_run {

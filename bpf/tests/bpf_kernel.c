@@ -39,6 +39,10 @@ static const struct case_ cases[] = {
     {"hash", "hash_count", 3},
     {"hash", "hash_aa", 1},
     {"hash", "hash_delete", 1},
+    {"spin_lock", "spin_count", 1},
+    {"spin_lock", "spin_hold_long", 1},
+    {"spin_lock", "spin_hash_count", 8},
+    {"spin_lock", "spin_global", 1},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -117,8 +121,8 @@ static int compare_object(const char *name, const char *cc)
 
 static void test_kernel_ref(void)
 {
-	static const char *const objs[] = {"conform", "conform_v4", "res_lock",
-	                                   "irqsave", "counter",    "hash"};
+	static const char *const objs[] = {"conform", "conform_v4", "res_lock", "irqsave",
+	                                   "counter", "hash",       "spin_lock"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {

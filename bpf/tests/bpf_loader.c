@@ -53,8 +53,8 @@ static void check_libbpf_names(const char *path, struct rqbpf_object *obj)
 
 static void test_load(void)
 {
-	static const char *const objs[] = {"res_lock", "irqsave", "counter",
-	                                   "conform",  "bad",     "hash"};
+	static const char *const objs[] = {"res_lock", "irqsave", "counter",  "conform",
+	                                   "bad",      "hash",    "spin_lock"};
 
 	for (const char *const *cc = bt_compilers; *cc; cc++)
 		for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
@@ -67,6 +67,29 @@ static void test_load(void)
 			check_libbpf_names(path, obj);
 			rqbpf_object_close(obj);
 		}
+}
+
+/* spin_lock.bpf.c: a bpf_spin_lock at 0 of the array, hash and .data.G values. */
+static void check_spin_offsets(const char *cc)
+{
+	struct rqbpf_object *obj = bt_open("spin_lock", cc);
+	const struct rqbpf_linked_prog *lp;
+	int found = 0;
+
+	if (!obj)
+		return;
+	lp = rqbpf_prog_linked(bt_prog(obj, "spin_count"));
+	for (size_t i = 0; i < lp->map_cnt; i++) {
+		const struct rqbpf_map_desc *d = &lp->maps[i];
+		bool spin = !strcmp(d->name, "spins") || !strcmp(d->name, "hspins") ||
+		            !strcmp(d->name, ".data.G");
+
+		CHECK_EQ(d->spin_lock_off, spin ? 0 : -1);
+		CHECK_EQ(d->res_lock_off, -1);
+		found += spin;
+	}
+	CHECK_EQ(found, 3);
+	rqbpf_object_close(obj);
 }
 
 /* Lock offsets, as the verifier sees them (prog.h). */
@@ -101,6 +124,7 @@ static void test_lock_offsets(void)
 		CHECK_EQ(lp->prog_type, BPF_PROG_TYPE_SCHED_CLS);
 		CHECK_EQ(lp->ctx_size, sizeof(struct __sk_buff));
 		rqbpf_object_close(obj);
+		check_spin_offsets(*cc);
 	}
 }
 
@@ -352,6 +376,32 @@ static void expect_fault(struct rqbpf_object *obj, const char *name, const char 
 		tu_fail(__FILE__, __LINE__, "fault '%s' lacks '%s'", res.msg, want);
 }
 
+static bool signals_blocked(void)
+{
+	sigset_t cur;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	return sigismember(&cur, SIGALRM) == 1;
+}
+
+/* bpf_spin_lock runs that fault: each releases the lock and restores the
+ * signal mask (lock_again then takes the lock). */
+static void spin_faults(struct rqbpf_object *obj)
+{
+	static const char *const progs[][2] = {
+	    {"spin_exit_holding", "exit with 1 lock held (released)"},
+	    {"spin_unlock_by_res", "res_spin_unlock: R1 was taken by bpf_spin_lock"},
+	    {"res_unlock_by_spin", "spin_unlock: R1 was taken by bpf_res_spin_lock"},
+	    {"spin_aa", "spin_lock: not acquired (-EDEADLK"},
+	};
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		expect_fault(obj, progs[i][0], progs[i][1]);
+		CHECK(!signals_blocked());
+		CHECK_EQ(bt_run(obj, "lock_again"), 0);
+	}
+}
+
 static void test_runtime_faults(void)
 {
 	const struct bpf_insn stack_top[] = {BT_LDX(BPF_DW, 0, BPF_REG_10, 0), BT_EXIT};
@@ -389,6 +439,7 @@ static void test_runtime_faults(void)
 		expect_fault(obj, "exit_holding_lock", "exit with 1 lock held (released)");
 		CHECK_EQ(bt_run(obj, "lock_again"), 0); /* it was released */
 		expect_fault(obj, "unlock_not_held", "not a lock this run holds");
+		spin_faults(obj);
 		rqbpf_object_close(obj);
 	}
 }

@@ -5,7 +5,8 @@
  * run by rqbpf, for every compiler the build found: AA on one array element,
  * AB on 16 threads against BA, more locks than the held-lock table, the
  * irqsave variants, runs from a SIGALRM handler (the NMI analogue), and one
- * program on many threads.
+ * program on many threads; the bpf_spin_lock helpers (progs/spin_lock.bpf.c)
+ * on many threads and against a signal handler.
  */
 #include <sys/time.h>
 
@@ -294,6 +295,108 @@ static void test_hash(void)
 	}
 }
 
+struct spin_arg {
+	struct rqbpf_object *obj;
+	long runs;
+	uint32_t key;
+};
+
+static void *spin_thread(void *p)
+{
+	struct spin_arg *a = p;
+	uint32_t cb[5] = {a->key};
+
+	for (long i = 0; i < a->runs; i++) {
+		CHECK_GT((int32_t)bt_run_cb(a->obj, "spin_count", cb), 0);
+		CHECK_GT((int32_t)bt_run_cb(a->obj, "spin_global", cb), 0);
+		CHECK_GT((int32_t)bt_run_cb(a->obj, "spin_hash_count", cb), 0);
+	}
+	CHECK(!alarm_blocked());
+	return NULL;
+}
+
+static uint64_t spin_hits(struct rqbpf_object *obj, const char *map, uint32_t key)
+{
+	uint8_t v[16];
+
+	CHECK_EQ(rqbpf_map_lookup(rqbpf_object_find_map(obj, map), &key, v), 0);
+	return *(uint64_t *)(v + 8);
+}
+
+/* bpf_spin_lock on 8 threads: exact counts in an array value, a global and
+ * two hash values (four threads per key). */
+static void test_spin_threads(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_load("spin_lock", *cc, 0);
+		struct spin_arg args[8];
+		pthread_t t[8];
+
+		if (!obj)
+			continue;
+		for (int i = 0; i < 8; i++) {
+			args[i] = (struct spin_arg){obj, tu_scaled(5000), (uint32_t)i % 2};
+			tu_thread_start(&t[i], spin_thread, &args[i]);
+		}
+		for (int i = 0; i < 8; i++)
+			tu_thread_join(t[i]);
+		CHECK_EQ(spin_hits(obj, "spins", 0), 8 * args[0].runs);
+		CHECK_EQ(spin_hits(obj, "hspins", 0), 4 * args[0].runs);
+		CHECK_EQ(spin_hits(obj, "hspins", 1), 4 * args[0].runs);
+		CHECK_EQ(spin_hits(obj, ".data.G", 0), 8 * args[0].runs);
+		rqbpf_object_close(obj);
+	}
+}
+
+static atomic_long spin_sig_runs, spin_sig_faults;
+
+static void on_alarm_spin(int sig)
+{
+	struct __sk_buff ctx;
+	struct rqbpf_run_result res;
+	int saved = errno;
+
+	(void)sig;
+	memset(&ctx, 0, sizeof(ctx));
+	if (rqbpf_prog_run(rqbpf_object_find_prog(sig_obj, "spin_count"), &ctx, sizeof(ctx),
+	                   &res) == 0)
+		atomic_fetch_add_explicit(&spin_sig_runs, 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&spin_sig_faults, 1, memory_order_relaxed);
+	errno = saved;
+}
+
+/* SIGALRM every 200 us runs spin_count on the lock the main thread's long
+ * section holds: signals are blocked while a bpf_spin_lock is held, so the
+ * handler never meets its own thread's lock (which would fault, -EDEADLK). */
+static void test_spin_signal(void)
+{
+	struct sigaction sa = {.sa_handler = on_alarm_spin};
+	struct itimerval it = {{0, 200}, {0, 200}}, off = {{0, 0}, {0, 0}};
+
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		long n = tu_scaled(2000), runs;
+
+		if (!(sig_obj = bt_load("spin_lock", *cc, 0)))
+			continue;
+		atomic_store(&spin_sig_runs, 0);
+		atomic_store(&spin_sig_faults, 0);
+		sigemptyset(&sa.sa_mask);
+		CHECK_EQ(sigaction(SIGALRM, &sa, NULL), 0);
+		CHECK_EQ(setitimer(ITIMER_REAL, &it, NULL), 0);
+		for (runs = 0; runs < n; runs++)
+			CHECK_GT(bt_run(sig_obj, "spin_hold_long"), 0);
+		CHECK_EQ(setitimer(ITIMER_REAL, &off, NULL), 0);
+		printf("# %s: %ld runs; handler: %ld runs, %ld faults\n", *cc, runs,
+		       atomic_load(&spin_sig_runs), atomic_load(&spin_sig_faults));
+		CHECK_EQ(atomic_load(&spin_sig_faults), 0);
+		CHECK_GT(atomic_load(&spin_sig_runs), 0);
+		CHECK(!alarm_blocked());
+		CHECK_EQ(spin_hits(sig_obj, "spins", 0), 500 * runs + atomic_load(&spin_sig_runs));
+		rqbpf_object_close(sig_obj);
+	}
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("bpf_aa", test_aa, 120, 0),
     TU_TEST("bpf_abba", test_abba, 120, 0),
@@ -303,6 +406,8 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_signal_irqsave", test_signal_irqsave, 120, 0),
     TU_TEST("bpf_threads", test_threads, 120, 0),
     TU_TEST("bpf_hash", test_hash, 120, 0),
+    TU_TEST("bpf_spin_threads", test_spin_threads, 120, 0),
+    TU_TEST("bpf_spin_signal", test_spin_signal, 120, 0),
 };
 
 TU_MAIN(tests)
