@@ -36,40 +36,44 @@ static void unspill(struct vslot_state *s)
 	reg_mark_not_init(&s->spill);
 }
 
-static int stack_write_bytes(struct venv *env, struct vframe *f, int lo, int hi, uint8_t type)
+/* A write over a saved irq flag destroys it, as in the kernel: the slot's
+ * bytes become misc and its reference stays held, so the restore that
+ * follows finds no initialized flag (or the exit finds the reference). */
+static void drop_irq_flag(struct vslot_state *s)
+{
+	if (s->bytes[0] != S_IRQ_FLAG)
+		return;
+	memset(s->bytes, S_MISC, sizeof(s->bytes));
+	s->irq_id = 0;
+	s->irq_class = 0;
+}
+
+static void stack_write_bytes(struct vframe *f, int lo, int hi, uint8_t type)
 {
 	for (int o = lo; o < hi; o++) {
 		struct vslot_state *s;
 		uint8_t *b = stack_byte(f, o, &s);
 
-		if (s->bytes[0] == S_IRQ_FLAG) {
-			verr(env, env->insn_idx, "cannot overwrite irq flag on stack off %d", o);
-			return -1;
-		}
+		drop_irq_flag(s);
 		unspill(s);
 		*b = type;
 	}
-	return 0;
 }
 
-static int stack_write(struct venv *env, struct vframe *f, int off, int size,
-                       const struct vreg *val)
+static void stack_write(struct vframe *f, int off, int size, const struct vreg *val)
 {
 	struct vslot_state *s;
 	uint64_t v;
 
 	stack_byte(f, off, &s);
 	if (size == 8 && val && !(off % 8)) {
-		if (s->bytes[0] == S_IRQ_FLAG) {
-			verr(env, env->insn_idx, "cannot overwrite irq flag on stack off %d", off);
-			return -1;
-		}
+		drop_irq_flag(s);
 		memset(s->bytes, S_SPILL, 8);
 		s->spill = *val;
-		return 0;
+		return;
 	}
-	return stack_write_bytes(env, f, off, off + size,
-	                         val && reg_is_const(val, &v) && v == 0 ? S_ZERO : S_MISC);
+	stack_write_bytes(f, off, off + size,
+	                  val && reg_is_const(val, &v) && v == 0 ? S_ZERO : S_MISC);
 }
 
 static int stack_read(struct venv *env, struct vframe *f, int off, int size, struct vreg *dst,
@@ -132,8 +136,10 @@ static int stack_access(struct venv *env, struct vstate *st, int regno, int off,
 			     off - reg->off, size);
 			return -1;
 		}
-		return write ? stack_write(env, f, off, size, val)
-		             : stack_read(env, f, off, size, val, sign_ext);
+		if (!write)
+			return stack_read(env, f, off, size, val, sign_ext);
+		stack_write(f, off, size, val);
+		return 0;
 	}
 	if (reg->r.smin < -V_STACK_SIZE || reg->r.smax > V_STACK_SIZE) {
 		verr(env, env->insn_idx, "invalid unbounded variable-offset%s stack R%d",
@@ -147,8 +153,10 @@ static int stack_access(struct venv *env, struct vstate *st, int regno, int off,
 		     dir_str(write), regno, off, size);
 		return -1;
 	}
-	if (write)
-		return stack_write_bytes(env, f, lo, hi, S_MISC);
+	if (write) {
+		stack_write_bytes(f, lo, hi, S_MISC);
+		return 0;
+	}
 	for (int o = lo; o < hi; o++) {
 		struct vslot_state *s;
 		uint8_t *b = stack_byte(f, o, &s);

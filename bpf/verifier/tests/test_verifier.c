@@ -243,6 +243,18 @@ int main(int argc, char **argv)
 	       RET0()),
 	     "BPF_EXIT instruction in main prog cannot be used inside bpf_local_irq_save-ed region",
 	     4},
+	    /* A store over a saved flag destroys it (the kernel allows the
+	     * store): the restore then finds no flag. */
+	    {"irq_flag_overwritten",
+	     P(MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8), KCALL(RQBPF_KF_LOCAL_IRQ_SAVE),
+	       ST(BPF_DW, R10, -8, 0), MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8),
+	       KCALL(RQBPF_KF_LOCAL_IRQ_RESTORE), RET0()),
+	     "expected an initialized irq flag as arg#0", 6},
+	    {"irq_flag_overwritten_exit",
+	     P(MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8), KCALL(RQBPF_KF_LOCAL_IRQ_SAVE),
+	       ST(BPF_B, R10, -3, 0), RET0()),
+	     "BPF_EXIT instruction in main prog cannot be used inside bpf_local_irq_save-ed region",
+	     5},
 	    {"native_irq_in_lock",
 	     P(LD_MAPVAL(R1, M_DATA_A, 0), MOV64_REG(R2, R10), ALU64_IMM(BPF_ADD, R2, -8),
 	       KCALL(RQBPF_KF_RES_SPIN_LOCK_IRQSAVE), JMP32_IMM(BPF_JEQ, R0, 0, 1), EXIT(),

@@ -282,4 +282,30 @@ int save_flag_twice(struct __sk_buff *ctx)
 	return 0;
 }
 
+/* A store over a saved flag is allowed; it destroys the flag, so the
+ * restore finds none. */
+SEC("?tc")
+int irq_flag_overwritten(struct __sk_buff *ctx)
+{
+	unsigned long flags;
+
+	if (bpf_res_spin_lock_irqsave(&lock_x, &flags))
+		return 0;
+	*(volatile unsigned long *)&flags = ctx->len;
+	bpf_res_spin_unlock_irqrestore(&lock_x, &flags);
+	return 0;
+}
+
+SEC("?tc")
+int irq_flag_byte_overwritten(struct __sk_buff *ctx)
+{
+	unsigned long flags;
+
+	if (bpf_res_spin_lock_irqsave(&lock_x, &flags))
+		return 0;
+	*(volatile unsigned char *)&flags = ctx->len;
+	bpf_res_spin_unlock_irqrestore(&lock_x, &flags);
+	return 0;
+}
+
 char _license[] SEC("license") = "GPL";
