@@ -157,8 +157,20 @@ int lock_process(struct venv *env, struct vstate *st, int regno, bool is_lock, b
 	return 0;
 }
 
-/* The stack slot an irq-flag argument points to, or NULL (message set). */
-static struct vslot_state *irq_slot(struct venv *env, struct vstate *st, int regno, int argno)
+static void irq_flag_expected(struct venv *env, int argno, bool init)
+{
+	if (init)
+		verr(env, env->insn_idx, "expected an initialized irq flag as arg#%d", argno);
+	else
+		verr(env, env->insn_idx, "expected uninitialized irq flag as arg#%d", argno);
+}
+
+/* The stack slot an irq-flag argument points to, or NULL (message set).
+ * @init: the call expects a saved flag there (restore), else a free slot.
+ * A misaligned flag fails as the kernel's does: its last line says the
+ * flag is not in the expected state (the line before it names the offset). */
+static struct vslot_state *irq_slot(struct venv *env, struct vstate *st, int regno, int argno,
+                                    bool init)
 {
 	const struct vreg *reg = &cur_frame(st)->regs[regno];
 	int off;
@@ -168,7 +180,11 @@ static struct vslot_state *irq_slot(struct venv *env, struct vstate *st, int reg
 		return NULL;
 	}
 	off = reg->off + (int)reg->r.smin;
-	if (off % 8 || off < -V_STACK_SIZE || off >= 0) {
+	if (off % 8 && off >= -V_STACK_SIZE && off < 0) {
+		irq_flag_expected(env, argno, init);
+		return NULL;
+	}
+	if (off < -V_STACK_SIZE || off >= 0) {
 		verr(env, env->insn_idx, "arg#%d doesn't point to an irq flag on stack", argno);
 		return NULL;
 	}
@@ -177,12 +193,12 @@ static struct vslot_state *irq_slot(struct venv *env, struct vstate *st, int reg
 
 int irq_flag_save(struct venv *env, struct vstate *st, int regno, int argno, int cls)
 {
-	struct vslot_state *s = irq_slot(env, st, regno, argno);
+	struct vslot_state *s = irq_slot(env, st, regno, argno, false);
 
 	if (!s)
 		return -1;
 	if (s->bytes[0] == S_IRQ_FLAG) {
-		verr(env, env->insn_idx, "expected uninitialized irq flag as arg#%d", argno);
+		irq_flag_expected(env, argno, false);
 		return -1;
 	}
 	if (push_ref(env, st, REF_IRQ, ++env->id_gen, 0))
@@ -198,13 +214,13 @@ int irq_flag_save(struct venv *env, struct vstate *st, int regno, int argno, int
 int irq_flag_restore(struct venv *env, struct vstate *st, int regno, int argno, int cls)
 {
 	static const char *const cls_name[] = {"native", "lock"};
-	struct vslot_state *s = irq_slot(env, st, regno, argno);
+	struct vslot_state *s = irq_slot(env, st, regno, argno, true);
 	int top;
 
 	if (!s)
 		return -1;
 	if (s->bytes[0] != S_IRQ_FLAG) {
-		verr(env, env->insn_idx, "expected an initialized irq flag as arg#%d", argno);
+		irq_flag_expected(env, argno, true);
 		return -1;
 	}
 	if (s->irq_class != cls) {

@@ -308,4 +308,27 @@ int irq_flag_byte_overwritten(struct __sk_buff *ctx)
 	return 0;
 }
 
+/* An irq flag must be an aligned stack slot. */
+SEC("?tc")
+int irq_save_misaligned(struct __sk_buff *ctx)
+{
+	unsigned long buf[2];
+
+	if (bpf_res_spin_lock_irqsave(&lock_x, (unsigned long *)((char *)buf + 4)))
+		return 0;
+	bpf_res_spin_unlock_irqrestore(&lock_x, (unsigned long *)((char *)buf + 4));
+	return 0;
+}
+
+SEC("?tc")
+int irq_restore_misaligned(struct __sk_buff *ctx)
+{
+	unsigned long buf[2];
+
+	if (bpf_res_spin_lock_irqsave(&lock_x, &buf[1]))
+		return 0;
+	bpf_res_spin_unlock_irqrestore(&lock_x, (unsigned long *)((char *)buf + 4));
+	return 0;
+}
+
 char _license[] SEC("license") = "GPL";
