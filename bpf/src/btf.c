@@ -213,11 +213,14 @@ static int64_t var_offset(const struct rqbpf_object *obj, uint32_t shndx, const 
 	return -1;
 }
 
+/* A section's locks: as in the kernel, a value holds at most one lock of
+ * each kind, so a section with two variables holding one has none. */
 static void data_locks(const struct rqbpf_object *obj, struct rqbpf_map *m)
 {
 	const struct btf_type *sec =
 	    obj->btf ? find_datasec(obj->btf, obj->secs[m->sec_idx].name) : NULL;
 	const struct btf_var_secinfo *vi;
+	int nres = 0, nspin = 0;
 
 	if (!sec)
 		return;
@@ -231,9 +234,16 @@ static void data_locks(const struct rqbpf_object *obj, struct rqbpf_map *m)
 		off = var_offset(obj, m->sec_idx, btf_name(obj->btf, var->name_off));
 		if (off < 0)
 			off = vi[i].offset;
-		if (off >= 0 && off < (int64_t)m->desc.value_size)
-			find_locks(obj->btf, var->type, (int32_t)off, &m->desc);
+		if (off < 0 || off >= (int64_t)m->desc.value_size)
+			continue;
+		nres += find_struct(obj->btf, var->type, "bpf_res_spin_lock", 0) >= 0;
+		nspin += find_struct(obj->btf, var->type, "bpf_spin_lock", 0) >= 0;
+		find_locks(obj->btf, var->type, (int32_t)off, &m->desc);
 	}
+	if (nres > 1)
+		m->desc.res_lock_off = -1;
+	if (nspin > 1)
+		m->desc.spin_lock_off = -1;
 }
 
 static void data_map(struct rqbpf_object *obj, uint32_t shndx, struct rqbpf_map *m)

@@ -33,6 +33,9 @@ struct {
 
 struct bpf_res_spin_lock lock_x HIDDEN SEC(".data.X");
 struct bpf_res_spin_lock lock_y HIDDEN SEC(".data.Y");
+/* Two locks in one section: the kernel finds no valid lock there. */
+struct bpf_res_spin_lock lock_p HIDDEN SEC(".data.P");
+struct bpf_res_spin_lock lock_q HIDDEN SEC(".data.P");
 long scratch;
 
 static struct elem *elem0(void)
@@ -328,6 +331,15 @@ int irq_restore_misaligned(struct __sk_buff *ctx)
 	if (bpf_res_spin_lock_irqsave(&lock_x, &buf[1]))
 		return 0;
 	bpf_res_spin_unlock_irqrestore(&lock_x, (unsigned long *)((char *)buf + 4));
+	return 0;
+}
+
+SEC("?tc")
+int two_locks_one_section(struct __sk_buff *ctx)
+{
+	if (bpf_res_spin_lock(&lock_p))
+		return 0;
+	bpf_res_spin_unlock(&lock_p);
 	return 0;
 }
 

@@ -27,6 +27,9 @@ struct {
 
 struct bpf_spin_lock glock HIDDEN SEC(".data.G");
 __u32 gcount HIDDEN SEC(".data.G");
+/* Two locks in one section: the kernel finds no valid lock there. */
+struct bpf_spin_lock slock_p HIDDEN SEC(".data.S");
+struct bpf_spin_lock slock_q HIDDEN SEC(".data.S");
 
 static struct sval *sval0(void)
 {
@@ -126,6 +129,14 @@ int spin_on_res_lock(struct __sk_buff *ctx)
 		return 0;
 	bpf_spin_lock((struct bpf_spin_lock *)&e->lock);
 	bpf_spin_unlock((struct bpf_spin_lock *)&e->lock);
+	return 0;
+}
+
+SEC("?tc")
+int two_spin_locks_one_section(struct __sk_buff *ctx)
+{
+	bpf_spin_lock(&slock_p);
+	bpf_spin_unlock(&slock_p);
 	return 0;
 }
 
