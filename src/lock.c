@@ -21,11 +21,15 @@
 RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 {
 	/* An atomic store, not atomic_init(): re-initialising a lock that other
-	 * threads still wait on is the documented recovery for a corrupted word,
-	 * and their loads must not race with a plain write. Relaxed: the store
-	 * publishes no data; a later acquirer's CAS takes the word as it is. */
+	 * threads still wait on is the documented recovery for a corrupted word
+	 * or a dead owner, and their loads must not race with a plain write.
+	 * release: the recovery repairs what the lock protects and then resets
+	 * it; whoever takes the fresh word next (fast-path, steal or take-over
+	 * CAS, all acquire, reading this store or a later RMW of its release
+	 * sequence) must see the repair, as after an unlock. Pairs like
+	 * rq_store_unlocked() (test core_reinit_publishes). */
 	if (lock)
-		atomic_store_explicit(&lock->val, 0, memory_order_relaxed);
+		atomic_store_explicit(&lock->val, 0, memory_order_release);
 }
 
 /* The inline fast path reaches the held table through rq_self, and

@@ -523,10 +523,15 @@ static inline int rq_head_claim(_Atomic uint32_t *word, uint32_t tail, uint32_t 
  */
 static inline int rq_head_take(_Atomic uint32_t *word, uint32_t tail, uint32_t val)
 {
-	/* relaxed: succeeds only on @val, which our acquire load read after
-	 * the previous owner's unlock */
+	/* acquire: pairs with the release in rq_store_unlocked(). Equal to
+	 * @val is not the store @val was read from once a reset went by: a
+	 * stale holder's take-over or drop clears the pending bit we took,
+	 * the tail stays ours, and a steal and its unlock between our load
+	 * and this CAS bring the word back to @val (test
+	 * core_window_head_take_aba). Free on x86, where every CAS is a
+	 * full barrier. */
 	if ((val & RQ_TAIL_MASK) == tail &&
-	    atomic_compare_exchange_strong_explicit(word, &val, RQ_LOCKED_VAL, memory_order_relaxed,
+	    atomic_compare_exchange_strong_explicit(word, &val, RQ_LOCKED_VAL, memory_order_acquire,
 	                                            memory_order_relaxed))
 		return 1;
 	return rq_take_unlocked(word, val) ? 0 : -1;

@@ -62,7 +62,8 @@ int rq_shared_slowpath(struct rq_attempt *w)
 
 RQ_EXPORT void res_spin_lock_init_shared(rqspinlock_t *lock)
 {
-	/* Atomic for the same reason as res_spin_lock_init(); relaxed likewise. */
+	/* Atomic, and release, for the same reasons as res_spin_lock_init():
+	 * pairs with shared_try_word()'s acquire. */
 	if (lock)
-		atomic_store_explicit(&lock->val, RQ_SHARED_MARK, memory_order_relaxed);
+		atomic_store_explicit(&lock->val, RQ_SHARED_MARK, memory_order_release);
 }

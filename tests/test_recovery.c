@@ -232,6 +232,55 @@ static void test_reinit_contended(void)
 	check_lock_usable(&r.lock);
 }
 
+/* ---- re-initialising publishes the recovery's repairs ---- */
+
+static long reinit_repaired; /* plain: protected by the lock */
+static atomic_int reinit_go;
+
+/* Started before the repair: only the lock can order it before the read. */
+static void *reinit_reader(void *arg)
+{
+	rqspinlock_t *l = arg;
+	long v;
+
+	while (!atomic_load_explicit(&reinit_go, memory_order_relaxed))
+		sched_yield();
+	while (res_spin_lock(l))
+		; /* the abandoned lock times out until the reset */
+	v = reinit_repaired;
+	res_spin_unlock(l);
+	return (void *)v;
+}
+
+/*
+ * The recovery for a lock whose owner died: repair what the lock protects,
+ * then res_spin_lock_init() while others still call. The thread that takes
+ * the fresh lock must see the repair: the reset is a release, paired with
+ * the acquire of whatever takes the word next. With a relaxed store the
+ * read is a data race (ThreadSanitizer reports it; a weakly ordered CPU, or
+ * the compiler, may make the store to the word visible before the repair).
+ */
+static void test_reinit_publishes(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	pthread_t dier, reader;
+	void *seen;
+
+	res_spin_set_timeout_ns(2 * TU_NS_PER_MS);
+	atomic_store_explicit(&reinit_go, 0, memory_order_relaxed);
+	tu_thread_start(&reader, reinit_reader, &l);
+	tu_thread_start(&dier, lock_and_exit, &l);
+	tu_thread_join(dier);
+	atomic_store_explicit(&reinit_go, 1, memory_order_relaxed);
+	tu_busy_ns(5 * TU_NS_PER_MS); /* the reader waits on the abandoned lock */
+	reinit_repaired = 42;
+	res_spin_lock_init(&l);
+	CHECK_EQ(pthread_join(reader, &seen), 0);
+	CHECK_EQ((long)seen, 42);
+	res_spin_set_timeout_ns(0);
+	check_lock_usable(&l);
+}
+
 /* ---- fork() while another thread holds a lock ---- */
 
 /* In the child: single-threaded, bounded by alarm(); status 0 = all as expected. */
@@ -364,6 +413,7 @@ static const struct tu_test tests[] = {
     TU_TEST("core_exit_holding", test_exit_holding, 40, TU_TAS),
     TU_TEST("core_reinit_pending", test_reinit_pending, 40, 0),
     TU_TEST("core_reinit_contended", test_reinit_contended, 40, TU_TAS),
+    TU_TEST("core_reinit_publishes", test_reinit_publishes, 40, TU_TAS),
     TU_TEST("core_fork", test_fork, 50, TU_TAS),
     TU_TEST("core_garbage", test_garbage, 50, TU_TAS),
     TU_TEST("core_garbage_no_tail", test_garbage_no_tail, 50, TU_TAS),

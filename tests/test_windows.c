@@ -248,6 +248,55 @@ static void test_window_waiting(void)
 	run_scenario(RQ_ENTRY_ACQUIRING, true, X_NOTHING);
 }
 
+/*
+ * The alone head's claim (rq_head_take(), tail n): it succeeds only on the
+ * exact word its acquire load read. That load synchronised with the last
+ * unlock, and under the protocol nothing else can take the lock before the
+ * claim, since the head holds the pending bit. After a res_spin_lock_init()
+ * under waiters it may not: a stale pending-bit holder's take-over CAS
+ * (*,1,0 -> *,0,1) or its drop on a timeout clears the bit the new head
+ * took, the tail stays n, and a steal plus an unlock between the head's
+ * load and its claim bring the word back to the value it read: (n,0,0) ->
+ * (n,0,1) -> (n,0,0). The claim then succeeds on the stealer's unlock and
+ * must synchronise with it. The window is a few instructions wide, so the
+ * test builds it directly; with a relaxed claim ThreadSanitizer reports the
+ * read of the stealer's write as a data race.
+ */
+static long aba_data; /* plain: protected by lock_h */
+static atomic_int aba_done;
+
+static void *aba_stealer(void *arg)
+{
+	_Atomic uint32_t *word = arg;
+
+	CHECK(rq_try_steal(word));
+	aba_data = 1;
+	rq_store_unlocked(word);
+	atomic_store_explicit(&aba_done, 1, memory_order_relaxed);
+	return NULL;
+}
+
+static void test_window_head_take_aba(void)
+{
+	_Atomic uint32_t *word = &lock_h.val;
+	uint32_t tail = rq_encode_tail((uint32_t)res_spin_thread_slot(), 0), val;
+	pthread_t x;
+
+	/* The head is alone (tail n) and believes it holds the pending bit,
+	 * which a stale holder cleared; the owner has left: (n,0,0). */
+	atomic_store_explicit(word, tail, memory_order_relaxed);
+	atomic_store_explicit(&aba_done, 0, memory_order_relaxed);
+	val = rq_load_word_acquire(word); /* the head's load */
+	tu_thread_start(&x, aba_stealer, word);
+	/* Relaxed: only the claim may order the stealer's section before ours. */
+	TU_WAIT_UNTIL(atomic_load_explicit(&aba_done, memory_order_relaxed), TU_SETUP_MS);
+	CHECK_EQ(rq_head_take(word, tail, val), 1);
+	CHECK_EQ(aba_data, 1);
+	rq_store_unlocked(word);
+	tu_thread_join(x);
+	CHECK_EQ(tu_word(&lock_h), 0);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("deadlock_window_releasing", test_window_releasing, 40, TU_TAS),
     TU_TEST("deadlock_window_acquired", test_window_acquired, 40, TU_TAS),
@@ -256,6 +305,7 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_window_released", test_window_released, 40, TU_TAS),
     TU_TEST("deadlock_window_before_cas", test_window_before_cas, 40, TU_TAS),
     TU_TEST("deadlock_window_waiting", test_window_waiting, 40, TU_TAS),
+    TU_TEST("core_window_head_take_aba", test_window_head_take_aba, 20, 0),
 };
 
 TU_MAIN(tests)
