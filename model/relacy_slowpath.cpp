@@ -6,7 +6,8 @@
 // found there is acted on as a signal), node spin (acquire), a non-head
 // waiter leaving on its own deadline (CAS WAIT -> GONE, acquire), the head
 // taking the pending bit (CAS, acquire) and waiting on the word (acquire),
-// claim CAS (relaxed) / take-over CAS (acquire), passing on
+// claim CAS (relaxed here: the C code's acquire matters only after a
+// re-init, which the harness does not do) / take-over CAS (acquire), passing on
 // without waiting for a successor (acquire load of next, acq_rel exchange
 // of a mark), signal next (release CAS for the linked generation), unlock
 // (release), the head's timeout teardown (try_clear_tail relaxed), and a

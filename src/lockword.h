@@ -183,7 +183,10 @@ static inline void rq_clear_pending_set_locked(_Atomic uint32_t *word)
  * but res_spin_lock_init() may reset the word under a waiter (an owner
  * that died holding the lock, rqspinlock.h "Abandoned calls"): the bit it
  * holds is then gone, another thread may take the lock, and a blind store
- * would make two owners. The CAS only ever takes an unlocked word.
+ * would make two owners. The CAS only ever takes an unlocked word, and
+ * keeps a process-shared mark that a reset with res_spin_lock_init_shared()
+ * put there (the taker then owns the shared lock, as shared_try_word()'s
+ * CAS would make it).
  */
 static inline int rq_take_unlocked(_Atomic uint32_t *word, uint32_t val)
 {
@@ -191,8 +194,8 @@ static inline int rq_take_unlocked(_Atomic uint32_t *word, uint32_t val)
 		/* acquire: pairs with the release in rq_store_unlocked() of
 		 * the owner whose unlock we take the lock after */
 		if (atomic_compare_exchange_weak_explicit(
-		        word, &val, (val & RQ_TAIL_MASK) | RQ_LOCKED_VAL, memory_order_acquire,
-		        memory_order_relaxed))
+		        word, &val, (val & (RQ_TAIL_MASK | RQ_SHARED_MARK)) | RQ_LOCKED_VAL,
+		        memory_order_acquire, memory_order_relaxed))
 			return 1;
 	}
 	return 0;

@@ -145,6 +145,33 @@ static void test_reinit_pending(void)
 	check_lock_usable(&l);
 }
 
+/*
+ * The same recovery, but the reset makes the lock process-shared: the
+ * pending waiter that set its bit in the old word takes the new one over,
+ * and must keep its shared mark (the mark lives in the pending byte).
+ */
+static void test_reinit_shared_pending(void)
+{
+	struct tu_waiter w;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	pthread_t t;
+
+	res_spin_set_timeout_ns(5000 * TU_NS_PER_MS); /* no timeout before the re-init */
+	tu_thread_start(&t, lock_and_exit, &l);
+	tu_thread_join(t);
+	tu_waiter_start(&w, &l);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&l)) != 0 || tu_waiter_done(&w), TU_SETUP_MS);
+	CHECK_EQ(tu_word(&l), 0x101u);
+	res_spin_lock_init_shared(&l);
+	CHECK_EQ(tu_waiter_join(&w), 0);
+	CHECK_EQ(tu_word(&l), 0x8000u); /* free, still marked */
+	res_spin_set_timeout_ns(0);
+	CHECK_EQ(res_spin_lock(&l), 0);
+	CHECK_EQ(tu_word(&l), 0x8001u);
+	res_spin_unlock(&l);
+	CHECK_EQ(tu_word(&l), 0x8000u);
+}
+
 /* ---- re-initialising under contention: mutual exclusion holds ---- */
 
 #define REINIT_CONTENDERS 2
@@ -413,6 +440,7 @@ static const struct tu_test tests[] = {
     TU_TEST("core_exit_holding", test_exit_holding, 40, TU_TAS),
     TU_TEST("core_reinit_pending", test_reinit_pending, 40, 0),
     TU_TEST("core_reinit_contended", test_reinit_contended, 40, TU_TAS),
+    TU_TEST("core_reinit_shared_pending", test_reinit_shared_pending, 40, 0),
     TU_TEST("core_reinit_publishes", test_reinit_publishes, 40, TU_TAS),
     TU_TEST("core_fork", test_fork, 50, TU_TAS),
     TU_TEST("core_garbage", test_garbage, 50, TU_TAS),
