@@ -192,6 +192,48 @@ static bool mov_copies(const struct bpf_insn *in, const struct vreg *src)
 	return src->r.umax < (uint64_t)1 << (in->off - 1);
 }
 
+/* The constant an add link records for dst += src (or -= src), as the
+ * kernel takes it: a 32-bit constant for a 32-bit op, a 64-bit one that
+ * fits in s32 otherwise; false when there is none (a subtraction of
+ * S32_MIN, which cannot be negated, included). */
+static bool add_link_delta(const struct bpf_insn *in, const struct vreg *src, bool is64,
+                           int32_t *delta)
+{
+	uint8_t op = BPF_OP(in->code);
+	int64_t v;
+
+	if ((op != BPF_ADD && op != BPF_SUB) || src->type != T_SCALAR ||
+	    (BPF_SRC(in->code) == BPF_X && in->src_reg == in->dst_reg))
+		return false;
+	if (is64 ? !rng_is_const(&src->r) : !rng_is_const32(&src->r))
+		return false;
+	v = is64 ? (int64_t)src->r.umin : (int32_t)src->r.u32min;
+	if (v < INT32_MIN || v > INT32_MAX || (op == BPF_SUB && v == INT32_MIN))
+		return false;
+	*delta = (int32_t)(op == BPF_SUB ? -v : v);
+	return true;
+}
+
+/* Before the scalar dst = dst OP src: a copy (linked, no delta yet) plus
+ * a constant stays linked with that delta (jumps.c narrows it by its base
+ * shifted by the delta); any other result leaves the link. A 32-bit add
+ * links only a value that fits in 32 bits, whose result is zero-extended.
+ * A second constant ends the link: the delta cannot accumulate. */
+static void link_add_const(const struct bpf_insn *in, struct vreg *dst, const struct vreg *src,
+                           bool is64)
+{
+	int32_t delta;
+
+	if (dst->id && !(dst->id & V_ID_ADD) && add_link_delta(in, src, is64, &delta) &&
+	    (is64 || dst->r.umax <= UINT32_MAX)) {
+		dst->id |= is64 ? V_ID_ADD64 : V_ID_ADD32;
+		dst->off = delta;
+		return;
+	}
+	dst->id = 0;
+	dst->off = 0;
+}
+
 int alu_check(struct venv *env, struct vstate *st, int idx)
 {
 	const struct bpf_insn *in = &env->prog->insns[idx];
@@ -236,7 +278,7 @@ int alu_check(struct venv *env, struct vstate *st, int idx)
 	} else if (op == BPF_DIV || op == BPF_MOD) {
 		off = (int16_t)(off == 1);
 	}
-	dst->id = 0;
+	link_add_const(in, dst, &src, is64);
 	rng_alu(&dst->r, &src.r, op, is64, off);
 	return 0;
 }

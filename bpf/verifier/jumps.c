@@ -81,28 +81,61 @@ static void mark_decided(struct venv *env, int idx)
 	}
 }
 
-/* Scalars linked to @id (copies of one value) take the range @r: registers
- * and spilled slots of every frame, @skip excepted. */
-static void narrow_linked(struct vstate *st, uint32_t id, const struct vrange *r,
-                          const struct vreg *skip)
+/*
+ * @reg, linked to @known (same base id), takes what @known's narrowed
+ * range says of it: the same range when their deltas are equal (it then
+ * takes @known's id and delta too, as the kernel copies the register),
+ * else @known's range plus the difference of the deltas, as a 32-bit add
+ * zero-extended when either is a 32-bit add link (both values then fit in
+ * 32 bits). A 32-bit add link and a 64-bit one say nothing of each other.
+ */
+static void narrow_one(struct vreg *reg, const struct vreg *known)
 {
+	struct vrange k;
+	bool is64 = !((reg->id | known->id) & V_ID_ADD32);
+
+	if (((reg->id ^ known->id) & V_ID_ADD) == V_ID_ADD)
+		return;
+	if (scalar_delta(reg) == scalar_delta(known)) {
+		reg->r = known->r;
+		reg->id = known->id;
+		reg->off = known->off;
+		return;
+	}
+	rng_const(&k, (uint64_t)((int64_t)scalar_delta(reg) - scalar_delta(known)));
+	reg->r = known->r;
+	rng_alu(&reg->r, &k, BPF_ADD, is64, 0);
+}
+
+static bool linked_to(const struct vreg *r, uint32_t base)
+{
+	return r->type == T_SCALAR && r->id && scalar_base_id(r->id) == base;
+}
+
+/* Scalars linked to @known (copies of one value, maybe plus constants)
+ * take its narrowed range: registers and spilled slots of every frame,
+ * the jump's operands excepted (each keeps its own narrowing). */
+static void narrow_linked(struct vstate *st, const struct vreg *known, const struct vreg *skip1,
+                          const struct vreg *skip2)
+{
+	uint32_t base = scalar_base_id(known->id);
+
 	for (int fr = 0; fr <= st->curframe; fr++) {
 		struct vframe *f = st->frame[fr];
 
 		for (int i = 0; i < V_NREGS; i++)
-			if (&f->regs[i] != skip && f->regs[i].type == T_SCALAR &&
-			    f->regs[i].id == id)
-				f->regs[i].r = *r;
+			if (&f->regs[i] != skip1 && &f->regs[i] != skip2 &&
+			    linked_to(&f->regs[i], base))
+				narrow_one(&f->regs[i], known);
 		for (int i = 0; i < V_SLOTS; i++)
-			if (f->stack[i].bytes[0] == S_SPILL && f->stack[i].spill.type == T_SCALAR &&
-			    f->stack[i].spill.id == id)
-				f->stack[i].spill.r = *r;
+			if (f->stack[i].bytes[0] == S_SPILL && linked_to(&f->stack[i].spill, base))
+				narrow_one(&f->stack[i].spill, known);
 	}
 }
 
 /* Store narrowed ranges into the operands and every copy of them. When
- * both operands are copies of one value, each keeps its own narrowing
- * (both hold the value) and the other copies take the destination's. */
+ * both operands are linked to one value, each keeps its own narrowing
+ * (both are sound) and the other copies follow the destination. */
 static void set_ranges(struct vstate *st, const struct bpf_insn *in, const struct vrange *d,
                        const struct vrange *s)
 {
@@ -113,21 +146,22 @@ static void set_ranges(struct vstate *st, const struct bpf_insn *in, const struc
 	if (src)
 		src->r = *s;
 	if (dst->id)
-		narrow_linked(st, dst->id, d, src);
-	if (src && src->id && src->id != dst->id)
-		narrow_linked(st, src->id, s, NULL);
+		narrow_linked(st, dst, dst, src);
+	if (src && src->id && scalar_base_id(src->id) != scalar_base_id(dst->id))
+		narrow_linked(st, src, src, dst);
 }
 
-/* What is linked to the scalar @id at the jump: registers and spilled slots
- * of the current frame, and whether any copy lives in a calling frame. */
-static void collect_linked(const struct vstate *st, uint32_t id, struct vlink *l)
+/* What is linked to the scalar base id @base at the jump (copies, and
+ * copies plus a constant): registers and spilled slots of the current
+ * frame, and whether any copy lives in a calling frame. */
+static void collect_linked(const struct vstate *st, uint32_t base, struct vlink *l)
 {
 	for (int fr = 0; fr <= st->curframe; fr++) {
 		const struct vframe *f = st->frame[fr];
 		bool inner = fr == st->curframe;
 
 		for (int i = 0; i < V_NREGS; i++) {
-			if (f->regs[i].type != T_SCALAR || f->regs[i].id != id)
+			if (!linked_to(&f->regs[i], base))
 				continue;
 			if (inner)
 				l->regs |= (uint16_t)(1u << i);
@@ -135,8 +169,7 @@ static void collect_linked(const struct vstate *st, uint32_t id, struct vlink *l
 				l->outer = true;
 		}
 		for (int i = 0; i < V_SLOTS; i++) {
-			if (f->stack[i].bytes[0] != S_SPILL || f->stack[i].spill.type != T_SCALAR ||
-			    f->stack[i].spill.id != id)
+			if (f->stack[i].bytes[0] != S_SPILL || !linked_to(&f->stack[i].spill, base))
 				continue;
 			if (inner)
 				l->slots |= (uint64_t)1 << i;
@@ -155,9 +188,9 @@ static void record_linked(struct venv *env, const struct vstate *st, int idx)
 	struct vlink *rec = &env->linked[idx], l = *rec;
 
 	if (f->regs[in->dst_reg].id)
-		collect_linked(st, f->regs[in->dst_reg].id, &l);
+		collect_linked(st, scalar_base_id(f->regs[in->dst_reg].id), &l);
 	if (BPF_SRC(in->code) == BPF_X && f->regs[in->src_reg].id)
-		collect_linked(st, f->regs[in->src_reg].id, &l);
+		collect_linked(st, scalar_base_id(f->regs[in->src_reg].id), &l);
 	if (l.regs != rec->regs || l.slots != rec->slots || l.outer != rec->outer) {
 		*rec = l;
 		env->prec_dirty = true;

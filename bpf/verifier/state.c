@@ -44,10 +44,18 @@ bool reg_is_const(const struct vreg *r, uint64_t *v)
 
 /* Before a copy of @src (a move, a spill): give a scalar an id, so that
  * the copy is linked to it and a jump that narrows one narrows both. A
- * constant needs none: there is nothing to narrow. */
+ * constant needs none: there is nothing to narrow. A copy plus a constant
+ * leaves its link first (as the kernel does: one delta per register, and
+ * the copy would need the same one), then takes a new id like any other. */
 void reg_link_before_copy(struct venv *env, struct vreg *src)
 {
-	if (src->type == T_SCALAR && !src->id && !rng_is_const(&src->r))
+	if (src->type != T_SCALAR)
+		return;
+	if (src->id & V_ID_ADD) {
+		src->id = 0;
+		src->off = 0;
+	}
+	if (!src->id && !rng_is_const(&src->r))
 		src->id = ++env->id_gen;
 }
 
@@ -155,6 +163,18 @@ static bool check_scalar_ids(struct idmap *m, uint32_t old, uint32_t cur)
 	return check_ids(m, old, cur);
 }
 
+/* Scalars: cur must link its registers as old does, with the same kind of
+ * add link and the same constant (the value old was verified with is base
+ * plus that constant); the base ids correspond one to one. */
+static bool scalar_links_match(struct idmap *m, const struct vreg *old, const struct vreg *cur)
+{
+	if ((old->id & V_ID_ADD) != (cur->id & V_ID_ADD))
+		return false;
+	if (scalar_delta(old) != scalar_delta(cur))
+		return false;
+	return check_scalar_ids(m, scalar_base_id(old->id), scalar_base_id(cur->id));
+}
+
 /* Does old cover cur: every concrete value cur allows, old allows too? With
  * @exact, they must be the same abstract value. */
 static bool reg_covers(const struct vreg *old, const struct vreg *cur, struct idmap *m, bool exact)
@@ -168,7 +188,7 @@ static bool reg_covers(const struct vreg *old, const struct vreg *cur, struct id
 		return true;
 	case T_SCALAR:
 		return (exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r)) &&
-		       check_scalar_ids(m, old->id, cur->id);
+		       scalar_links_match(m, old, cur);
 	case T_CTX:
 	case T_MAP_PTR:
 		return old->off == cur->off && old->map == cur->map && rng_equal(&old->r, &cur->r);

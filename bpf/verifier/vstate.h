@@ -58,11 +58,34 @@ struct vreg {
 	uint8_t type;    /* enum vtype */
 	uint8_t frameno; /* T_STACK: the frame whose stack it points into */
 	uint16_t map;    /* T_MAP_*: index into prog->maps */
-	int32_t off;     /* pointers: fixed offset */
+	int32_t off;     /* pointers: fixed offset. scalar: the delta of an add link */
 	uint32_t id;     /* map value (or null): the lookup's id; 0 for global data.
-	                  * scalar: copies of one value share a nonzero id (linked) */
+	                  * scalar: copies of one value share a nonzero id (linked),
+	                  * a copy plus a constant adds a V_ID_ADD flag (below) */
 	struct vrange r;
 };
+
+/*
+ * A linked scalar that is a copy plus a constant (the kernel's
+ * BPF_ADD_CONST): the id keeps the copy's base id with one of these flags
+ * and off holds the constant, so that the register is base + off. ADD64:
+ * a 64-bit add; ADD32: a 32-bit add of a value that fit in 32 bits, the
+ * result zero-extended. A register without a flag has off 0.
+ */
+#define V_ID_ADD64 (1u << 31)
+#define V_ID_ADD32 (1u << 30)
+#define V_ID_ADD   (V_ID_ADD64 | V_ID_ADD32)
+
+static inline uint32_t scalar_base_id(uint32_t id)
+{
+	return id & ~V_ID_ADD;
+}
+
+/* The constant a linked scalar adds to its base value. */
+static inline int32_t scalar_delta(const struct vreg *r)
+{
+	return (r->id & V_ID_ADD) ? r->off : 0;
+}
 
 /* Per-byte stack slot types. */
 enum vslot {

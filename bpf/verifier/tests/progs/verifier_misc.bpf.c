@@ -102,4 +102,47 @@ int uninit_key(struct __sk_buff *ctx)
 	return t ? 1 : 0;
 }
 
+/* The index less one is compared: clang keeps i and i - 1 in two
+ * registers, linked by the constant (i in [1, 7]). */
+SEC("?tc")
+int index_minus_one(struct __sk_buff *ctx)
+{
+	struct table *t = table0();
+	__u64 i = ctx->len;
+
+	if (!t)
+		return 0;
+	if (i - 1 < 7)
+		return t->slot[i];
+	return 0;
+}
+
+/* The same, one too far: i may be 8. */
+SEC("?tc")
+int index_minus_one_past_end(struct __sk_buff *ctx)
+{
+	struct table *t = table0();
+	__u64 i = ctx->len;
+
+	if (!t)
+		return 0;
+	if (i - 1 < 8)
+		return t->slot[i];
+	return 0;
+}
+
+/* A signed i plus two may wrap: i (a byte offset) may be -2 or -1. */
+SEC("?tc")
+int signed_index_plus_two(struct __sk_buff *ctx)
+{
+	struct table *t = table0();
+	__s64 i = (__s32)ctx->len;
+
+	if (!t)
+		return 0;
+	if ((__u64)(i + 2) < 10)
+		return ((__u8 *)t)[i];
+	return 0;
+}
+
 char _license[] SEC("license") = "GPL";
