@@ -54,6 +54,9 @@
  *  - Thread exit: locks taken in thread-specific-data destructors that run
  *    after the library's own one work through the TAS slow path, without a
  *    registry slot, and are invisible to other threads' deadlock detection.
+ *    A thread whose first call into this library is made in a destructor
+ *    of glibc's last destructor round keeps its registry slot after it
+ *    exits (nothing runs the library's destructor for it then).
  */
 #ifndef RQSPINLOCK_H
 #define RQSPINLOCK_H
@@ -112,7 +115,12 @@ RQSPINLOCK_STATIC_ASSERT(sizeof(rqspinlock_t) == 4 && RQSPINLOCK_ALIGNOF(rqspinl
  * word take the lock only when it is free, so at most one thread owns it
  * after the reset; calls in progress keep their usual results. Do not reset
  * a lock whose owner is alive: it would then share the lock with the next
- * thread to take it.
+ * thread to take it. A reset under queued waiters can leave a waiter's
+ * queue node reserved for a successor that will never link to it
+ * (docs/DESIGN.md section 5); a thread slot whose four nodes are all
+ * reserved so no longer queues, and its threads' contended calls take the
+ * bounded trylock fallback (no FIFO order). Reset locks rarely, not as
+ * routine flow control.
  */
 void res_spin_lock_init(rqspinlock_t *lock);
 
