@@ -2,8 +2,9 @@
 /* helpers.c: the BPF helpers rqbpf binds (map lookup/update/delete,
  * ktime_get_ns, get_prandom_u32, get_smp_processor_id, trace_printk,
  * spin_lock/unlock), the four res_spin kfuncs, both lock kinds on
- * rqspinlock, and the per-run record of held locks that lets a run that ends
- * or faults while holding locks release them. */
+ * rqspinlock, bpf_local_irq_save/restore as blocked signals, and the per-run
+ * record of held locks and irq regions that lets a run that ends or faults
+ * while holding them release them. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,6 +22,8 @@ static const struct {
     {"bpf_res_spin_unlock", RQBPF_KF_RES_SPIN_UNLOCK},
     {"bpf_res_spin_lock_irqsave", RQBPF_KF_RES_SPIN_LOCK_IRQSAVE},
     {"bpf_res_spin_unlock_irqrestore", RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE},
+    {"bpf_local_irq_save", RQBPF_KF_LOCAL_IRQ_SAVE},
+    {"bpf_local_irq_restore", RQBPF_KF_LOCAL_IRQ_RESTORE},
 };
 
 int rqbpf_kfunc_by_name(const char *name)
@@ -292,6 +295,7 @@ static const char *const kind_name[] = {
     [RQBPF_HELD_RES] = "bpf_res_spin_lock",
     [RQBPF_HELD_RES_IRQ] = "bpf_res_spin_lock_irqsave",
     [RQBPF_HELD_SPIN] = "bpf_spin_lock",
+    [RQBPF_HELD_IRQ] = "bpf_local_irq_save",
 };
 
 /* The record of lock @p v that this run holds, taken as @p kind; else a
@@ -301,7 +305,8 @@ static int held_find(struct rqbpf_run *r, uint64_t v, enum rqbpf_held_kind kind,
 {
 	int i;
 
-	for (i = r->nheld - 1; i >= 0 && (uintptr_t)r->held[i].lock != v; i--)
+	for (i = r->nheld - 1;
+	     i >= 0 && (r->held[i].kind == RQBPF_HELD_IRQ || (uintptr_t)r->held[i].lock != v); i--)
 		;
 	if (i < 0)
 		return rqbpf_fault(r, "%s: R1 is not a lock this run holds", who);
@@ -310,13 +315,36 @@ static int held_find(struct rqbpf_run *r, uint64_t v, enum rqbpf_held_kind kind,
 	return i;
 }
 
+/* Drop held[@p i] from the record, keeping the others in order. */
+static void held_remove(struct rqbpf_run *r, int i)
+{
+	for (r->nheld--; i < r->nheld; i++)
+		r->held[i] = r->held[i + 1];
+}
+
 /* Release held[@p i]; the caller restores the signal mask where one applies. */
 static void held_release(struct rqbpf_run *r, int i)
 {
 	/* first: the record below is not the critical section's */
 	res_spin_unlock(r->held[i].lock);
-	for (r->nheld--; i < r->nheld; i++)
-		r->held[i] = r->held[i + 1];
+	held_remove(r, i);
+}
+
+/*
+ * 0 when held[@p i], which blocked signals, is the newest record that did,
+ * else a fault: masks are restored in reverse order of saving (the kernel's
+ * verifier refuses an irq flag restored out of order). Restoring an older
+ * one first would unblock signals inside a newer region, and that region's
+ * restore would then leave them blocked after the run: the run faults
+ * instead, and the release at its end restores every mask newest first.
+ */
+static int mask_order(struct rqbpf_run *r, int i, const char *who)
+{
+	for (int j = r->nheld - 1; j > i; j--)
+		if (r->held[j].kind != RQBPF_HELD_RES)
+			return rqbpf_fault(r, "%s: out of order, a newer %s region is open", who,
+			                   kind_name[r->held[j].kind]);
+	return 0;
 }
 
 static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
@@ -338,7 +366,7 @@ static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 	if (irq)
 		memcpy(flags, &bits, sizeof(*flags));
 	r->held[r->nheld++] =
-	    (struct rqbpf_held){lock, irq ? RQBPF_HELD_RES_IRQ : RQBPF_HELD_RES, bits};
+	    (struct rqbpf_held){lock, irq ? RQBPF_HELD_RES_IRQ : RQBPF_HELD_RES, bits, 0};
 	return 0;
 }
 
@@ -352,8 +380,8 @@ static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 		return rqbpf_fault(r, "res_spin_unlock_irqrestore: R2 is not 8 readable bytes");
 	i = held_find(r, reg[BPF_REG_1], irq ? RQBPF_HELD_RES_IRQ : RQBPF_HELD_RES,
 	              irq ? "res_spin_unlock_irqrestore" : "res_spin_unlock");
-	if (i < 0)
-		return i;
+	if (i < 0 || (irq && mask_order(r, i, "res_spin_unlock_irqrestore")))
+		return i < 0 ? i : -EFAULT;
 	if (irq)
 		memcpy(&bits, flags, sizeof(bits));
 	held_release(r, i);
@@ -387,7 +415,7 @@ static int h_spin_lock(struct rqbpf_run *r, uint64_t *reg)
 		return rqbpf_fault(r, "spin_lock: not acquired (%s)",
 		                   ret == -EDEADLK ? "-EDEADLK: a deadlock"
 		                                   : "-ETIMEDOUT: the owner did not release it");
-	r->held[r->nheld++] = (struct rqbpf_held){lock, RQBPF_HELD_SPIN, bits};
+	r->held[r->nheld++] = (struct rqbpf_held){lock, RQBPF_HELD_SPIN, bits, 0};
 	reg[BPF_REG_0] = 0;
 	return 0;
 }
@@ -398,12 +426,69 @@ static int h_spin_unlock(struct rqbpf_run *r, uint64_t *reg)
 	int i = held_find(r, reg[BPF_REG_1], RQBPF_HELD_SPIN, "spin_unlock");
 	uint64_t bits;
 
-	if (i < 0)
-		return i;
+	if (i < 0 || mask_order(r, i, "spin_unlock"))
+		return i < 0 ? i : -EFAULT;
 	bits = r->held[i].sigmask;
 	held_release(r, i);
 	restore_mask(bits);
 	reg[BPF_REG_0] = 0;
+	return 0;
+}
+
+/*
+ * bpf_local_irq_save(flag): the kernel's local_irq_save() into an 8-byte
+ * stack flag. Here it blocks every signal and keeps the previous mask in the
+ * run's record, like bpf_spin_lock; the flag gets a token naming that record
+ * (IRQ_TOKEN_TAG in the high half, the run's save count in the low half),
+ * not the mask, so bpf_local_irq_restore of a flag this run's save did not
+ * write, or of one already restored, faults instead of installing whatever
+ * mask the flag's bytes would spell.
+ */
+#define IRQ_TOKEN_TAG (0x72716971ull << 32) /* "rqiq" */
+
+static int kf_irq_save(struct rqbpf_run *r, uint64_t *reg)
+{
+	uint64_t *flag = rqbpf_mem(r, reg[BPF_REG_1], sizeof(*flag), true);
+	sigset_t all, old;
+	uint64_t token;
+
+	if (!flag)
+		return rqbpf_fault(r, "local_irq_save: R1 is not 8 writable bytes");
+	if (r->nheld == RQBPF_MAX_HELD)
+		return rqbpf_fault(r, "more than %d locks and irq regions held", RQBPF_MAX_HELD);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	token = IRQ_TOKEN_TAG | ++r->irq_seq;
+	r->held[r->nheld++] = (struct rqbpf_held){NULL, RQBPF_HELD_IRQ, mask_bits(&old), token};
+	memcpy(flag, &token, sizeof(token));
+	return 0;
+}
+
+/* bpf_local_irq_restore(flag): the flag must hold the token of an open
+ * region of this run, the newest one that blocked signals; its mask is
+ * restored. */
+static int kf_irq_restore(struct rqbpf_run *r, uint64_t *reg)
+{
+	const uint64_t *flag = rqbpf_mem(r, reg[BPF_REG_1], sizeof(*flag), false);
+	uint64_t token, bits;
+	int i;
+
+	if (!flag)
+		return rqbpf_fault(r, "local_irq_restore: R1 is not 8 readable bytes");
+	memcpy(&token, flag, sizeof(token));
+	for (i = r->nheld - 1;
+	     i >= 0 && (r->held[i].kind != RQBPF_HELD_IRQ || r->held[i].token != token); i--)
+		;
+	if (i < 0)
+		return rqbpf_fault(r,
+		                   "local_irq_restore: the flag (0x%llx) is not from an open "
+		                   "bpf_local_irq_save of this run",
+		                   (unsigned long long)token);
+	if (mask_order(r, i, "local_irq_restore"))
+		return -EFAULT;
+	bits = r->held[i].sigmask;
+	held_remove(r, i);
+	restore_mask(bits);
 	return 0;
 }
 
@@ -447,6 +532,8 @@ rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id)
 	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK, kf_res_unlock},
 	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK_IRQSAVE, kf_res_lock_irqsave},
 	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE, kf_res_unlock_irqrestore},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_LOCAL_IRQ_SAVE, kf_irq_save},
+	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_LOCAL_IRQ_RESTORE, kf_irq_restore},
 	};
 
 	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
@@ -455,9 +542,24 @@ rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id)
 	return NULL;
 }
 
+/* The fault of a run that ended with @p locks locks and @p irqs irq regions
+ * still open, all now released. */
+static void exit_open_msg(struct rqbpf_run *r, int locks, int irqs)
+{
+	char l[32] = "", q[32] = "";
+
+	if (locks)
+		snprintf(l, sizeof(l), "%d lock%s held", locks, locks > 1 ? "s" : "");
+	if (irqs)
+		snprintf(q, sizeof(q), "%d irq region%s open", irqs, irqs > 1 ? "s" : "");
+	snprintf(r->msg, r->msg_size, "exit with %s%s%s (released)", l,
+	         locks && irqs ? " and " : "", q);
+}
+
+/* Newest first, so the mask left is the one before the run's first save. */
 int rqbpf_release_all(struct rqbpf_run *r)
 {
-	int n = r->nheld;
+	int locks = 0, irqs = 0;
 
 	if (r->rcu) {
 		rqmap_read_unlock();
@@ -466,14 +568,18 @@ int rqbpf_release_all(struct rqbpf_run *r)
 	while (r->nheld > 0) {
 		const struct rqbpf_held *h = &r->held[--r->nheld];
 
-		res_spin_unlock(h->lock);
+		if (h->kind == RQBPF_HELD_IRQ) {
+			irqs++;
+		} else {
+			locks++;
+			res_spin_unlock(h->lock);
+		}
 		if (h->kind != RQBPF_HELD_RES)
 			restore_mask(h->sigmask);
 	}
-	if (!n)
+	if (!locks && !irqs)
 		return 0;
 	if (!r->msg[0])
-		snprintf(r->msg, r->msg_size, "exit with %d lock%s held (released)", n,
-		         n > 1 ? "s" : "");
+		exit_open_msg(r, locks, irqs);
 	return -EFAULT;
 }

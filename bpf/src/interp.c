@@ -464,6 +464,7 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.msg = res->msg;
 	r.msg_size = sizeof(res->msg);
 	r.nheld = 0;
+	r.irq_seq = 0;
 	r.ndyn = r.dyn_next = 0;
 	r.rcu = false;
 	r.last = (struct rqbpf_region){0, 0, false};

@@ -24,12 +24,15 @@ enum rqbpf_held_kind {
 	RQBPF_HELD_RES,     /* bpf_res_spin_lock */
 	RQBPF_HELD_RES_IRQ, /* bpf_res_spin_lock_irqsave: the mask is in the flag */
 	RQBPF_HELD_SPIN,    /* bpf_spin_lock helper: the mask is only here */
+	RQBPF_HELD_IRQ,     /* bpf_local_irq_save: no lock; the flag holds token */
 };
 
+/* A lock the run holds, or an open bpf_local_irq_save region (no lock). */
 struct rqbpf_held {
-	rqspinlock_t *lock;
+	rqspinlock_t *lock; /* NULL for RQBPF_HELD_IRQ */
 	enum rqbpf_held_kind kind;
-	uint64_t sigmask; /* RES_IRQ, SPIN: the mask before, signals 1..64 as bits */
+	uint64_t sigmask; /* RES_IRQ, SPIN, IRQ: the mask before, signals 1..64 as bits */
+	uint64_t token;   /* IRQ: the value bpf_local_irq_save stored in the flag */
 };
 
 struct rqbpf_run {
@@ -40,6 +43,7 @@ struct rqbpf_run {
 	char *msg; /* fault message buffer */
 	size_t msg_size;
 	int nheld;
+	uint32_t irq_seq; /* bpf_local_irq_save calls so far: makes each token unique */
 	struct rqbpf_held held[RQBPF_MAX_HELD];
 	struct rqbpf_region last; /* the region the last slow check found */
 	bool rcu;                 /* a read-side section is open (in-place hash lookups) */
@@ -68,7 +72,8 @@ static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, b
 
 /* The helper (src 0) or kfunc (src BPF_PSEUDO_KFUNC_CALL) @p id, or NULL. */
 rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id);
-/* Release what a run still holds at its end (locks, blocked signals). */
+/* Release what a run still holds at its end (locks, irq regions: blocked
+ * signals). */
 int rqbpf_release_all(struct rqbpf_run *r);
 
 #endif /* RQBPF_RUN_H */

@@ -43,6 +43,13 @@ static const struct case_ cases[] = {
     {"spin_lock", "spin_hold_long", 1},
     {"spin_lock", "spin_hash_count", 8},
     {"spin_lock", "spin_global", 1},
+    {"local_irq", "irq_count", 8},
+    {"local_irq", "irq_hash_count", 8},
+    {"local_irq", "irq_nested", 1},
+    {"local_irq", "irq_with_res_lock", 1},
+    {"local_irq", "irq_hold_long", 1},
+    {"local_irq", "noirq_hold_long", 1},
+    {"local_irq", "irq_peek", 1},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -121,8 +128,8 @@ static int compare_object(const char *name, const char *cc)
 
 static void test_kernel_ref(void)
 {
-	static const char *const objs[] = {"conform", "conform_v4", "res_lock", "irqsave",
-	                                   "counter", "hash",       "spin_lock"};
+	static const char *const objs[] = {"conform", "conform_v4", "res_lock",  "irqsave",
+	                                   "counter", "hash",       "spin_lock", "local_irq"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {

@@ -53,8 +53,8 @@ static void check_libbpf_names(const char *path, struct rqbpf_object *obj)
 
 static void test_load(void)
 {
-	static const char *const objs[] = {"res_lock", "irqsave", "counter",  "conform",
-	                                   "bad",      "hash",    "spin_lock"};
+	static const char *const objs[] = {"res_lock", "irqsave", "counter",   "conform",
+	                                   "bad",      "hash",    "spin_lock", "local_irq"};
 
 	for (const char *const *cc = bt_compilers; *cc; cc++)
 		for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
@@ -402,6 +402,29 @@ static void spin_faults(struct rqbpf_object *obj)
 	}
 }
 
+/* bpf_local_irq_save/restore misused: each run faults, and signals are not
+ * left blocked (the release restores the mask the first save kept). */
+static void irq_faults(struct rqbpf_object *obj)
+{
+	static const char *const progs[][2] = {
+	    {"irq_exit_open", "exit with 1 irq region open (released)"},
+	    {"irq_restore_garbage", "local_irq_restore: the flag (0x7271697100000002) is not from "
+	                            "an open bpf_local_irq_save of this run"},
+	    {"irq_restore_unsaved", "local_irq_restore: the flag (0x0) is not from"},
+	    {"irq_restore_twice", "local_irq_restore: the flag (0x7271697100000001) is not from"},
+	    {"irq_out_of_order",
+	     "local_irq_restore: out of order, a newer bpf_local_irq_save region is open"},
+	    {"spin_unlock_in_irq",
+	     "spin_unlock: out of order, a newer bpf_local_irq_save region is open"},
+	};
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		expect_fault(obj, progs[i][0], progs[i][1]);
+		CHECK(!signals_blocked());
+		CHECK_EQ(bt_run(obj, "lock_again"), 0);
+	}
+}
+
 static void test_runtime_faults(void)
 {
 	const struct bpf_insn stack_top[] = {BT_LDX(BPF_DW, 0, BPF_REG_10, 0), BT_EXIT};
@@ -440,6 +463,7 @@ static void test_runtime_faults(void)
 		CHECK_EQ(bt_run(obj, "lock_again"), 0); /* it was released */
 		expect_fault(obj, "unlock_not_held", "not a lock this run holds");
 		spin_faults(obj);
+		irq_faults(obj);
 		rqbpf_object_close(obj);
 	}
 }

@@ -6,7 +6,8 @@
  * AB on 16 threads against BA, more locks than the held-lock table, the
  * irqsave variants, runs from a SIGALRM handler (the NMI analogue), and one
  * program on many threads; the bpf_spin_lock helpers (progs/spin_lock.bpf.c)
- * on many threads and against a signal handler.
+ * on many threads and against a signal handler; bpf_local_irq_save/restore
+ * (progs/local_irq.bpf.c) the same way.
  */
 #include <sys/time.h>
 
@@ -397,6 +398,109 @@ static void test_spin_signal(void)
 	}
 }
 
+static void *irq_thread(void *p)
+{
+	struct spin_arg *a = p;
+	uint32_t cb[5] = {a->key};
+
+	for (long i = 0; i < a->runs; i++) {
+		CHECK_EQ(bt_run_cb(a->obj, "irq_count", cb), (uint64_t)i + 1);
+		CHECK_EQ(bt_run_cb(a->obj, "irq_hash_count", cb), (uint64_t)i + 1);
+		CHECK_GT((int32_t)bt_run_cb(a->obj, "irq_with_res_lock", cb), 0);
+	}
+	CHECK_EQ(bt_run(a->obj, "irq_nested"), 0);
+	CHECK(!alarm_blocked());
+	return NULL;
+}
+
+/* bpf_local_irq_save around map updates on 8 threads, a key each (an irq
+ * region excludes signal handlers, not other threads): exact counts. */
+static void test_irq_threads(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_load("local_irq", *cc, 0);
+		struct spin_arg args[8];
+		pthread_t t[8];
+
+		if (!obj)
+			continue;
+		for (int i = 0; i < 8; i++) {
+			args[i] = (struct spin_arg){obj, tu_scaled(5000), (uint32_t)i};
+			tu_thread_start(&t[i], irq_thread, &args[i]);
+		}
+		for (int i = 0; i < 8; i++)
+			tu_thread_join(t[i]);
+		for (uint32_t k = 0; k < 8; k++) {
+			uint64_t v;
+
+			CHECK_EQ(rqbpf_map_lookup(rqbpf_object_find_map(obj, "hcounts"), &k, &v),
+			         0);
+			CHECK_EQ(v, (uint64_t)args[0].runs);
+		}
+		CHECK_EQ(spin_hits(obj, ".data.L", 0), 8 * args[0].runs);
+		rqbpf_object_close(obj);
+	}
+}
+
+static atomic_long irq_sig_runs, irq_sig_inside;
+
+/* Runs irq_peek: counts the runs that found slot 0 busy. */
+static void on_alarm_irq(int sig)
+{
+	struct __sk_buff ctx;
+	struct rqbpf_run_result res;
+	int saved = errno;
+
+	(void)sig;
+	memset(&ctx, 0, sizeof(ctx));
+	if (rqbpf_prog_run(rqbpf_object_find_prog(sig_obj, "irq_peek"), &ctx, sizeof(ctx), &res))
+		res.retval = 2; /* counted as inside: the check must fail */
+	atomic_fetch_add_explicit(&irq_sig_runs, 1, memory_order_relaxed);
+	if (res.retval != 0)
+		atomic_fetch_add_explicit(&irq_sig_inside, 1, memory_order_relaxed);
+	errno = saved;
+}
+
+/* The main thread runs @p prog (slot 0 marked busy across a long loop)
+ * while SIGALRM fires every 200 us; returns the handler runs that found it
+ * busy. */
+static long irq_signal_runs(const char *cc, const char *prog)
+{
+	struct sigaction sa = {.sa_handler = on_alarm_irq};
+	struct itimerval it = {{0, 200}, {0, 200}}, off = {{0, 0}, {0, 0}};
+	long n = tu_scaled(400), runs;
+
+	sig_obj = bt_load("local_irq", cc, 0);
+	atomic_store(&irq_sig_runs, 0);
+	atomic_store(&irq_sig_inside, 0);
+	sigemptyset(&sa.sa_mask);
+	CHECK_EQ(sigaction(SIGALRM, &sa, NULL), 0);
+	CHECK_EQ(setitimer(ITIMER_REAL, &it, NULL), 0);
+	for (runs = 0; runs < n; runs++)
+		CHECK_GT(bt_run(sig_obj, prog), 0);
+	CHECK_EQ(setitimer(ITIMER_REAL, &off, NULL), 0);
+	printf("# %s %s: %ld runs; handler: %ld runs, %ld inside the section\n", cc, prog, runs,
+	       atomic_load(&irq_sig_runs), atomic_load(&irq_sig_inside));
+	CHECK_GT(atomic_load(&irq_sig_runs), 0);
+	CHECK(!alarm_blocked());
+	rqbpf_object_close(sig_obj);
+	return atomic_load(&irq_sig_inside);
+}
+
+/* A handler never runs inside a bpf_local_irq_save region; without the
+ * region (noirq_hold_long, same section) it does. */
+static void test_irq_signal(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		char path[512];
+
+		if (!bt_obj_path(path, sizeof(path), "local_irq", *cc))
+			continue;
+		CHECK_EQ(irq_signal_runs(*cc, "irq_hold_long"), 0);
+		CHECK_GT(irq_signal_runs(*cc, "noirq_hold_long"), 0);
+	}
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("bpf_aa", test_aa, 120, 0),
     TU_TEST("bpf_abba", test_abba, 120, 0),
@@ -408,6 +512,8 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_hash", test_hash, 120, 0),
     TU_TEST("bpf_spin_threads", test_spin_threads, 120, 0),
     TU_TEST("bpf_spin_signal", test_spin_signal, 120, 0),
+    TU_TEST("bpf_irq_threads", test_irq_threads, 120, 0),
+    TU_TEST("bpf_irq_signal", test_irq_signal, 120, 0),
 };
 
 TU_MAIN(tests)

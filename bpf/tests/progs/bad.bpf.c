@@ -2,7 +2,8 @@
 /* Programs the verifier should refuse, run with the verifier skipped to test
  * the runtime's own checks: a read past a map value, an exit holding a lock,
  * an unlock of a lock not held, unlocks of the wrong kind, AA on a
- * bpf_spin_lock. */
+ * bpf_spin_lock, bpf_local_irq_save/restore misused (exit inside, a garbage,
+ * unsaved or spent flag, restores out of order). */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "bpf_res_spin_lock.h"
@@ -121,6 +122,75 @@ int spin_aa(struct __sk_buff *ctx)
 		return 1;
 	bpf_spin_lock(as_spin(v));
 	bpf_spin_lock(as_spin(v));
+	return 0;
+}
+
+SEC("?tc")
+int irq_exit_open(struct __sk_buff *ctx)
+{
+	unsigned long flags;
+
+	bpf_local_irq_save(&flags);
+	return 0;
+}
+
+/* The saved flag changed before the restore. */
+SEC("?tc")
+int irq_restore_garbage(struct __sk_buff *ctx)
+{
+	unsigned long flags;
+
+	bpf_local_irq_save(&flags);
+	flags += 1 + ctx->cb[0];
+	bpf_local_irq_restore(&flags);
+	return 0;
+}
+
+SEC("?tc")
+int irq_restore_unsaved(struct __sk_buff *ctx)
+{
+	unsigned long flags = ctx->cb[0];
+
+	bpf_local_irq_restore(&flags);
+	return 0;
+}
+
+SEC("?tc")
+int irq_restore_twice(struct __sk_buff *ctx)
+{
+	unsigned long flags;
+
+	bpf_local_irq_save(&flags);
+	bpf_local_irq_restore(&flags);
+	bpf_local_irq_restore(&flags);
+	return 0;
+}
+
+SEC("?tc")
+int irq_out_of_order(struct __sk_buff *ctx)
+{
+	unsigned long f1, f2;
+
+	bpf_local_irq_save(&f1);
+	bpf_local_irq_save(&f2);
+	bpf_local_irq_restore(&f1);
+	bpf_local_irq_restore(&f2);
+	return 0;
+}
+
+/* The lock's unlock would unblock signals inside the newer irq region. */
+SEC("?tc")
+int spin_unlock_in_irq(struct __sk_buff *ctx)
+{
+	struct val *v = val0();
+	unsigned long flags;
+
+	if (!v)
+		return 1;
+	bpf_spin_lock(as_spin(v));
+	bpf_local_irq_save(&flags);
+	bpf_spin_unlock(as_spin(v));
+	bpf_local_irq_restore(&flags);
 	return 0;
 }
 
