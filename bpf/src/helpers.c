@@ -6,6 +6,7 @@
  * record of held locks and irq regions that lets a run that ends or faults
  * while holding them release them. */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -382,8 +383,18 @@ static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 	              irq ? "res_spin_unlock_irqrestore" : "res_spin_unlock");
 	if (i < 0 || (irq && mask_order(r, i, "res_spin_unlock_irqrestore")))
 		return i < 0 ? i : -EFAULT;
-	if (irq)
+	/* The mask comes from the run's record, never from the flag's bytes,
+	 * which an unverified program may have changed: signals must not stay
+	 * blocked after the run. A changed flag faults (the lock is released
+	 * with the run's other locks). */
+	if (irq) {
 		memcpy(&bits, flags, sizeof(bits));
+		if (bits != r->held[i].sigmask)
+			return rqbpf_fault(r,
+			                   "res_spin_unlock_irqrestore: the flag (%#" PRIx64
+			                   ") is not what bpf_res_spin_lock_irqsave saved",
+			                   bits);
+	}
 	held_release(r, i);
 	if (irq)
 		restore_mask(bits);

@@ -462,6 +462,12 @@ static void test_runtime_faults(void)
 		expect_fault(obj, "exit_holding_lock", "exit with 1 lock held (released)");
 		CHECK_EQ(bt_run(obj, "lock_again"), 0); /* it was released */
 		expect_fault(obj, "unlock_not_held", "not a lock this run holds");
+		expect_fault(
+		    obj, "irqsave_flag_garbage",
+		    "res_spin_unlock_irqrestore: the flag (0xffffffffffffffff) is not what "
+		    "bpf_res_spin_lock_irqsave saved");
+		CHECK(!signals_blocked());
+		CHECK_EQ(bt_run(obj, "lock_again"), 0);
 		spin_faults(obj);
 		irq_faults(obj);
 		rqbpf_object_close(obj);

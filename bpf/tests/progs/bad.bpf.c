@@ -72,6 +72,21 @@ int lock_again(struct __sk_buff *ctx)
 	return err;
 }
 
+/* The irqsave flag changed before the irqrestore: restoring its bytes as
+ * a signal mask would leave signals blocked after the run. */
+SEC("?tc")
+int irqsave_flag_garbage(struct __sk_buff *ctx)
+{
+	struct val *v = val0();
+	unsigned long flags;
+
+	if (!v || bpf_res_spin_lock_irqsave(&v->lock, &flags))
+		return 1;
+	flags = ~0UL - ctx->cb[0];
+	bpf_res_spin_unlock_irqrestore(&v->lock, &flags);
+	return 0;
+}
+
 /* The value's lock word taken as a bpf_spin_lock (the runtime does not
  * check which field it is). */
 static struct bpf_spin_lock *as_spin(struct val *v)
