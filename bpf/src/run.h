@@ -62,7 +62,9 @@ static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, b
 {
 	uintptr_t off = (uintptr_t)addr - (uintptr_t)r->stack;
 
-	if (off <= sizeof(r->stack) - size)
+	/* size first: sizeof(r->stack) - size must not wrap (a map value
+	 * larger than the stack, from an untrusted object's BTF) */
+	if (size <= sizeof(r->stack) && off <= sizeof(r->stack) - size)
 		return (void *)(uintptr_t)addr;
 	off = (uintptr_t)addr - r->last.base;
 	if (off < r->last.size && size <= r->last.size - off && (!write || r->last.writable))

@@ -425,6 +425,54 @@ static void irq_faults(struct rqbpf_object *obj)
 	}
 }
 
+/*
+ * fuzz-regressions/stack_value_past_stack.bin: a hash map value larger than
+ * the program's stack, updated from a pointer on the stack. The memory check
+ * must refuse it (the run faults) instead of letting the map copy past the
+ * run's frame; ASan (bpf_fuzz_loader_regressions) sees the overflow itself.
+ */
+static void test_value_past_stack(void)
+{
+	const char *path = RQBPF_REGRESSIONS_DIR "/stack_value_past_stack.bin";
+	struct rqbpf_object *obj;
+	struct rqbpf_error err;
+	int faults = 0;
+	long size;
+	char *buf;
+	FILE *f;
+
+	f = fopen(path, "rb");
+	CHECK(f != NULL);
+	CHECK_EQ(fseek(f, 0, SEEK_END), 0);
+	size = ftell(f);
+	CHECK_GT(size, 0);
+	rewind(f);
+	buf = malloc((size_t)size);
+	CHECK(buf != NULL);
+	CHECK_EQ(fread(buf, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	if (rqbpf_object_open_mem(buf, (size_t)size, "regression", &obj, &err))
+		tu_fail(__FILE__, __LINE__, "%s", err.msg);
+	for (size_t i = 0; i < rqbpf_object_prog_count(obj); i++)
+		rqbpf_prog_set_autoload(rqbpf_object_prog(obj, i), 1);
+	CHECK_EQ(rqbpf_object_load(obj, RQBPF_LOAD_NO_VERIFY, &err), 0);
+	for (size_t i = 0; i < rqbpf_object_prog_count(obj); i++) {
+		const struct rqbpf_prog *p = rqbpf_object_prog(obj, i);
+		struct rqbpf_run_result res;
+		struct __sk_buff ctx;
+
+		memset(&ctx, 0, sizeof(ctx));
+		if (rqbpf_prog_run(p, &ctx, sizeof(ctx), &res) == -EFAULT &&
+		    strstr(res.msg, "value outside the program's memory")) {
+			printf("# %s: %s\n", rqbpf_prog_name(p), res.msg);
+			faults++;
+		}
+	}
+	CHECK_GE(faults, 1);
+	rqbpf_object_close(obj);
+	free(buf);
+}
+
 static void test_runtime_faults(void)
 {
 	const struct bpf_insn stack_top[] = {BT_LDX(BPF_DW, 0, BPF_REG_10, 0), BT_EXIT};
@@ -484,6 +532,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_bad_insns", test_bad_insns, 60, 0),
     TU_TEST("bpf_bad_sections", test_bad_sections, 60, 0),
     TU_TEST("bpf_bad_runtime", test_runtime_faults, 60, 0),
+    TU_TEST("bpf_value_past_stack", test_value_past_stack, 30, 0),
 };
 
 TU_MAIN(tests)
