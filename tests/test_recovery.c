@@ -120,52 +120,47 @@ static void test_exit_holding(void)
 /* ---- re-initialising a lock while its pending waiter waits ---- */
 
 /*
- * The documented recovery for a lock whose owner is gone is
- * res_spin_lock_init() while others still wait. The pending waiter then
- * takes the lock from the new, free word: after its unlock the word must be
- * 0 and the lock work normally (the take-over must not assume the pending
- * bit it set is still in the word).
+ * The documented recovery for a lock whose owner is gone: the owner exits
+ * holding @l, a waiter becomes its pending waiter, and @reset re-initialises
+ * the lock under it. The pending waiter then takes the lock from the new,
+ * free word (its take-over must not assume the pending bit it set is still
+ * in the word). Returns once the waiter has taken and released it.
  */
-static void test_reinit_pending(void)
+static void reset_under_pending_waiter(rqspinlock_t *l, void (*reset)(rqspinlock_t *))
 {
 	struct tu_waiter w;
-	rqspinlock_t l = RQSPINLOCK_INIT;
 	pthread_t t;
 
 	res_spin_set_timeout_ns(5000 * TU_NS_PER_MS); /* no timeout before the re-init */
-	tu_thread_start(&t, lock_and_exit, &l);
+	tu_thread_start(&t, lock_and_exit, l);
 	tu_thread_join(t);
-	tu_waiter_start(&w, &l);
-	TU_WAIT_UNTIL(TU_PENDING(tu_word(&l)) != 0 || tu_waiter_done(&w), TU_SETUP_MS);
-	CHECK_EQ(tu_word(&l), 0x101u);
-	res_spin_lock_init(&l);
+	tu_waiter_start(&w, l);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(l)) != 0 || tu_waiter_done(&w), TU_SETUP_MS);
+	CHECK_EQ(tu_word(l), 0x101u);
+	reset(l);
 	CHECK_EQ(tu_waiter_join(&w), 0);
-	CHECK_EQ(tu_word(&l), 0);
 	res_spin_set_timeout_ns(0);
+}
+
+/* res_spin_lock_init(): after the waiter's unlock the word is 0 and the
+ * lock works normally. */
+static void test_reinit_pending(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+
+	reset_under_pending_waiter(&l, res_spin_lock_init);
+	CHECK_EQ(tu_word(&l), 0);
 	check_lock_usable(&l);
 }
 
-/*
- * The same recovery, but the reset makes the lock process-shared: the
- * pending waiter that set its bit in the old word takes the new one over,
- * and must keep its shared mark (the mark lives in the pending byte).
- */
+/* res_spin_lock_init_shared(): the waiter takes the shared lock over and
+ * keeps its mark (the mark lives in the pending byte). */
 static void test_reinit_shared_pending(void)
 {
-	struct tu_waiter w;
 	rqspinlock_t l = RQSPINLOCK_INIT;
-	pthread_t t;
 
-	res_spin_set_timeout_ns(5000 * TU_NS_PER_MS); /* no timeout before the re-init */
-	tu_thread_start(&t, lock_and_exit, &l);
-	tu_thread_join(t);
-	tu_waiter_start(&w, &l);
-	TU_WAIT_UNTIL(TU_PENDING(tu_word(&l)) != 0 || tu_waiter_done(&w), TU_SETUP_MS);
-	CHECK_EQ(tu_word(&l), 0x101u);
-	res_spin_lock_init_shared(&l);
-	CHECK_EQ(tu_waiter_join(&w), 0);
+	reset_under_pending_waiter(&l, res_spin_lock_init_shared);
 	CHECK_EQ(tu_word(&l), 0x8000u); /* free, still marked */
-	res_spin_set_timeout_ns(0);
 	CHECK_EQ(res_spin_lock(&l), 0);
 	CHECK_EQ(tu_word(&l), 0x8001u);
 	res_spin_unlock(&l);
