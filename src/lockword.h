@@ -421,16 +421,19 @@ static inline uint32_t rq_wait_handover(_Atomic uint32_t *word, uint32_t val)
 
 /*
  * Try to become the pending waiter (0,0,* -> 0,1,*). Returns 1 when we are
- * it; *val then holds the word as we found it (locked or not). Returns 0 when
- * there is contention: the caller queues.
+ * it; *val then holds the word as our bit left it (locked or not), as
+ * rq_head_try_pending() leaves it. Returns 0 when there is contention: the
+ * caller queues.
  */
 static inline int rq_try_set_pending(_Atomic uint32_t *word, uint32_t *val)
 {
 	if (*val & ~RQ_LOCKED_MASK)
 		return 0;
 	*val = rq_fetch_set_pending(word);
-	if (!(*val & ~RQ_LOCKED_MASK))
+	if (!(*val & ~RQ_LOCKED_MASK)) {
+		*val |= RQ_PENDING_VAL;
 		return 1;
+	}
 	/* Someone queued or is pending: undo our bit if we set it. */
 	if (!(*val & RQ_PENDING_MASK))
 		rq_clear_pending(word);

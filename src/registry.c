@@ -45,16 +45,16 @@ RQ_EXPORT _Thread_local struct rq_thread *rq_self = (struct rq_thread *)&rq_unre
  * counters stay with the slot when its thread leaves: the next thread to
  * take it counts on from there, so no count ever moves and a reader's sum
  * of the slots and these never misses or doubles one. */
-static _Atomic uint64_t rq_stats_slotless[RQ_STAT_NR];
+static _Atomic uint64_t rq_global_stats[RQ_STAT_NR];
 
 _Atomic uint64_t *rq_stats_global(void)
 {
-	return rq_stats_slotless;
+	return rq_global_stats;
 }
 
 void rq_stat_inc_global(enum rq_stat s)
 {
-	atomic_fetch_add_explicit(&rq_stats_slotless[s], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rq_global_stats[s], 1, memory_order_relaxed);
 }
 
 struct rq_thread *rq_thread_at(uint32_t slot)

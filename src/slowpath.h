@@ -135,9 +135,7 @@ static inline void rq_drop_pending_noted(struct rq_thread *t, _Atomic uint32_t *
 static inline int rq_pending_to_locked_noted(struct rq_thread *t, _Atomic uint32_t *word,
                                              uint32_t val)
 {
-	/* We set the pending bit: expect it, or the first CAS fails on it
-	 * (rq_try_set_pending() leaves the word as it found it in @val). */
-	int taken = rq_take_unlocked(word, val | RQ_PENDING_VAL);
+	int taken = rq_take_unlocked(word, val);
 
 	rq_wait_note_pending(t, false);
 	return taken;

@@ -275,21 +275,36 @@ static rqspinlock_t *lock_arg(struct rqbpf_run *r, uint64_t v)
 	return rqbpf_mem(r, v, sizeof(rqspinlock_t), true);
 }
 
-/* Lock with all signals blocked; on success *old_bits is the mask before. */
-static __attribute__((noinline)) int lock_irqsave(rqspinlock_t *lock, uint64_t *old_bits)
+/* Block every signal (local_irq_save()); returns the mask before. */
+static uint64_t block_signals(void)
 {
 	sigset_t all, old;
-	int ret;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	ret = res_spin_lock(lock);
+	return mask_bits(&old);
+}
+
+/* Lock with all signals blocked; on success *old_bits is the mask before. */
+static __attribute__((noinline)) int lock_irqsave(rqspinlock_t *lock, uint64_t *old_bits)
+{
+	uint64_t old = block_signals();
+	int ret = res_spin_lock(lock);
+
 	if (ret) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		restore_mask(old);
 		return ret;
 	}
-	*old_bits = mask_bits(&old);
+	*old_bits = old;
 	return 0;
+}
+
+/* 0 when the run's record has room for one more lock or irq region. */
+static int held_room(struct rqbpf_run *r)
+{
+	if (r->nheld < RQBPF_MAX_HELD)
+		return 0;
+	return rqbpf_fault(r, "more than %d locks and irq regions held", RQBPF_MAX_HELD);
 }
 
 static const char *const kind_name[] = {
@@ -358,8 +373,8 @@ static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 		return rqbpf_fault(r, "res_spin_lock: R1 is not a lock in the program's memory");
 	if (irq && !(flags = rqbpf_mem(r, reg[BPF_REG_2], sizeof(*flags), true)))
 		return rqbpf_fault(r, "res_spin_lock_irqsave: R2 is not 8 writable bytes");
-	if (r->nheld == RQBPF_MAX_HELD)
-		return rqbpf_fault(r, "more than %d locks held", RQBPF_MAX_HELD);
+	if (held_room(r))
+		return -EFAULT;
 	ret = irq ? lock_irqsave(lock, &bits) : res_spin_lock(lock);
 	reg[BPF_REG_0] = (uint64_t)(int64_t)ret;
 	if (ret)
@@ -381,8 +396,10 @@ static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 		return rqbpf_fault(r, "res_spin_unlock_irqrestore: R2 is not 8 readable bytes");
 	i = held_find(r, reg[BPF_REG_1], irq ? RQBPF_HELD_RES_IRQ : RQBPF_HELD_RES,
 	              irq ? "res_spin_unlock_irqrestore" : "res_spin_unlock");
-	if (i < 0 || (irq && mask_order(r, i, "res_spin_unlock_irqrestore")))
-		return i < 0 ? i : -EFAULT;
+	if (i < 0)
+		return i;
+	if (irq && mask_order(r, i, "res_spin_unlock_irqrestore"))
+		return -EFAULT;
 	/* The mask comes from the run's record, never from the flag's bytes,
 	 * which an unverified program may have changed: signals must not stay
 	 * blocked after the run. A changed flag faults (the lock is released
@@ -419,8 +436,8 @@ static int h_spin_lock(struct rqbpf_run *r, uint64_t *reg)
 
 	if (!lock)
 		return rqbpf_fault(r, "spin_lock: R1 is not a lock in the program's memory");
-	if (r->nheld == RQBPF_MAX_HELD)
-		return rqbpf_fault(r, "more than %d locks held", RQBPF_MAX_HELD);
+	if (held_room(r))
+		return -EFAULT;
 	ret = lock_irqsave(lock, &bits);
 	if (ret)
 		return rqbpf_fault(r, "spin_lock: not acquired (%s)",
@@ -437,8 +454,10 @@ static int h_spin_unlock(struct rqbpf_run *r, uint64_t *reg)
 	int i = held_find(r, reg[BPF_REG_1], RQBPF_HELD_SPIN, "spin_unlock");
 	uint64_t bits;
 
-	if (i < 0 || mask_order(r, i, "spin_unlock"))
-		return i < 0 ? i : -EFAULT;
+	if (i < 0)
+		return i;
+	if (mask_order(r, i, "spin_unlock"))
+		return -EFAULT;
 	bits = r->held[i].sigmask;
 	held_release(r, i);
 	restore_mask(bits);
@@ -460,17 +479,14 @@ static int h_spin_unlock(struct rqbpf_run *r, uint64_t *reg)
 static int kf_irq_save(struct rqbpf_run *r, uint64_t *reg)
 {
 	uint64_t *flag = rqbpf_mem(r, reg[BPF_REG_1], sizeof(*flag), true);
-	sigset_t all, old;
 	uint64_t token;
 
 	if (!flag)
 		return rqbpf_fault(r, "local_irq_save: R1 is not 8 writable bytes");
-	if (r->nheld == RQBPF_MAX_HELD)
-		return rqbpf_fault(r, "more than %d locks and irq regions held", RQBPF_MAX_HELD);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (held_room(r))
+		return -EFAULT;
 	token = IRQ_TOKEN_TAG | ++r->irq_seq;
-	r->held[r->nheld++] = (struct rqbpf_held){NULL, RQBPF_HELD_IRQ, mask_bits(&old), token};
+	r->held[r->nheld++] = (struct rqbpf_held){NULL, RQBPF_HELD_IRQ, block_signals(), token};
 	memcpy(flag, &token, sizeof(token));
 	return 0;
 }

@@ -22,7 +22,7 @@ struct rqbpf_region {
  * that ends holding it releases it as that unlock would. */
 enum rqbpf_held_kind {
 	RQBPF_HELD_RES,     /* bpf_res_spin_lock */
-	RQBPF_HELD_RES_IRQ, /* bpf_res_spin_lock_irqsave: the mask is in the flag */
+	RQBPF_HELD_RES_IRQ, /* bpf_res_spin_lock_irqsave: the flag holds a copy of the mask */
 	RQBPF_HELD_SPIN,    /* bpf_spin_lock helper: the mask is only here */
 	RQBPF_HELD_IRQ,     /* bpf_local_irq_save: no lock; the flag holds token */
 };

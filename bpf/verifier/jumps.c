@@ -112,25 +112,48 @@ static bool linked_to(const struct vreg *r, uint32_t base)
 	return r->type == T_SCALAR && r->id && scalar_base_id(r->id) == base;
 }
 
-/* Scalars linked to @known (copies of one value, maybe plus constants)
- * take its narrowed range: registers and spilled slots of every frame,
- * the jump's operands excepted (each keeps its own narrowing). */
-static void narrow_linked(struct vstate *st, const struct vreg *known, const struct vreg *skip1,
-                          const struct vreg *skip2)
-{
-	uint32_t base = scalar_base_id(known->id);
+/* Visits every scalar linked to @base (copies of one value, maybe plus
+ * constants): registers and spilled slots of every frame. @reg or @slot is
+ * the scalar's index in frame @fr, the other one -1. */
+typedef void linked_visit(void *ctx, struct vreg *r, int fr, int reg, int slot);
 
+static void for_each_linked(struct vstate *st, uint32_t base, linked_visit *visit, void *ctx)
+{
 	for (int fr = 0; fr <= st->curframe; fr++) {
 		struct vframe *f = st->frame[fr];
 
 		for (int i = 0; i < V_NREGS; i++)
-			if (&f->regs[i] != skip1 && &f->regs[i] != skip2 &&
-			    linked_to(&f->regs[i], base))
-				narrow_one(&f->regs[i], known);
+			if (linked_to(&f->regs[i], base))
+				visit(ctx, &f->regs[i], fr, i, -1);
 		for (int i = 0; i < V_SLOTS; i++)
 			if (f->stack[i].bytes[0] == S_SPILL && linked_to(&f->stack[i].spill, base))
-				narrow_one(&f->stack[i].spill, known);
+				visit(ctx, &f->stack[i].spill, fr, -1, i);
 	}
+}
+
+struct narrow_ctx {
+	const struct vreg *known, *skip1, *skip2;
+};
+
+static void narrow_visit(void *ctx, struct vreg *r, int fr, int reg, int slot)
+{
+	const struct narrow_ctx *n = ctx;
+
+	(void)fr;
+	(void)reg;
+	(void)slot;
+	if (r != n->skip1 && r != n->skip2)
+		narrow_one(r, n->known);
+}
+
+/* Scalars linked to @known take its narrowed range, the jump's operands
+ * excepted (each keeps its own narrowing). */
+static void narrow_linked(struct vstate *st, const struct vreg *known, const struct vreg *skip1,
+                          const struct vreg *skip2)
+{
+	struct narrow_ctx n = {known, skip1, skip2};
+
+	for_each_linked(st, scalar_base_id(known->id), narrow_visit, &n);
 }
 
 /* Store narrowed ranges into the operands and every copy of them. When
@@ -151,37 +174,37 @@ static void set_ranges(struct vstate *st, const struct bpf_insn *in, const struc
 		narrow_linked(st, src, src, dst);
 }
 
-/* What is linked to the scalar base id @base at the jump (copies, and
- * copies plus a constant): registers and spilled slots of the current
- * frame, and whether any copy lives in a calling frame. */
-static void collect_linked(const struct vstate *st, uint32_t base, struct vlink *l)
-{
-	for (int fr = 0; fr <= st->curframe; fr++) {
-		const struct vframe *f = st->frame[fr];
-		bool inner = fr == st->curframe;
+struct collect_ctx {
+	struct vlink *l;
+	int curframe;
+};
 
-		for (int i = 0; i < V_NREGS; i++) {
-			if (!linked_to(&f->regs[i], base))
-				continue;
-			if (inner)
-				l->regs |= (uint16_t)(1u << i);
-			else
-				l->outer = true;
-		}
-		for (int i = 0; i < V_SLOTS; i++) {
-			if (f->stack[i].bytes[0] != S_SPILL || !linked_to(&f->stack[i].spill, base))
-				continue;
-			if (inner)
-				l->slots |= (uint64_t)1 << i;
-			else
-				l->outer = true;
-		}
-	}
+static void collect_visit(void *ctx, struct vreg *r, int fr, int reg, int slot)
+{
+	struct collect_ctx *c = ctx;
+
+	(void)r;
+	if (fr != c->curframe)
+		c->l->outer = true;
+	else if (reg >= 0)
+		c->l->regs |= (uint16_t)(1u << reg);
+	else
+		c->l->slots |= (uint64_t)1 << slot;
+}
+
+/* What is linked to the scalar base id @base at the jump: registers and
+ * spilled slots of the current frame, and whether any copy lives in a
+ * calling frame. */
+static void collect_linked(struct vstate *st, uint32_t base, struct vlink *l)
+{
+	struct collect_ctx c = {l, st->curframe};
+
+	for_each_linked(st, base, collect_visit, &c);
 }
 
 /* The jump at @idx narrows its operands' copies too: record them, so that
  * precision makes the operands and their copies matter together. */
-static void record_linked(struct venv *env, const struct vstate *st, int idx)
+static void record_linked(struct venv *env, struct vstate *st, int idx)
 {
 	const struct bpf_insn *in = &env->prog->insns[idx];
 	const struct vframe *f = st->frame[st->curframe];
