@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs when they are missing.
 # As root it runs apt-get; otherwise it only reports what is missing.
-# Required: the compilers and CMake. Optional ones (gnuplot for plots, libck
-# for the Concurrency Kit peers, liburcu for the maps, spin for the formal
-# model, valgrind for instruction counts, stress-ng as a third-party user of
-# pthread spin locks, man-db to check the installed man page) degrade
-# gracefully where absent.
+# Required: the compilers and CMake. Optional ones (Ninja for faster
+# builds, gnuplot for plots, libck for the Concurrency Kit peers, liburcu for
+# the maps, spin for the formal model, valgrind for instruction counts,
+# stress-ng as a third-party user of pthread spin locks, man-db to check the
+# installed man page) degrade gracefully where absent.
 # rqbpf (bpf/) needs libbpf-dev and libelf-dev, and clang for its BPF test
 # programs (clang-19 adds the cpu v4 ones).
 set -euo pipefail
-pkgs=(cmake make gcc g++ clang libclang-rt-14-dev libtsan2 libasan8 libubsan1
+pkgs=(cmake make ninja-build gcc g++ clang libclang-rt-14-dev libtsan2 libasan8 libubsan1
       clang-format clang-tidy cppcheck valgrind pkg-config python3
       libck-dev liburcu-dev gnuplot-nox spin relacy-dev stress-ng man-db
       libbpf-dev libelf-dev clang-19)
