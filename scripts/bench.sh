@@ -82,11 +82,18 @@ run() {
 	fi
 }
 
+# build_targets T...: builds them in build/bench, printing only warnings and
+# errors (no progress lines, and no make's directory lines, which a make
+# called from make prints).
+build_targets() {
+	cmake --build build/bench --target "$@" -j"$ncpu" 2>&1 |
+		{ grep -Ev '^\[|^-- |^g?make\[[0-9]+\]: (Entering|Leaving) directory' || true; }
+}
+
 build() {
 	say "build (Release, build/bench)"
 	cmake -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-	cmake --build build/bench --target rqtorture rqspinlock_pthread -j"$ncpu" 2>&1 |
-		grep -Ev '^\[|^-- ' || true
+	build_targets rqtorture rqspinlock_pthread
 	test -x "$bin"
 	# rqmapbench exists only when liburcu was found (maps/ is skipped otherwise)
 	cmake --build build/bench --target rqmapbench -j"$ncpu" >/dev/null 2>&1 || true
@@ -457,7 +464,7 @@ PY
 bpf_section() {
 	local bthreads t=1
 	say "BPF: rqbpf vs plain C vs kernel BPF_PROG_TEST_RUN"
-	cmake --build build/bench --target rqbpfbench -j"$ncpu" 2>&1 | grep -Ev '^\[|^-- ' || true
+	build_targets rqbpfbench || true
 	if [ ! -x build/bench/bpf/rqbpfbench ] || [ ! -f build/bench/bpf/counter.bpf.o ]; then
 		echo "bench: rqbpf not built (needs libbpf-dev, libelf-dev, liburcu-dev, clang): skipping"
 		return
