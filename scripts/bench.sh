@@ -5,12 +5,14 @@
 #      and the RQL/pthread_mutex table (goal at 1 and 2 threads, reported
 #      beyond the CPUs);
 #   2. uncontended lock+unlock cost: ns (interleaved) and callgrind
-#      instruction counts (also of the opt-in RQSPINLOCK_INLINE fast path);
+#      instruction counts (also of the opt-in RQSPINLOCK_INLINE fast path
+#      and of QL with the kernel's and rqspinlock's held-table work);
 #      then the two-thread hammer (critical section one shared increment,
 #      500k acquisitions per thread, 9 interleaved repetitions): ns per
-#      acquisition, ratios to QL, pthread_spin and pthread_mutex; and the
+#      acquisition, ratios to QL, pthread_spin and pthread_mutex; the
 #      same loop with 0..15 nops after each unlock (--gaps 16), with the
-#      acquisitions per hand-over;
+#      acquisitions per hand-over; and the hammer on QL with the held-table
+#      work alone (the table's share of the gap);
 #   3. deadlock injection AA / ABBA / ABBCCA, direct and from signal handlers,
 #      with recovery-latency histograms;
 #   4. the pthread drop-in: glibc pthread_spin_lock against the same calls with
@@ -121,12 +123,15 @@ sweep() {
 
 uncontended() {
 	say "uncontended lock+unlock pair"
-	# rqspinlock-inline (the opt-in RQSPINLOCK_INLINE fast path) is named
-	# only ("all" leaves it out of the sweep): measured beside rqspinlock.
-	local ulocks=$locks
-	if [[ ",$locks," == *",all,"* || ",$locks," == *",rqspinlock,"* ]] &&
-		[[ ",$locks," != *",rqspinlock-inline,"* ]]; then
-		ulocks=$locks,rqspinlock-inline
+	# Named-only types ("all" leaves them out of the sweep), measured beside
+	# rqspinlock: rqspinlock-inline (the opt-in RQSPINLOCK_INLINE fast path)
+	# and the held-table experiments on QL (docs/BENCHMARKS.md, "The table's
+	# share"): what the kernel's and rqspinlock's table work cost on QL.
+	local ulocks=$locks named
+	if [[ ",$locks," == *",all,"* || ",$locks," == *",rqspinlock,"* ]]; then
+		for named in rqspinlock-inline ql-notable ql-ktable ql-rqtable; do
+			[[ ",$ulocks," == *",$named,"* ]] || ulocks+=",$named"
+		done
 	fi
 	run "$out/uncontended.txt" --uncontended -l "$ulocks" --reps 11 --pin spread \
 		--csv "$out/uncontended.csv" --json "$out/uncontended.json"
@@ -143,8 +148,8 @@ uncontended() {
 	local tmp l ir
 	tmp=$(mktemp -d)
 	echo "lock,instructions_per_pair" >"$tmp/cg.csv"
-	for l in $("$bin" --list | awk '$2 == "available" { print $1 }'); do
-		[[ ",$ulocks," == *",all,"* || ",$ulocks," == *",$l,"* ]] || continue
+	# the locks the run above measured, in its order
+	for l in $(awk -F, 'NR > 1 { print $1 }' "$out/uncontended.csv"); do
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" --toggle-collect='lkop_*' \
 			"$bin" -q --uncontended -l "$l" --reps 1 --iters "$cg_iters" >/dev/null 2>&1 || continue
 		ir=$(awk '/^summary:/ { print $2 }' "$tmp/cg.out")
@@ -169,6 +174,12 @@ hammer() {
 	say "two-thread hammer, gap scan: 16 gaps x 5 interleaved reps x 200000 acquisitions"
 	run "$out/hammer-gaps.txt" --hammer -l rqspinlock,ql,pthread-mutex --gaps 16 --reps 5 \
 		--iters 200000 --pin spread --csv "$out/hammer-gaps.csv" --json "$out/hammer-gaps.json"
+	# QL with a held-lock table's fast-path work and nothing else, the
+	# kernel's and rqspinlock's, beside both rqspinlock fast paths: what the
+	# table alone costs in this loop (docs/BENCHMARKS.md, "The table's share").
+	say "two-thread hammer, the held table's share: $hreps interleaved reps x $hiters acquisitions"
+	run "$out/hammer-table.txt" --hammer -l ql,ql-notable,ql-ktable,ql-rqtable,rqspinlock-inline \
+		--reps "$hreps" --iters "$hiters" --pin spread --json "$out/hammer-table.json"
 }
 
 inject() {
@@ -445,6 +456,11 @@ try:  # results of a run before the gap scan existed have none
     parts["hammer-gaps"] = block(gaps, "Hammer gap scan") + "\n\n" + block(gaps, "Over the")
 except FileNotFoundError:
     pass
+try:  # nor one before the table's share
+    table = read("hammer-table.txt")
+    parts["hammer-table"] = block(table, "Hammer") + "\n\n" + block(table, "The held table")
+except FileNotFoundError:
+    pass
 try:
     maps = read("maps.txt")
     parts["maps"] = "\n\n".join(block(maps, h) for h in
@@ -526,7 +542,7 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt
 plots
 say "done: results in $out/"
 grep -h -- '--- End of test' "$out"/sweep.txt "$out"/uncontended.txt "$out"/hammer.txt \
-	"$out"/hammer-gaps.txt "$out"/inject.txt | sort | uniq -c
+	"$out"/hammer-gaps.txt "$out"/hammer-table.txt "$out"/inject.txt | sort | uniq -c
 if [ "$verdict_failures" -gt 0 ]; then
 	echo "bench: $verdict_failures run(s) ended with a FAILURE verdict: see the reports above"
 fi

@@ -195,6 +195,27 @@ static double ns_ratio(const double *ns, int reps, int l, int ref)
 	return paired_ratio(ns, reps, l, ref);
 }
 
+/* The experiments of locks_table.c and the inline fast path against QL,
+ * where they ran: what a held-lock table alone costs on QL's own lock. */
+static void print_table_share(FILE *f, const struct config *cfg, const double *ns, int ql)
+{
+	static const char *const names[] = {"ql-notable", "ql-ktable", "ql-rqtable",
+	                                    "rqspinlock-inline"};
+	bool head = false;
+
+	for (size_t i = 0; ql >= 0 && i < sizeof(names) / sizeof(names[0]); i++) {
+		int l = bench_find_lock(cfg, names[i]);
+
+		if (l < 0)
+			continue;
+		if (!head)
+			fprintf(f, "\nThe held table's share (throughput ratios = QL ns / lock ns; "
+			           "reported)\n");
+		head = true;
+		fprintf(f, "  %s/QL = %.2f\n", names[i], 1.0 / ns_ratio(ns, cfg->reps, l, ql));
+	}
+}
+
 static void print_hammer_text(FILE *f, const struct config *cfg, const double *ns, int threads,
                               const int *ref)
 {
@@ -212,6 +233,7 @@ static void print_hammer_text(FILE *f, const struct config *cfg, const double *n
 		        mn, mx, ns_ratio(ns, reps, l, ref[0]), ns_ratio(ns, reps, l, ref[1]),
 		        ns_ratio(ns, reps, l, ref[2]));
 	}
+	print_table_share(f, cfg, ns, ref[0]);
 	if (rq < 0)
 		return;
 	fprintf(f, "\nGoals (hammer, throughput ratios = reference ns / RQL ns)\n");

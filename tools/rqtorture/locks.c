@@ -174,19 +174,23 @@ static const struct lk_ops builtin_ops[] = {
 
 #define NBUILTIN (sizeof(builtin_ops) / sizeof(builtin_ops[0]))
 #define NCK      3
+#define NTABLE   3
 
 const struct lk_ops *lk_table(size_t *n)
 {
-	static struct lk_ops all[NBUILTIN + 1 + NCK];
+	static struct lk_ops all[NBUILTIN + 1 + NTABLE + NCK];
 	static size_t count;
 
 	if (count == 0) {
-		const struct lk_ops *ck[NCK];
-		size_t nck = NCK;
+		const struct lk_ops *ck[NCK], *table;
+		size_t nck = NCK, ntable;
 
 		memcpy(all, builtin_ops, sizeof(builtin_ops));
 		count = NBUILTIN;
 		all[count++] = *lk_inline_ops();
+		table = lk_table_ops(&ntable);
+		for (size_t i = 0; i < ntable && i < NTABLE; i++)
+			all[count++] = table[i];
 		lk_ck_register(ck, &nck);
 		for (size_t i = 0; i < nck; i++)
 			all[count++] = *ck[i];

@@ -100,7 +100,8 @@ struct lk_ops {
 const struct lk_ops *lk_find(const char *name);
 const struct lk_ops *lk_table(size_t *n);
 void lk_ck_register(const struct lk_ops **out, size_t *n);
-const struct lk_ops *lk_inline_ops(void); /* locks_inline.c */
+const struct lk_ops *lk_inline_ops(void);     /* locks_inline.c */
+const struct lk_ops *lk_table_ops(size_t *n); /* locks_table.c */
 /* rqspinlock's set-up, shared by its exported and inline types (locks.c). */
 void rq_prepare_queued(void);
 void rq_init(union lk_lock *l);

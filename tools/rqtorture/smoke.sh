@@ -3,7 +3,7 @@
 # validated with python3 -m json.tool. Throughput figures are never asserted.
 # Usage: smoke.sh RQTORTURE KIND [rqtorture options]
 #   KIND: torture | inject | sweep | uncontended | overload | hammer |
-#         hammer-gaps | usage
+#         hammer-gaps | hammer-table | usage
 set -uo pipefail
 bin=$1 kind=$2; shift 2
 scale=${RQ_TEST_SCALE:-1}
@@ -90,6 +90,20 @@ for l in r["locks"]:
 assert all(g["throughput_vs_ql"] == 1.0 for g in r["locks"][1]["per_gap"]), r
 assert r["geomean_throughput_rql_vs_ql"] > 0, r
 assert r["geomean_throughput_rql_vs_pthread_mutex"] is None, r  # no mutex in the list
+PY
+	;;
+hammer-table)
+	# the held-table experiments keep QL's mutual exclusion: no error, and
+	# the shared count exact (a lost update fails the run)
+	check_run 0 --hammer -l ql,ql-notable,ql-ktable,ql-rqtable,rqspinlock-inline --reps 2 \
+		--iters 20000 "$@"
+	python3 - "$tmp/run.json" <<'PY' || fail "held-table hammer report inconsistent"
+import json, sys
+r = json.load(open(sys.argv[1]))
+names = ["ql", "ql-notable", "ql-ktable", "ql-rqtable", "rqspinlock-inline"]
+assert [l["lock"] for l in r["locks"]] == names, r
+assert all(l["errors"] == 0 and l["ratio_vs_ql"] > 0 for l in r["locks"]), r
+assert r["locks"][0]["ratio_vs_ql"] == 1.0, r
 PY
 	;;
 usage)

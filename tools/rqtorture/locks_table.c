@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Experiments, not locks: QL with a held-lock table's work around it, to
+ * measure what the table alone costs where rqspinlock loses to QL (the
+ * two-thread hammer). Both keep QL's own lock, slow path and unlock, so the
+ * only difference from "ql" is the table; neither detects anything.
+ *
+ *   ql-rqtable  rqspinlock's fast-path table work (<rqspinlock/inline.h>):
+ *               count, ACQUIRING entry, lock, mark; RELEASING tag, unlock,
+ *               clear, count. Six table stores a pair.
+ *   ql-ktable   the kernel's (include/asm-generic/rqspinlock.h in Linux):
+ *               count, entry, lock; clear, unlock, count. Four stores, no
+ *               tags and no check of the unlocked lock against the entry.
+ *
+ * The table is the library's own per-thread record, reached as the inline
+ * fast path reaches it (rqspinlock_self_v2), so the TLS and layout costs are
+ * those of rqspinlock. A thread registers with one res_spin_lock() of a
+ * private lock the first time its count fails the bound check; past
+ * RQSPINLOCK_NR_HELD locks the table is left alone, as the kernel does.
+ * Named only: "all" leaves them out. docs/BENCHMARKS.md, "Contended path",
+ * has what they showed.
+ */
+#define RQSPINLOCK_INLINE
+
+#include <string.h>
+
+#include "rqtorture.h"
+
+typedef struct rqspinlock_held_v2 held_t;
+
+#define TABLE_LOAD(p)     atomic_load_explicit((p), memory_order_relaxed)
+#define TABLE_STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+
+/* Count @l in @t's table at index @n and write its entry with @tags (the
+ * count first, as the library and the kernel do). */
+static inline void table_put(held_t *t, uint32_t n, uintptr_t l, uintptr_t tags)
+{
+	/* release: as in inline.h (what it pairs with is not measured here) */
+	atomic_store_explicit(&t->cnt, n + 1, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	TABLE_STORE(&t->locks[n], l + tags);
+}
+
+/* The unlock of an untracked lock: the count only, and nothing for a
+ * thread left on the read-only sentinel. */
+static __attribute__((noinline, cold)) void table_pop_untracked(held_t *t, uint32_t top)
+{
+	if (top != UINT32_MAX - 1)
+		TABLE_STORE(&t->cnt, top);
+}
+
+static void table_init(union lk_lock *l)
+{
+	memset(&l->ql, 0, sizeof(l->ql));
+}
+
+/* Which table work an experiment does around QL. */
+enum table_kind { TABLE_NONE, TABLE_KERNEL, TABLE_RQ };
+
+/* QL's lock taken after a failed inline CAS: ql_spin_lock() tries its own
+ * CAS once more before its slow path, the one cost the experiments add to
+ * QL's own (ql-notable measures it). */
+static __attribute__((noinline, cold)) void table_ql_contended(ql_spinlock_t *l, uint32_t i,
+                                                               enum table_kind kind)
+{
+	ql_spin_lock(l);
+	if (kind == TABLE_RQ && i != UINT32_MAX) /* the mark */
+		TABLE_STORE(&RQSPINLOCK_INLINE_SELF()->locks[i], (uintptr_t)l);
+}
+
+/* table_lock() past the bound check: register the thread (its record is
+ * the read-only sentinel until then), or count an untracked lock. */
+static __attribute__((noinline, cold)) void table_lock_cold(ql_spinlock_t *l, enum table_kind kind)
+{
+	static rqspinlock_t reg_lock = RQSPINLOCK_INIT;
+	held_t *t = RQSPINLOCK_INLINE_SELF();
+	uint32_t n = TABLE_LOAD(&t->cnt);
+
+	if (n == UINT32_MAX && res_spin_lock(&reg_lock) == 0) {
+		res_spin_unlock(&reg_lock);
+		t = RQSPINLOCK_INLINE_SELF();
+		n = TABLE_LOAD(&t->cnt);
+	}
+	if (n == UINT32_MAX) { /* still the sentinel: the registry is full */
+		ql_spin_lock(l);
+		return;
+	}
+	if (n >= RQSPINLOCK_NR_HELD) {
+		TABLE_STORE(&t->cnt, n + 1);
+		ql_spin_lock(l);
+		return;
+	}
+	table_put(t, n, (uintptr_t)l, kind == TABLE_RQ ? 2 : 0);
+	table_ql_contended(l, n, kind);
+}
+
+/* The lock: the table's push, QL's CAS inline as in rqspinlock's fast path,
+ * and for rqspinlock's table the mark. Everything else is a tail call. */
+static inline __attribute__((always_inline)) void table_lock(ql_spinlock_t *l, enum table_kind kind)
+{
+	held_t *t = RQSPINLOCK_INLINE_SELF();
+	uint32_t n = UINT32_MAX, val = 0;
+
+	if (kind != TABLE_NONE) {
+		n = TABLE_LOAD(&t->cnt);
+		if (__builtin_expect(n >= RQSPINLOCK_NR_HELD, 0)) {
+			table_lock_cold(l, kind);
+			return;
+		}
+		table_put(t, n, (uintptr_t)l, kind == TABLE_RQ ? 2 : 0);
+	}
+	/* acquire: pairs with the unlock's release store, as in QL */
+	if (__builtin_expect(atomic_compare_exchange_strong_explicit(
+	                         &l->val, &val, 1u, memory_order_acquire, memory_order_relaxed),
+	                     1)) {
+		if (kind == TABLE_RQ)
+			TABLE_STORE(&t->locks[n], (uintptr_t)l); /* the mark */
+		return;
+	}
+	table_ql_contended(l, n, kind);
+}
+
+/* QL's unlock: a release store of the locked byte, inline. */
+static inline void table_ql_unlock(ql_spinlock_t *l)
+{
+	/* release: pairs with the next owner's acquire CAS */
+	atomic_store_explicit((_Atomic uint8_t *)(void *)&l->val, (uint8_t)0, memory_order_release);
+}
+
+/* The unlock: for rqspinlock's table its top check, RELEASING tag, clear
+ * and count; for the kernel's the clear and the count, unchecked. */
+static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
+                                                               enum table_kind kind)
+{
+	held_t *t;
+	uint32_t top;
+
+	if (kind == TABLE_NONE) {
+		table_ql_unlock(l);
+		return;
+	}
+	t = RQSPINLOCK_INLINE_SELF();
+	top = TABLE_LOAD(&t->cnt) - 1;
+	if (__builtin_expect(top >= RQSPINLOCK_NR_HELD ||
+	                         (kind == TABLE_RQ && TABLE_LOAD(&t->locks[top]) != (uintptr_t)l),
+	                     0)) {
+		/* untracked (the experiments unlock in order) */
+		table_ql_unlock(l);
+		table_pop_untracked(t, top);
+		return;
+	}
+	if (kind == TABLE_RQ)
+		TABLE_STORE(&t->locks[top], (uintptr_t)l + 1);
+	else
+		TABLE_STORE(&t->locks[top], RQSPINLOCK_HELD_NONE);
+	table_ql_unlock(l);
+	if (kind == TABLE_RQ)
+		TABLE_STORE(&t->locks[top], RQSPINLOCK_HELD_NONE);
+	atomic_signal_fence(memory_order_seq_cst);
+	TABLE_STORE(&t->cnt, top);
+}
+
+#define TABLE_TYPE(name, kind)                                                                     \
+	static LKOP int lkop_##name##_lock(union lk_lock *l, union lk_node *n)                     \
+	{                                                                                          \
+		(void)n;                                                                           \
+		table_lock(&l->ql, kind);                                                          \
+		return 0;                                                                          \
+	}                                                                                          \
+	static LKOP void lkop_##name##_unlock(union lk_lock *l, union lk_node *n)                  \
+	{                                                                                          \
+		(void)n;                                                                           \
+		table_unlock(&l->ql, kind);                                                        \
+	}
+TABLE_TYPE(qlnt, TABLE_NONE)
+TABLE_TYPE(qlkt, TABLE_KERNEL)
+TABLE_TYPE(qlrt, TABLE_RQ)
+
+static const struct lk_ops table_ops[] = {
+    {"ql-notable", "QL with the experiments' inline CAS and no table (their control); not in 'all'",
+     LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlnt_lock, lkop_qlnt_unlock},
+    {"ql-ktable", "QL plus the kernel's fast-path table stores (experiment); not in 'all'",
+     LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlkt_lock, lkop_qlkt_unlock},
+    {"ql-rqtable", "QL plus rqspinlock's fast-path table stores (experiment); not in 'all'",
+     LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlrt_lock, lkop_qlrt_unlock},
+};
+
+const struct lk_ops *lk_table_ops(size_t *n)
+{
+	*n = sizeof(table_ops) / sizeof(table_ops[0]);
+	return table_ops;
+}
