@@ -129,7 +129,7 @@ uncontended() {
 	# share"): what the kernel's and rqspinlock's table work cost on QL.
 	local ulocks=$locks named
 	if [[ ",$locks," == *",all,"* || ",$locks," == *",rqspinlock,"* ]]; then
-		for named in rqspinlock-inline ql-notable ql-ktable ql-rqtable; do
+		for named in rqspinlock-inline ql-notable ql-ktable ql-rqtable ql-owner ql-owner-check; do
 			[[ ",$ulocks," == *",$named,"* ]] || ulocks+=",$named"
 		done
 	fi
@@ -174,11 +174,13 @@ hammer() {
 	say "two-thread hammer, gap scan: 16 gaps x 5 interleaved reps x 200000 acquisitions"
 	run "$out/hammer-gaps.txt" --hammer -l rqspinlock,ql,pthread-mutex --gaps 16 --reps 5 \
 		--iters 200000 --pin spread --csv "$out/hammer-gaps.csv" --json "$out/hammer-gaps.json"
-	# QL with a held-lock table's fast-path work and nothing else, the
-	# kernel's and rqspinlock's, beside both rqspinlock fast paths: what the
-	# table alone costs in this loop (docs/BENCHMARKS.md, "The table's share").
+	# QL with a held-lock table's fast-path work and nothing else (the
+	# kernel's, rqspinlock's), QL naming its owner in the lock word instead,
+	# and rqspinlock's inline fast path: what the table alone costs in this
+	# loop (docs/BENCHMARKS.md, "The table's share").
 	say "two-thread hammer, the held table's share: $hreps interleaved reps x $hiters acquisitions"
-	run "$out/hammer-table.txt" --hammer -l ql,ql-notable,ql-ktable,ql-rqtable,rqspinlock-inline \
+	local tlocks=ql,ql-notable,ql-ktable,ql-rqtable,ql-owner,ql-owner-check,rqspinlock-inline
+	run "$out/hammer-table.txt" --hammer -l "$tlocks" \
 		--reps "$hreps" --iters "$hiters" --pin spread --json "$out/hammer-table.json"
 }
 

@@ -199,8 +199,8 @@ static double ns_ratio(const double *ns, int reps, int l, int ref)
  * where they ran: what a held-lock table alone costs on QL's own lock. */
 static void print_table_share(FILE *f, const struct config *cfg, const double *ns, int ql)
 {
-	static const char *const names[] = {"ql-notable", "ql-ktable", "ql-rqtable",
-	                                    "rqspinlock-inline"};
+	static const char *const names[] = {"ql-notable", "ql-ktable",      "ql-rqtable",
+	                                    "ql-owner",   "ql-owner-check", "rqspinlock-inline"};
 	bool head = false;
 
 	for (size_t i = 0; ql >= 0 && i < sizeof(names) / sizeof(names[0]); i++) {

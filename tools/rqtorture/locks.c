@@ -174,7 +174,7 @@ static const struct lk_ops builtin_ops[] = {
 
 #define NBUILTIN (sizeof(builtin_ops) / sizeof(builtin_ops[0]))
 #define NCK      3
-#define NTABLE   3
+#define NTABLE   5
 
 const struct lk_ops *lk_table(size_t *n)
 {

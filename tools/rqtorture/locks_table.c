@@ -1,24 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Experiments, not locks: QL with a held-lock table's work around it, to
- * measure what the table alone costs where rqspinlock loses to QL (the
- * two-thread hammer). Both keep QL's own lock, slow path and unlock, so the
- * only difference from "ql" is the table; neither detects anything.
+ * Experiments, not locks: QL with a held-lock table's work around it, or
+ * with its owner named in the lock word instead, to measure what the table
+ * alone costs where rqspinlock loses to QL (the two-thread hammer). All
+ * keep QL's lock word, slow path and unlock store, with QL's CAS inline as
+ * in rqspinlock's fast path; none detects anything.
  *
- *   ql-rqtable  rqspinlock's fast-path table work (<rqspinlock/inline.h>):
- *               count, ACQUIRING entry, lock, mark; RELEASING tag, unlock,
- *               clear, count. Six table stores a pair.
- *   ql-ktable   the kernel's (include/asm-generic/rqspinlock.h in Linux):
- *               count, entry, lock; clear, unlock, count. Four stores, no
- *               tags and no check of the unlocked lock against the entry.
+ *   ql-notable      no table: the control for the inline CAS.
+ *   ql-ktable       the kernel's fast-path table work (Linux
+ *                   include/asm-generic/rqspinlock.h): count, entry, lock;
+ *                   clear, unlock, count. Four stores, no tags, and no
+ *                   check of the unlocked lock against the entry.
+ *   ql-rqtable      rqspinlock's (<rqspinlock/inline.h>): count, ACQUIRING
+ *                   entry, lock, mark; RELEASING tag, unlock, clear, count.
+ *                   Six table stores a pair.
+ *   ql-owner        no table: the locked byte holds the owner's id.
+ *   ql-owner-check  the same, and the unlock checks the id first.
  *
  * The table is the library's own per-thread record, reached as the inline
  * fast path reaches it (rqspinlock_self_v2), so the TLS and layout costs are
  * those of rqspinlock. A thread registers with one res_spin_lock() of a
  * private lock the first time its count fails the bound check; past
  * RQSPINLOCK_NR_HELD locks the table is left alone, as the kernel does.
- * Named only: "all" leaves them out. docs/BENCHMARKS.md, "Contended path",
- * has what they showed.
+ * Named only: "all" leaves them out. docs/BENCHMARKS.md, "The table's
+ * share", has what they showed.
  */
 #define RQSPINLOCK_INLINE
 
@@ -160,6 +165,80 @@ static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
 	TABLE_STORE(&t->cnt, top);
 }
 
+/*
+ * ql-owner: the locked byte holds the owner's id (1..254, from the thread's
+ * TLS) instead of 1, which is all an AA check (and the holder lookup of an
+ * ABBA check) needs; the unlock is QL's store. ql-owner-check: the unlock
+ * first reads the locked byte to check that the caller owns the lock, as
+ * counting unlock_not_held would. A design rqspinlock does not have.
+ */
+static __thread uint8_t owner_id __attribute__((tls_model("initial-exec")));
+static __thread unsigned long owner_mismatches __attribute__((tls_model("initial-exec")));
+static _Atomic unsigned owner_next;
+
+/* @l taken through QL's slow path (which sets the locked byte to 1), then
+ * named ours: nobody else writes the locked byte while we hold it. */
+static __attribute__((noinline, cold)) void owner_ql_contended(ql_spinlock_t *l)
+{
+	ql_spin_lock(l);
+	atomic_store_explicit((_Atomic uint8_t *)(void *)&l->val, owner_id, memory_order_relaxed);
+}
+
+/* The thread's first lock: its id, then the lock. */
+static __attribute__((noinline, cold)) void owner_lock_first(ql_spinlock_t *l)
+{
+	owner_id =
+	    (uint8_t)(atomic_fetch_add_explicit(&owner_next, 1, memory_order_relaxed) % 254 + 1);
+	owner_ql_contended(l);
+}
+
+/* An unlock that found another id: counted, as unlock_not_held would be. */
+static __attribute__((noinline, cold)) void owner_unlock_mismatch(void)
+{
+	owner_mismatches++;
+}
+
+static inline __attribute__((always_inline)) void owner_lock(ql_spinlock_t *l)
+{
+	uint32_t id = owner_id, val = 0;
+
+	if (__builtin_expect(!id, 0)) {
+		owner_lock_first(l);
+		return;
+	}
+	/* acquire: pairs with the unlock's release store, as in QL */
+	if (__builtin_expect(atomic_compare_exchange_strong_explicit(
+	                         &l->val, &val, id, memory_order_acquire, memory_order_relaxed),
+	                     1))
+		return;
+	owner_ql_contended(l);
+}
+
+static inline __attribute__((always_inline)) void owner_unlock(ql_spinlock_t *l, bool check)
+{
+	_Atomic uint8_t *locked = (_Atomic uint8_t *)(void *)&l->val;
+
+	if (check &&
+	    __builtin_expect(atomic_load_explicit(locked, memory_order_relaxed) != owner_id, 0))
+		owner_unlock_mismatch();
+	table_ql_unlock(l);
+}
+
+#define OWNER_TYPE(name, check)                                                                    \
+	static LKOP int lkop_##name##_lock(union lk_lock *l, union lk_node *n)                     \
+	{                                                                                          \
+		(void)n;                                                                           \
+		owner_lock(&l->ql);                                                                \
+		return 0;                                                                          \
+	}                                                                                          \
+	static LKOP void lkop_##name##_unlock(union lk_lock *l, union lk_node *n)                  \
+	{                                                                                          \
+		(void)n;                                                                           \
+		owner_unlock(&l->ql, check);                                                       \
+	}
+OWNER_TYPE(qlow, false)
+OWNER_TYPE(qlowc, true)
+
 #define TABLE_TYPE(name, kind)                                                                     \
 	static LKOP int lkop_##name##_lock(union lk_lock *l, union lk_node *n)                     \
 	{                                                                                          \
@@ -183,6 +262,10 @@ static const struct lk_ops table_ops[] = {
      LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlkt_lock, lkop_qlkt_unlock},
     {"ql-rqtable", "QL plus rqspinlock's fast-path table stores (experiment); not in 'all'",
      LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlrt_lock, lkop_qlrt_unlock},
+    {"ql-owner", "QL naming its owner in the locked byte, no table (experiment); not in 'all'",
+     LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlow_lock, lkop_qlow_unlock},
+    {"ql-owner-check", "ql-owner whose unlock checks the owner (experiment); not in 'all'",
+     LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlowc_lock, lkop_qlowc_unlock},
 };
 
 const struct lk_ops *lk_table_ops(size_t *n)

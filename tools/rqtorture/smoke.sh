@@ -93,14 +93,15 @@ assert r["geomean_throughput_rql_vs_pthread_mutex"] is None, r  # no mutex in th
 PY
 	;;
 hammer-table)
-	# the held-table experiments keep QL's mutual exclusion: no error, and
-	# the shared count exact (a lost update fails the run)
-	check_run 0 --hammer -l ql,ql-notable,ql-ktable,ql-rqtable,rqspinlock-inline --reps 2 \
-		--iters 20000 "$@"
+	# the held-table and owner-byte experiments keep QL's mutual exclusion:
+	# no error, and the shared count exact (a lost update fails the run)
+	check_run 0 --hammer -l ql,ql-notable,ql-ktable,ql-rqtable,ql-owner,ql-owner-check,rqspinlock-inline \
+		--reps 2 --iters 20000 "$@"
 	python3 - "$tmp/run.json" <<'PY' || fail "held-table hammer report inconsistent"
 import json, sys
 r = json.load(open(sys.argv[1]))
-names = ["ql", "ql-notable", "ql-ktable", "ql-rqtable", "rqspinlock-inline"]
+names = ["ql", "ql-notable", "ql-ktable", "ql-rqtable", "ql-owner", "ql-owner-check",
+         "rqspinlock-inline"]
 assert [l["lock"] for l in r["locks"]] == names, r
 assert all(l["errors"] == 0 and l["ratio_vs_ql"] > 0 for l in r["locks"]), r
 assert r["locks"][0]["ratio_vs_ql"] == 1.0, r
