@@ -198,10 +198,11 @@ static __attribute__((noinline, cold)) void owner_unlock_mismatch(void)
 	owner_mismatches++;
 }
 
-static inline __attribute__((always_inline)) void owner_lock(ql_spinlock_t *l)
+static inline __attribute__((always_inline)) void owner_lock(ql_spinlock_t *l, bool check)
 {
 	uint32_t id = owner_id, val = 0;
 
+	(void)check; /* the unlock's */
 	if (__builtin_expect(!id, 0)) {
 		owner_lock_first(l);
 		return;
@@ -224,36 +225,24 @@ static inline __attribute__((always_inline)) void owner_unlock(ql_spinlock_t *l,
 	table_ql_unlock(l);
 }
 
-#define OWNER_TYPE(name, check)                                                                    \
+/* An experiment's lkop_* pair: @lock_fn(&l->ql, @arg), @unlock_fn(&l->ql, @arg). */
+#define EXPERIMENT_TYPE(name, lock_fn, unlock_fn, arg)                                             \
 	static LKOP int lkop_##name##_lock(union lk_lock *l, union lk_node *n)                     \
 	{                                                                                          \
 		(void)n;                                                                           \
-		owner_lock(&l->ql);                                                                \
+		lock_fn(&l->ql, arg);                                                              \
 		return 0;                                                                          \
 	}                                                                                          \
 	static LKOP void lkop_##name##_unlock(union lk_lock *l, union lk_node *n)                  \
 	{                                                                                          \
 		(void)n;                                                                           \
-		owner_unlock(&l->ql, check);                                                       \
+		unlock_fn(&l->ql, arg);                                                            \
 	}
-OWNER_TYPE(qlow, false)
-OWNER_TYPE(qlowc, true)
-
-#define TABLE_TYPE(name, kind)                                                                     \
-	static LKOP int lkop_##name##_lock(union lk_lock *l, union lk_node *n)                     \
-	{                                                                                          \
-		(void)n;                                                                           \
-		table_lock(&l->ql, kind);                                                          \
-		return 0;                                                                          \
-	}                                                                                          \
-	static LKOP void lkop_##name##_unlock(union lk_lock *l, union lk_node *n)                  \
-	{                                                                                          \
-		(void)n;                                                                           \
-		table_unlock(&l->ql, kind);                                                        \
-	}
-TABLE_TYPE(qlnt, TABLE_NONE)
-TABLE_TYPE(qlkt, TABLE_KERNEL)
-TABLE_TYPE(qlrt, TABLE_RQ)
+EXPERIMENT_TYPE(qlnt, table_lock, table_unlock, TABLE_NONE)
+EXPERIMENT_TYPE(qlkt, table_lock, table_unlock, TABLE_KERNEL)
+EXPERIMENT_TYPE(qlrt, table_lock, table_unlock, TABLE_RQ)
+EXPERIMENT_TYPE(qlow, owner_lock, owner_unlock, false)
+EXPERIMENT_TYPE(qlowc, owner_lock, owner_unlock, true)
 
 static const struct lk_ops table_ops[] = {
     {"ql-notable", "QL with the experiments' inline CAS and no table (their control); not in 'all'",
