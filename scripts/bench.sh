@@ -125,11 +125,12 @@ uncontended() {
 	say "uncontended lock+unlock pair"
 	# Named-only types ("all" leaves them out of the sweep), measured beside
 	# rqspinlock: rqspinlock-inline (the opt-in RQSPINLOCK_INLINE fast path)
-	# and the held-table experiments on QL (docs/BENCHMARKS.md, "The table's
-	# share"): what the kernel's and rqspinlock's table work cost on QL.
+	# and the experiments on QL (docs/BENCHMARKS.md, "The table's share"):
+	# what the kernel's and rqspinlock's table work cost on QL, and an owner
+	# in the lock word instead; with QL itself, their reference.
 	local ulocks=$locks named
 	if [[ ",$locks," == *",all,"* || ",$locks," == *",rqspinlock,"* ]]; then
-		for named in rqspinlock-inline ql-notable ql-ktable ql-rqtable ql-owner ql-owner-check; do
+		for named in rqspinlock-inline ql ql-notable ql-ktable ql-rqtable ql-owner ql-owner-check; do
 			[[ ",$ulocks," == *",$named,"* ]] || ulocks+=",$named"
 		done
 	fi

@@ -195,12 +195,14 @@ static double ns_ratio(const double *ns, int reps, int l, int ref)
 	return paired_ratio(ns, reps, l, ref);
 }
 
-/* The experiments of locks_table.c and the inline fast path against QL,
- * where they ran: what a held-lock table alone costs on QL's own lock. */
+/* The experiments of locks_table.c and the inline fast path against QL and,
+ * where ql-notable ran, against that control (QL's CAS and store inline, as
+ * in all of them): what a held-lock table alone costs on QL's own lock. */
 static void print_table_share(FILE *f, const struct config *cfg, const double *ns, int ql)
 {
 	static const char *const names[] = {"ql-notable", "ql-ktable",      "ql-rqtable",
 	                                    "ql-owner",   "ql-owner-check", "rqspinlock-inline"};
+	int ctl = bench_find_lock(cfg, "ql-notable");
 	bool head = false;
 
 	for (size_t i = 0; ql >= 0 && i < sizeof(names) / sizeof(names[0]); i++) {
@@ -209,11 +211,27 @@ static void print_table_share(FILE *f, const struct config *cfg, const double *n
 		if (l < 0)
 			continue;
 		if (!head)
-			fprintf(f, "\nThe held table's share (throughput ratios = QL ns / lock ns; "
-			           "reported)\n");
+			fprintf(
+			    f,
+			    "\nThe held table's share (throughput ratios = reference ns / lock ns; "
+			    "reported)\n  %-18s %6s %12s\n",
+			    "lock", "vs QL", "vs control");
 		head = true;
-		fprintf(f, "  %s/QL = %.2f\n", names[i], 1.0 / ns_ratio(ns, cfg->reps, l, ql));
+		fprintf(f, "  %-18s %6.2f", names[i], 1.0 / ns_ratio(ns, cfg->reps, l, ql));
+		if (ctl >= 0 && l != ctl)
+			fprintf(f, " %12.2f\n", 1.0 / ns_ratio(ns, cfg->reps, l, ctl));
+		else
+			fprintf(f, " %12s\n", "-");
 	}
+}
+
+/* A paired ratio column: "-" where the reference lock did not run. */
+static void print_ratio_cell(FILE *f, const double *ns, int reps, int l, int ref)
+{
+	if (ref < 0)
+		fprintf(f, " %8s", "-");
+	else
+		fprintf(f, " %8.2f", ns_ratio(ns, reps, l, ref));
 }
 
 static void print_hammer_text(FILE *f, const struct config *cfg, const double *ns, int threads,
@@ -229,9 +247,10 @@ static void print_hammer_text(FILE *f, const struct config *cfg, const double *n
 	        "vs ql", "vs pspin", "vs mutex");
 	for (int l = 0; l < cfg->nlocks; l++) {
 		double mn, mx, m = bench_median(reps_of(ns, reps, l), reps, &mn, &mx);
-		fprintf(f, "%-17s %7.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", cfg->locks[l]->name, m,
-		        mn, mx, ns_ratio(ns, reps, l, ref[0]), ns_ratio(ns, reps, l, ref[1]),
-		        ns_ratio(ns, reps, l, ref[2]));
+		fprintf(f, "%-17s %7.2f %8.2f %8.2f", cfg->locks[l]->name, m, mn, mx);
+		for (int r = 0; r < 3; r++)
+			print_ratio_cell(f, ns, reps, l, ref[r]);
+		fputc('\n', f);
 	}
 	print_table_share(f, cfg, ns, ref[0]);
 	if (rq < 0)

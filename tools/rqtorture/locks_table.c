@@ -3,30 +3,39 @@
  * Experiments, not locks: QL with a held-lock table's work around it, or
  * with its owner named in the lock word instead, to measure what the table
  * alone costs where rqspinlock loses to QL (the two-thread hammer). All
- * keep QL's lock word, slow path and unlock store, with QL's CAS inline as
- * in rqspinlock's fast path; none detects anything.
+ * keep QL's slow path, with QL's CAS and unlock store inline as in
+ * rqspinlock's fast path; none detects anything.
  *
- *   ql-notable      no table: the control for the inline CAS.
+ *   ql-notable      no table: the control for the inline CAS and store.
  *   ql-ktable       the kernel's fast-path table work (Linux
  *                   include/asm-generic/rqspinlock.h): count, entry, lock;
  *                   clear, unlock, count. Four stores, no tags, and no
- *                   check of the unlocked lock against the entry.
- *   ql-rqtable      rqspinlock's (<rqspinlock/inline.h>): count, ACQUIRING
- *                   entry, lock, mark; RELEASING tag, unlock, clear, count.
- *                   Six table stores a pair.
- *   ql-owner        no table: the locked byte holds the owner's id.
+ *                   check of the unlocked lock against the entry. (The
+ *                   count's store is a release, as in inline.h; the
+ *                   kernel's per-CPU increment is not: the same on x86.)
+ *   ql-rqtable      rqspinlock's (<rqspinlock/inline.h>, less its NULL
+ *                   test): count, ACQUIRING entry, lock, mark; RELEASING
+ *                   tag, unlock, clear, count. Six table stores a pair.
+ *   ql-owner        no table: the locked byte holds the owner's id
+ *                   instead of 1 (after a contended acquisition, 1 until
+ *                   QL's slow path returns).
  *   ql-owner-check  the same, and the unlock checks the id first.
  *
  * The table is the library's own per-thread record, reached as the inline
  * fast path reaches it (rqspinlock_self_v2), so the TLS and layout costs are
- * those of rqspinlock. A thread registers with one res_spin_lock() of a
- * private lock the first time its count fails the bound check; past
- * RQSPINLOCK_NR_HELD locks the table is left alone, as the kernel does.
- * Named only: "all" leaves them out. docs/BENCHMARKS.md, "The table's
- * share", has what they showed.
+ * those of rqspinlock. A thread registers (res_spin_thread_slot()) the
+ * first time its count fails the bound check; past RQSPINLOCK_NR_HELD locks
+ * the table is left alone, as the kernel does. Like the kernel's, these
+ * tables expect unlocks in the reverse order of the locks, which is how
+ * rqtorture's nesting releases them: another order would leave stale
+ * entries that the library reads if the same thread later calls it. Named
+ * only: "all" leaves them out.
+ * docs/BENCHMARKS.md, "The table's share", has what they showed.
  */
 #define RQSPINLOCK_INLINE
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rqtorture.h"
@@ -46,12 +55,10 @@ static inline void table_put(held_t *t, uint32_t n, uintptr_t l, uintptr_t tags)
 	TABLE_STORE(&t->locks[n], l + tags);
 }
 
-/* The unlock of an untracked lock: the count only, and nothing for a
- * thread left on the read-only sentinel. */
+/* The unlock of an untracked lock: the count only. */
 static __attribute__((noinline, cold)) void table_pop_untracked(held_t *t, uint32_t top)
 {
-	if (top != UINT32_MAX - 1)
-		TABLE_STORE(&t->cnt, top);
+	TABLE_STORE(&t->cnt, top);
 }
 
 static void table_init(union lk_lock *l)
@@ -65,53 +72,45 @@ enum table_kind { TABLE_NONE, TABLE_KERNEL, TABLE_RQ };
 /* QL's lock taken after a failed inline CAS: ql_spin_lock() tries its own
  * CAS once more before its slow path, the one cost the experiments add to
  * QL's own (ql-notable measures it). */
-static __attribute__((noinline, cold)) void table_ql_contended(ql_spinlock_t *l, uint32_t i,
-                                                               enum table_kind kind)
+static __attribute__((noinline, cold)) int table_ql_contended(ql_spinlock_t *l, uint32_t i,
+                                                              enum table_kind kind)
 {
 	ql_spin_lock(l);
 	if (kind == TABLE_RQ && i != UINT32_MAX) /* the mark */
 		TABLE_STORE(&RQSPINLOCK_INLINE_SELF()->locks[i], (uintptr_t)l);
+	return 0;
 }
 
 /* table_lock() past the bound check: register the thread (its record is
- * the read-only sentinel until then), or count an untracked lock. */
-static __attribute__((noinline, cold)) void table_lock_cold(ql_spinlock_t *l, enum table_kind kind)
+ * the read-only sentinel until then; registering never fails, a thread
+ * without a slot gets a writable record too), or count an untracked lock. */
+static __attribute__((noinline, cold)) int table_lock_cold(ql_spinlock_t *l, enum table_kind kind)
 {
-	static rqspinlock_t reg_lock = RQSPINLOCK_INIT;
-	held_t *t = RQSPINLOCK_INLINE_SELF();
-	uint32_t n = TABLE_LOAD(&t->cnt);
+	held_t *t;
+	uint32_t n;
 
-	if (n == UINT32_MAX && res_spin_lock(&reg_lock) == 0) {
-		res_spin_unlock(&reg_lock);
-		t = RQSPINLOCK_INLINE_SELF();
-		n = TABLE_LOAD(&t->cnt);
-	}
-	if (n == UINT32_MAX) { /* still the sentinel: the registry is full */
-		ql_spin_lock(l);
-		return;
-	}
+	(void)res_spin_thread_slot();
+	t = RQSPINLOCK_INLINE_SELF();
+	n = TABLE_LOAD(&t->cnt);
 	if (n >= RQSPINLOCK_NR_HELD) {
 		TABLE_STORE(&t->cnt, n + 1);
-		ql_spin_lock(l);
-		return;
+		return table_ql_contended(l, UINT32_MAX, TABLE_NONE);
 	}
 	table_put(t, n, (uintptr_t)l, kind == TABLE_RQ ? 2 : 0);
-	table_ql_contended(l, n, kind);
+	return table_ql_contended(l, n, kind);
 }
 
 /* The lock: the table's push, QL's CAS inline as in rqspinlock's fast path,
  * and for rqspinlock's table the mark. Everything else is a tail call. */
-static inline __attribute__((always_inline)) void table_lock(ql_spinlock_t *l, enum table_kind kind)
+static inline __attribute__((always_inline)) int table_lock(ql_spinlock_t *l, enum table_kind kind)
 {
 	held_t *t = RQSPINLOCK_INLINE_SELF();
 	uint32_t n = UINT32_MAX, val = 0;
 
 	if (kind != TABLE_NONE) {
 		n = TABLE_LOAD(&t->cnt);
-		if (__builtin_expect(n >= RQSPINLOCK_NR_HELD, 0)) {
-			table_lock_cold(l, kind);
-			return;
-		}
+		if (__builtin_expect(n >= RQSPINLOCK_NR_HELD, 0))
+			return table_lock_cold(l, kind);
 		table_put(t, n, (uintptr_t)l, kind == TABLE_RQ ? 2 : 0);
 	}
 	/* acquire: pairs with the unlock's release store, as in QL */
@@ -120,9 +119,9 @@ static inline __attribute__((always_inline)) void table_lock(ql_spinlock_t *l, e
 	                     1)) {
 		if (kind == TABLE_RQ)
 			TABLE_STORE(&t->locks[n], (uintptr_t)l); /* the mark */
-		return;
+		return 0;
 	}
-	table_ql_contended(l, n, kind);
+	return table_ql_contended(l, n, kind);
 }
 
 /* QL's unlock: a release store of the locked byte, inline. */
@@ -173,55 +172,62 @@ static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
  * counting unlock_not_held would. A design rqspinlock does not have.
  */
 static __thread uint8_t owner_id __attribute__((tls_model("initial-exec")));
-static __thread unsigned long owner_mismatches __attribute__((tls_model("initial-exec")));
 static _Atomic unsigned owner_next;
 
 /* @l taken through QL's slow path (which sets the locked byte to 1), then
  * named ours: nobody else writes the locked byte while we hold it. */
-static __attribute__((noinline, cold)) void owner_ql_contended(ql_spinlock_t *l)
+static __attribute__((noinline, cold)) int owner_ql_contended(ql_spinlock_t *l)
 {
 	ql_spin_lock(l);
 	atomic_store_explicit((_Atomic uint8_t *)(void *)&l->val, owner_id, memory_order_relaxed);
+	return 0;
 }
 
-/* The thread's first lock: its id, then the lock. */
-static __attribute__((noinline, cold)) void owner_lock_first(ql_spinlock_t *l)
+/* The thread's first lock: its id, then the lock. Ids are 2..254: 1 is
+ * what QL's slow path leaves in the byte before the id replaces it. */
+static __attribute__((noinline, cold)) int owner_lock_first(ql_spinlock_t *l)
 {
-	owner_id =
-	    (uint8_t)(atomic_fetch_add_explicit(&owner_next, 1, memory_order_relaxed) % 254 + 1);
-	owner_ql_contended(l);
+	unsigned next = atomic_fetch_add_explicit(&owner_next, 1, memory_order_relaxed);
+
+	owner_id = (uint8_t)(next % 253 + 2);
+	return owner_ql_contended(l);
 }
 
-/* An unlock that found another id: counted, as unlock_not_held would be. */
-static __attribute__((noinline, cold)) void owner_unlock_mismatch(void)
+/* An unlock of a lock whose byte names another thread: in these runs a
+ * broken experiment (every lock is released by its owner), so it stops the
+ * run rather than skew it. */
+static __attribute__((noinline, cold)) void owner_unlock_mismatch(unsigned found)
 {
-	owner_mismatches++;
+	fprintf(stderr, "rqtorture: ql-owner-check: the unlock found owner %u, not %u\n", found,
+	        (unsigned)owner_id);
+	abort();
 }
 
-static inline __attribute__((always_inline)) void owner_lock(ql_spinlock_t *l, bool check)
+static inline __attribute__((always_inline)) int owner_lock(ql_spinlock_t *l, bool check)
 {
 	uint32_t id = owner_id, val = 0;
 
 	(void)check; /* the unlock's */
-	if (__builtin_expect(!id, 0)) {
-		owner_lock_first(l);
-		return;
-	}
+	if (__builtin_expect(!id, 0))
+		return owner_lock_first(l);
 	/* acquire: pairs with the unlock's release store, as in QL */
 	if (__builtin_expect(atomic_compare_exchange_strong_explicit(
 	                         &l->val, &val, id, memory_order_acquire, memory_order_relaxed),
 	                     1))
-		return;
-	owner_ql_contended(l);
+		return 0;
+	return owner_ql_contended(l);
 }
 
 static inline __attribute__((always_inline)) void owner_unlock(ql_spinlock_t *l, bool check)
 {
 	_Atomic uint8_t *locked = (_Atomic uint8_t *)(void *)&l->val;
 
-	if (check &&
-	    __builtin_expect(atomic_load_explicit(locked, memory_order_relaxed) != owner_id, 0))
-		owner_unlock_mismatch();
+	if (check) {
+		unsigned found = atomic_load_explicit(locked, memory_order_relaxed);
+
+		if (__builtin_expect(found != owner_id, 0))
+			owner_unlock_mismatch(found);
+	}
 	table_ql_unlock(l);
 }
 
@@ -230,8 +236,7 @@ static inline __attribute__((always_inline)) void owner_unlock(ql_spinlock_t *l,
 	static LKOP int lkop_##name##_lock(union lk_lock *l, union lk_node *n)                     \
 	{                                                                                          \
 		(void)n;                                                                           \
-		lock_fn(&l->ql, arg);                                                              \
-		return 0;                                                                          \
+		return lock_fn(&l->ql, arg);                                                       \
 	}                                                                                          \
 	static LKOP void lkop_##name##_unlock(union lk_lock *l, union lk_node *n)                  \
 	{                                                                                          \
