@@ -131,7 +131,9 @@ uncontended() {
 	local ulocks=$locks named
 	if [[ ",$locks," == *",all,"* || ",$locks," == *",rqspinlock,"* ]]; then
 		for named in rqspinlock-inline ql ql-notable ql-ktable ql-rqtable ql-owner ql-owner-check; do
-			[[ ",$ulocks," == *",$named,"* ]] || ulocks+=",$named"
+			[[ ",$ulocks," == *",$named,"* ]] && continue
+			[[ $named == ql && ",$ulocks," == *",all,"* ]] && continue # "all" has it
+			ulocks+=",$named"
 		done
 	fi
 	run "$out/uncontended.txt" --uncontended -l "$ulocks" --reps 11 --pin spread \
