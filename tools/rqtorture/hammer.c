@@ -258,12 +258,11 @@ static void print_hammer_text(FILE *f, const struct config *cfg, const double *n
 	fprintf(f, "\nGoals (hammer, throughput ratios = reference ns / RQL ns)\n");
 	if (ref[0] >= 0) {
 		double r = 1.0 / ns_ratio(ns, reps, rq, ref[0]);
-		fprintf(f, "  %-4s RQL/QL = %.2f (goal >= 0.95)\n", r >= 0.95 ? "PASS" : "FAIL", r);
+		bench_goal(f, r >= 0.95, "RQL/QL", r, ">= 0.95");
 	}
 	if (ref[2] >= 0) {
 		double r = 1.0 / ns_ratio(ns, reps, rq, ref[2]);
-		fprintf(f, "  %-4s RQL/pthread_mutex = %.2f (goal >= 1.00)\n",
-		        r >= 1.0 ? "PASS" : "FAIL", r);
+		bench_goal(f, r >= 1.0, "RQL/pthread_mutex", r, ">= 1.00");
 	}
 }
 

@@ -261,6 +261,9 @@ int bench_hammer(const struct config *cfg);
 double bench_median(const double *v, int n, double *mn, double *mx);
 /* bench.c: index of lock type @name in cfg->locks, or -1 */
 int bench_find_lock(const struct config *cfg, const char *name);
+/* bench.c: one goal line, "  PASS label = 0.97 (goal >= 0.95)", with more
+ * decimals where two would show a failing figure as meeting its target */
+void bench_goal(FILE *f, bool ok, const char *label, double measured, const char *target);
 
 void lib_stats_delta(struct rqspinlock_stats *out, const struct rqspinlock_stats *before);
 
