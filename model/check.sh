@@ -2,10 +2,12 @@
 # model/check.sh [WORKDIR]: run every Spin configuration of the lock model.
 #
 # Each line of CHECKS below is one run: name, the spin -D flags (model
-# configuration / variant), extra pan compile flags, pan run flags, and the
+# configuration / variant), extra pan compile flags, pan run flags, the
 # expected outcome: "pass" (errors: 0, exhaustive) or "fail" (a counterexample
-# must be found). Prints a summary table; exits 1 on any unexpected outcome,
-# 77 (CTest skip) when spin or a C compiler is missing.
+# must be found), and optionally the model file (default rqspinlock.pml; the
+# design model owner_word.pml is a proposal's, docs/MODEL.md says which).
+# Prints a summary table; exits 1 on any unexpected outcome, 77 (CTest skip)
+# when spin or a C compiler is missing.
 # docs/MODEL.md explains the configurations, properties and variants.
 # Work files go to WORKDIR (default: a fresh temporary directory), never to
 # the source tree. RQ_MODEL_JOBS (default 2) runs that many checks at once.
@@ -14,7 +16,6 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-model=$here/rqspinlock.pml
 work=${1:-$(mktemp -d "${TMPDIR:-/tmp}/rq-model.XXXXXX")}
 jobs=${RQ_MODEL_JOBS:-2}
 # clang builds pan.c (2 MB of generated C) at -O0 in 2 s where gcc takes 5,
@@ -57,18 +58,22 @@ CHECKS=(
 	"broken-frozen-any-claimant|-DCFG_FROZEN -DTIMEOUTS -DTMO_BUDGET=0 -DBROKEN_FROZEN_ANY_CLAIMANT|-O0 -DSAFETY|-m400000|fail"
 	"c-frozen-self|-DCFG_ABBA -DTIMEOUTS -DC_FROZEN_SELF|-O0 -DSAFETY|-m400000|fail"
 	"broken-no-own-deadline|-DCFG_VANISH -DTIMEOUTS -DTMO_BUDGET=0 -DBROKEN_NO_OWN_DEADLINE|-O0 -DSAFETY|-m400000|fail"
+	"owner-word||-O1 -fno-inline -DSAFETY|-m400000|pass|owner_word.pml"
+	"owner-word-no-zero-id|-DNO_ZERO_ID|-O0 -DSAFETY|-m400000|fail|owner_word.pml"
+	"owner-word-no-detect|-DNO_DETECT|-O0 -DSAFETY|-m400000|fail|owner_word.pml"
 )
 
 # run_check LINE: one verification in its own directory; writes result.txt
 run_check() {
-	local name defs ccflags panflags expect dir start rc errors states
-	IFS='|' read -r name defs ccflags panflags expect <<<"$1"
+	local name defs ccflags panflags expect file dir start rc errors states
+	IFS='|' read -r name defs ccflags panflags expect file <<<"$1"
+	file=${file:-rqspinlock.pml}
 	dir=$work/$name
 	rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || return 1
-	cp "$model" .
+	cp "$here/$file" .
 	start=$(date +%s%N)
 	# shellcheck disable=SC2086
-	if ! spin -a $defs rqspinlock.pml >spin.log 2>&1; then
+	if ! spin -a $defs "$file" >spin.log 2>&1; then
 		echo "$name|$expect|spin-error|-|-|-|-" >result.txt
 		return 0
 	fi
@@ -89,9 +94,9 @@ run_check() {
 	local ms=$((($(date +%s%N) - start) / 1000000))
 	local secs=$((ms / 1000)).$((ms % 1000 / 100))
 	local what=-
-	if [ -f rqspinlock.pml.trail ]; then
+	if [ -f "$file.trail" ]; then
 		what=$(grep -m1 -oE 'assertion violated.*|invalid end state' pan.log | head -1 | cut -c1-60)
-		spin -t -p $defs rqspinlock.pml 2>/dev/null | python3 "$here/trail.py" rqspinlock.pml >trail.txt 2>/dev/null || true
+		spin -t -p $defs "$file" 2>/dev/null | python3 "$here/trail.py" "$file" >trail.txt 2>/dev/null || true
 	fi
 	if grep -q "Search not completed" pan.log && [ "${errors:-0}" = 0 ]; then
 		errors=incomplete
@@ -99,7 +104,7 @@ run_check() {
 	echo "$name|$expect|${errors:-?}|${states:-?}|$secs|${cpu:--}|${what:--}|rc=$rc" >result.txt
 }
 export -f run_check
-export work model here cc
+export work here cc
 
 start=$(date +%s)
 printf '%s\n' "${CHECKS[@]}" | xargs -P "$jobs" -I{} bash -c 'run_check "$1"' _ {}
