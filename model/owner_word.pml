@@ -4,8 +4,8 @@
  * The locked byte names the owner thread and there is no fast-path
  * held-lock table. Two threads, two locks; each thread's outer context
  * takes its two locks in one order or the other, and may be interrupted
- * once, anywhere, by a signal handler that takes one lock (it runs to its
- * end before the outer context resumes). Detection reads a lock's owner
+ * once, anywhere, by a signal handler that takes one lock or both (it runs
+ * to its end before the outer context resumes). Detection reads a lock's owner
  * from its word and what a thread waits for from its wait records; a lock
  * taken on the slow path is recorded with the number of the thread's waits
  * active then. While a thread waits, its fast-path copy of its id is zero,
@@ -147,7 +147,17 @@ inline handler(t)
 	fi;
 	ACQUIRE(t, 1, h, hok, );
 	if
-	:: hok -> release(h)
+	:: hok ->
+		/* and maybe the other lock too, while holding this one */
+		if
+		:: ACQUIRE(t, 1, 1 - h, hok2, );
+			if
+			:: hok2 -> release(1 - h)
+			:: else
+			fi
+		:: skip
+		fi;
+		release(h)
 	:: else
 	fi
 }
@@ -161,7 +171,7 @@ inline handler(t)
 
 proctype thread(byte t; byte a; byte b)
 {
-	bool hdone = false, hok, oka, okb;
+	bool hdone = false, hok, hok2, oka, okb;
 	byte h, o, k;
 
 	fastid[t] = true;
