@@ -61,6 +61,9 @@ maps_ms=${BENCH_MAPS_MS:-200}
 bin=build/bench/tools/rqtorture
 mapbin=build/bench/maps/rqmapbench
 status=0
+# rqtorture's experiment types on QL, named only (docs/BENCHMARKS.md, "The
+# table's share"): measured uncontended and in a hammer of their own.
+experiments=ql-notable,ql-ktable,ql-rqtable,ql-owner,ql-owner-check
 
 say() { printf '\n=== %s ===\n' "$*"; }
 
@@ -130,7 +133,7 @@ uncontended() {
 	# in the lock word instead; with QL itself, their reference.
 	local ulocks=$locks named
 	if [[ ",$locks," == *",all,"* || ",$locks," == *",rqspinlock,"* ]]; then
-		for named in rqspinlock-inline ql ql-notable ql-ktable ql-rqtable ql-owner ql-owner-check; do
+		for named in rqspinlock-inline ql ${experiments//,/ }; do
 			[[ ",$ulocks," == *",$named,"* ]] && continue
 			[[ $named == ql && ",$ulocks," == *",all,"* ]] && continue # "all" has it
 			ulocks+=",$named"
@@ -182,8 +185,7 @@ hammer() {
 	# and rqspinlock's inline fast path: what the table alone costs in this
 	# loop (docs/BENCHMARKS.md, "The table's share").
 	say "two-thread hammer, the held table's share: $hreps interleaved reps x $hiters acquisitions"
-	local tlocks=ql,ql-notable,ql-ktable,ql-rqtable,ql-owner,ql-owner-check,rqspinlock-inline
-	run "$out/hammer-table.txt" --hammer -l "$tlocks" \
+	run "$out/hammer-table.txt" --hammer -l "ql,$experiments,rqspinlock-inline" \
 		--reps "$hreps" --iters "$hiters" --pin spread --json "$out/hammer-table.json"
 }
 

@@ -195,20 +195,17 @@ static double ns_ratio(const double *ns, int reps, int l, int ref)
 	return paired_ratio(ns, reps, l, ref);
 }
 
-/* The experiments of locks_table.c and the inline fast path against QL and,
- * where ql-notable ran, against that control (QL's CAS and store inline, as
- * in all of them): what a held-lock table alone costs on QL's own lock. */
+/* The named-only types in the run (the experiments of locks_table.c and the
+ * inline fast path) against QL and, where ql-notable ran, against that
+ * control (QL's CAS and store inline, as in all of them): what a held-lock
+ * table alone costs on QL's own lock. */
 static void print_table_share(FILE *f, const struct config *cfg, const double *ns, int ql)
 {
-	static const char *const names[] = {"ql-notable", "ql-ktable",      "ql-rqtable",
-	                                    "ql-owner",   "ql-owner-check", "rqspinlock-inline"};
 	int ctl = bench_find_lock(cfg, "ql-notable");
 	bool head = false;
 
-	for (size_t i = 0; ql >= 0 && i < sizeof(names) / sizeof(names[0]); i++) {
-		int l = bench_find_lock(cfg, names[i]);
-
-		if (l < 0)
+	for (int l = 0; ql >= 0 && l < cfg->nlocks; l++) {
+		if (!(cfg->locks[l]->flags & LK_NAMED_ONLY))
 			continue;
 		if (!head)
 			fprintf(
@@ -217,7 +214,8 @@ static void print_table_share(FILE *f, const struct config *cfg, const double *n
 			    "reported)\n  %-18s %6s %12s\n",
 			    "lock", "vs QL", "vs control");
 		head = true;
-		fprintf(f, "  %-18s %6.2f", names[i], 1.0 / ns_ratio(ns, cfg->reps, l, ql));
+		fprintf(f, "  %-18s %6.2f", cfg->locks[l]->name,
+		        1.0 / ns_ratio(ns, cfg->reps, l, ql));
 		if (ctl >= 0 && l != ctl)
 			fprintf(f, " %12.2f\n", 1.0 / ns_ratio(ns, cfg->reps, l, ctl));
 		else

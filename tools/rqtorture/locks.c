@@ -45,7 +45,7 @@ static LKOP void lkop_rq_unlock(union lk_lock *l, union lk_node *n)
 
 /* ---- QL, the baseline ----------------------------------------------- */
 
-static void ql_init(union lk_lock *l)
+void ql_init(union lk_lock *l)
 {
 	memset(&l->ql, 0, sizeof(l->ql));
 }

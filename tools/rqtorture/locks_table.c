@@ -36,7 +36,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "rqtorture.h"
 
@@ -59,11 +58,6 @@ static inline void table_put(held_t *t, uint32_t n, uintptr_t l, uintptr_t tags)
 static __attribute__((noinline, cold)) void table_pop_untracked(held_t *t, uint32_t top)
 {
 	TABLE_STORE(&t->cnt, top);
-}
-
-static void table_init(union lk_lock *l)
-{
-	memset(&l->ql, 0, sizeof(l->ql));
 }
 
 /* Which table work an experiment does around QL. */
@@ -165,7 +159,7 @@ static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
 }
 
 /*
- * ql-owner: the locked byte holds the owner's id (1..254, from the thread's
+ * ql-owner: the locked byte holds the owner's id (2..254, from the thread's
  * TLS) instead of 1, which is all an AA check (and the holder lookup of an
  * ABBA check) needs; the unlock is QL's store. ql-owner-check: the unlock
  * first reads the locked byte to check that the caller owns the lock, as
@@ -251,15 +245,15 @@ EXPERIMENT_TYPE(qlowc, owner_lock, owner_unlock, true)
 
 static const struct lk_ops table_ops[] = {
     {"ql-notable", "QL with the experiments' inline CAS and no table (their control); not in 'all'",
-     LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlnt_lock, lkop_qlnt_unlock},
+     LK_NAMED_ONLY, true, NULL, NULL, ql_init, NULL, lkop_qlnt_lock, lkop_qlnt_unlock},
     {"ql-ktable", "QL plus the kernel's fast-path table stores (experiment); not in 'all'",
-     LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlkt_lock, lkop_qlkt_unlock},
+     LK_NAMED_ONLY, true, NULL, NULL, ql_init, NULL, lkop_qlkt_lock, lkop_qlkt_unlock},
     {"ql-rqtable", "QL plus rqspinlock's fast-path table stores (experiment); not in 'all'",
-     LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlrt_lock, lkop_qlrt_unlock},
+     LK_NAMED_ONLY, true, NULL, NULL, ql_init, NULL, lkop_qlrt_lock, lkop_qlrt_unlock},
     {"ql-owner", "QL naming its owner in the locked byte, no table (experiment); not in 'all'",
-     LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlow_lock, lkop_qlow_unlock},
+     LK_NAMED_ONLY, true, NULL, NULL, ql_init, NULL, lkop_qlow_lock, lkop_qlow_unlock},
     {"ql-owner-check", "ql-owner whose unlock checks the owner (experiment); not in 'all'",
-     LK_NAMED_ONLY, true, NULL, NULL, table_init, NULL, lkop_qlowc_lock, lkop_qlowc_unlock},
+     LK_NAMED_ONLY, true, NULL, NULL, ql_init, NULL, lkop_qlowc_lock, lkop_qlowc_unlock},
 };
 
 const struct lk_ops *lk_table_ops(size_t *n)

@@ -105,6 +105,8 @@ const struct lk_ops *lk_table_ops(size_t *n); /* locks_table.c */
 /* rqspinlock's set-up, shared by its exported and inline types (locks.c). */
 void rq_prepare_queued(void);
 void rq_init(union lk_lock *l);
+/* QL's set-up, shared by its type and the experiments on it (locks.c). */
+void ql_init(union lk_lock *l);
 bool lk_is_rq(const struct lk_ops *ops);
 
 /* A lock plus the data it protects, checked for mutual exclusion. */
