@@ -107,8 +107,10 @@ __attribute__((constructor)) static void rqspinlock_pthread_init(void)
 }
 
 /* A failure before the constructor ran (another library's constructor
- * locked first) had no hook: say what is known, then apply the policy. */
-static int failed(int err)
+ * locked first) had no hook: say what is known, then apply the policy.
+ * Out of line and cold, so that pthread_spin_lock()'s success path keeps
+ * no stack frame for it. */
+__attribute__((noinline, cold)) static int failed(int err)
 {
 	static const char msg[] = "rqspinlock-pthread: pthread_spin_lock failed before "
 	                          "initialization; no report available\n";

@@ -45,7 +45,8 @@ _Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 && RQ_LOCKED_V
  * (an unregistered thread, whose record is the sentinel, or RQ_NR_HELD locks
  * tracked already); otherwise the CAS failed, having seen @val.
  */
-RQ_EXPORT int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t held_idx, uint32_t val)
+RQ_EXPORT RQ_NOINLINE int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t held_idx,
+                                                  uint32_t val)
 {
 	struct rq_thread *t = rq_self_get();
 
@@ -91,7 +92,7 @@ RQ_EXPORT int res_spin_trylock(rqspinlock_t *lock)
 }
 
 /* res_spin_unlock() of anything but the top entry of a tracked table (NULL too). */
-RQ_EXPORT void res_spin_unlock_slow_abi(rqspinlock_t *lock)
+RQ_EXPORT RQ_NOINLINE void res_spin_unlock_slow_abi(rqspinlock_t *lock)
 {
 	struct rq_thread *t = rq_self_get();
 

@@ -34,6 +34,9 @@ extern _Thread_local struct rq_thread *rq_self __asm__("rqspinlock_self_v2");
 _Static_assert(RQSPINLOCK_INLINE_ABI == 2, "rq_self's symbol name carries the inline ABI version");
 
 #define RQ_EXPORT   __attribute__((visibility("default")))
+/* Kept out of line even where link-time optimization could inline it (the
+ * pthread drop-in): a fast path that calls it needs no stack frame. */
+#define RQ_NOINLINE __attribute__((noinline))
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
