@@ -151,11 +151,12 @@ void res_spin_lock_init_shared(rqspinlock_t *lock);
  *   timed-out waiter also get -ETIMEDOUT), or when a waiter queued behind
  *   others was not handed the queue within three timeouts (its predecessor
  *   is frozen or gone). Time counts against a wait only while the owner
- *   (found from the held-lock tables) runs on a CPU or sleeps: when its
- *   deadline passes and the owner spent most of the last stretch runnable
- *   but waiting for a CPU (/proc/self/task/TID/schedstat), or the caller
- *   itself spent most of it off CPU, the wait is extended, never past the
- *   wall-clock cap (res_spin_set_timeout_cap_ns()) from its start. An owner
+ *   (named by the lock word, or found from the held-lock tables) runs on
+ *   a CPU or sleeps: when its deadline passes and the owner spent most of
+ *   the last stretch runnable but waiting for a CPU
+ *   (/proc/self/task/TID/schedstat), or the caller itself spent most of it
+ *   off CPU, the wait is extended, never past the wall-clock cap
+ *   (res_spin_set_timeout_cap_ns()) from its start. An owner
  *   that cannot be identified gives no extension on its account (but see
  *   docs/DESIGN.md 6a: a lone fellow waiter may be taken for it). Without
  *   extensions a call waits at most five timeouts (three queued, two as the
@@ -185,8 +186,9 @@ RQSPINLOCK_MUST_CHECK int res_spin_trylock(rqspinlock_t *lock);
  * plain spin lock) and is counted in rqspinlock_stats::unlock_not_held. The
  * owner's table still lists the lock: the owner's own later calls for it
  * return -EDEADLK. Deadlock detection ignores a "held" entry for a lock that
- * is not taken, or that another thread lists too, so other threads get no
- * false -EDEADLK from it. A NULL @p lock releases nothing and is counted in
+ * is not taken, or whose lock word names another owner (or, where the word
+ * cannot name its owner, that another thread lists too), so other threads
+ * get no false -EDEADLK from it. A NULL @p lock releases nothing and is counted in
  * unlock_not_held. While the caller holds more than RQSPINLOCK_NR_HELD
  * locks, a lock missing from the table may be one of the untracked ones:
  * such an unlock is taken as the release of an untracked lock, not

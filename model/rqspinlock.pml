@@ -95,7 +95,11 @@ bit may_vanish[NCTX];    /* CFG_VANISH: may stop for good while queued */
 bit g_vanished[NTHR];    /* ghost: that thread stopped inside a queue wait */
 
 /* ----------------------------------------------------------- ghost state */
-byte g_owner[NLOCK];     /* context that holds the lock, NONE if free */
+byte g_owner[NLOCK];     /* context that holds the lock, NONE if free; its
+                          * thread is what the locked byte names (owner ids):
+                          * every step that sets or clears the locked bit sets
+                          * or clears it too, so detection may read it as the
+                          * byte (NAMED_OWNER) */
 byte g_in[NCTX];         /* lock the context is inside lock() for, 0 = none */
 byte g_done;             /* contexts that finished (or stalled) */
 bit g_relw;              /* thread 0 is between its RELEASING tag and its unlock store */
@@ -240,14 +244,23 @@ inline claim_below(s, lk, limit) {
 	i = 0
 }
 
+/* The thread the locked byte of lk names (every thread of the model has an
+ * owner id; anonymous owners are not modelled). */
+#define NAMED_OWNER(lk) thr(g_owner[lk])
+
 /* frozen_culprit(lk, cand) into fc, for the locked case: lk is locked and
- * no thread other than cand claims it (has an entry for it other than the
- * entry of the wait it is in right now). The pending case (lk free, its
- * pending bit noted in cand's frozen wait record, wr.pend) is not
- * modelled: fc = 0 there, fewer links, never a wrong one. */
+ * its locked byte names cand. The pending case (lk free, its pending bit
+ * noted in cand's frozen wait record, wr.pend) is not modelled: fc = 0
+ * there, fewer links, never a wrong one. BROKEN_FROZEN_ANY_CLAIMANT: any
+ * claimant of a locked lock is taken for its owner. C_FROZEN_CLAIMS: the
+ * rule for an owner the byte cannot name (src/detect.c, RQ_OWNER_ANON): no
+ * thread other than cand claims lk (has an entry for it other than the
+ * entry of the wait it is in right now). */
 inline frozen_culprit(lk, cand) {
 	fc = LK(W[lk]);
-#ifndef BROKEN_FROZEN_ANY_CLAIMANT
+#if !defined(BROKEN_FROZEN_ANY_CLAIMANT) && !defined(C_FROZEN_CLAIMS)
+	fc = fc && NAMED_OWNER(lk) == cand
+#elif defined(C_FROZEN_CLAIMS)
 	x = 0;
 	do
 	:: fc && x < NTHR ->

@@ -4,6 +4,11 @@
  * wait records (layer 3) and lock words (layer 1), through the registry
  * (layer 0). Writes nothing but its caller's results.
  *
+ * The locked byte names the owner's registry slot (thread.h, owner ids)
+ * except for owners it cannot name (RQ_OWNER_ANON). Where it names one,
+ * that thread is the owner and no table needs to be believed or searched;
+ * where it does not, the tables are the only witness.
+ *
  * AA: the lock we want is in our table below our own entry and either held
  * (untagged) or, tagged acquiring/releasing by a context we interrupted
  * between its CAS and its table store, still taken; or an interrupted
@@ -54,6 +59,13 @@ static uint32_t lock_word(rqspinlock_t *lock)
 static bool lock_taken(rqspinlock_t *lock)
 {
 	return lock_word(lock) & RQ_LOCKED_MASK;
+}
+
+/* The slot of @lock's owner as its word names it; RQ_NO_SLOT when the lock
+ * is free or its owner is anonymous. */
+static uint32_t named_owner(rqspinlock_t *lock)
+{
+	return rq_slot_of_owner(lock_word(lock) & RQ_LOCKED_MASK);
 }
 
 /* The lock wait @k of @t waits for. */
@@ -200,10 +212,12 @@ static bool holds_note(const struct rq_thread *t, uint32_t what, const rqspinloc
  * is frozen inside a lock, unlock or wait of @lock until the handler
  * returns. Is it the reason nobody gets @lock?
  *  - @lock is locked: it owns @lock when it is past its CAS or slow-path
- *    acquisition (or before its unlock store). It is taken for the owner
- *    only when nobody else could be: no other thread has an entry for @lock
- *    other than the entry of the wait it is in right now. Any owner pushes
- *    its entry before its CAS and clears it after its unlock store.
+ *    acquisition (or before its unlock store). The locked byte says whether
+ *    it does, where it names the owner. For an anonymous owner it is taken
+ *    for the owner only when nobody else could be: no other thread has an
+ *    entry for @lock other than the entry of the wait it is in right now.
+ *    Any owner pushes its entry before its CAS and clears it after its
+ *    unlock store.
  *  - @lock is free but its pending bit is set: nobody may take it while the
  *    pending holder is frozen. Its wait record says it holds the bit, and no
  *    other thread's does (a running holder would take the lock at once).
@@ -216,9 +230,13 @@ static bool holds_note(const struct rq_thread *t, uint32_t what, const rqspinloc
 static bool frozen_culprit(rqspinlock_t *lock, const struct rq_thread *cand)
 {
 	uint32_t val = lock_word(lock), bound = rq_slot_bound();
+	uint32_t owner = rq_slot_of_owner(val & RQ_LOCKED_MASK);
 	bool locked = val & RQ_LOCKED_MASK;
 	bool head = !(val & RQ_LOCKED_PENDING_MASK);
 
+	/* A named owner: it is cand, or cand does not own the lock. */
+	if (owner != RQ_NO_SLOT)
+		return rq_thread_at(owner) == cand;
 	if (rq_slotless_threads() || (head && !(val & RQ_TAIL_MASK)))
 		return false;
 	if (!locked && !holds_note(cand, head ? RQ_NOTE_HEAD : RQ_NOTE_PENDING, lock, true))
@@ -257,10 +275,15 @@ static bool held_by_another(const rqspinlock_t *lock, const struct rq_thread *t)
 	return false;
 }
 
-/* An untagged entry of @t for a lock that is not taken, or that another
- * thread claims too, is stale: it links no cycle. */
+/* An untagged entry of @t for a lock that is not taken, that the lock word
+ * names another owner of, or (anonymous owner) that another thread claims
+ * too, is stale: it links no cycle. */
 static bool held_believable(rqspinlock_t *lock, const struct rq_thread *t)
 {
+	uint32_t owner = named_owner(lock);
+
+	if (owner != RQ_NO_SLOT)
+		return rq_thread_at(owner) == t;
 	return lock_taken(lock) && !held_by_another(lock, t);
 }
 
@@ -274,6 +297,13 @@ static bool has_entry(const struct rq_thread *t, const rqspinlock_t *lock)
 		if (rq_entry_lock(rq_held_entry(t, i)) == lock)
 			return true;
 	return false;
+}
+
+/* Could @t hold @lock: an entry for it, or locks beyond its table? */
+static bool lists_lock(const struct rq_thread *t, const rqspinlock_t *lock)
+{
+	return has_entry(t, lock) ||
+	       atomic_load_explicit(&t->held.cnt, memory_order_relaxed) > RQ_NR_HELD;
 }
 
 /* The one thread other than @self whose wait record notes @what (pending
@@ -295,8 +325,10 @@ static struct rq_thread *single_noted(const rqspinlock_t *lock, const struct rq_
 }
 
 /*
- * For the deadline path (timeout.c): an untagged entry; failing that a
- * single tagged claim; failing that the single other thread with any entry
+ * For the deadline path (timeout.c): the thread the locked byte names, if it
+ * still lists @lock (a slot's next thread has the same id, and inherits no
+ * entry); for an anonymous owner an untagged entry; failing that a single
+ * tagged claim; failing that the single other thread with any entry
  * for @lock: an owner preempted between its slow-path acquisition and its
  * mark still looks like it waits, and under CPU overload it stays there
  * long. When the lock word shows no owner, the thread that blocks us is the
@@ -316,6 +348,11 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
 
 	if (!val)
 		return NULL;
+	if (rq_slot_of_owner(val & RQ_LOCKED_MASK) != RQ_NO_SLOT) {
+		struct rq_thread *o = rq_thread_at(rq_slot_of_owner(val & RQ_LOCKED_MASK));
+
+		return o != self && rq_thread_in_use(o) && lists_lock(o, lock) ? o : NULL;
+	}
 	if (!(val & RQ_LOCKED_MASK)) {
 		/* No owner: the thread that takes the lock next blocks us
 		 * (possibly preempted): the pending waiter, or with only a

@@ -44,7 +44,8 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_attempt *w)
 				return 0;
 			pending = 0; /* the word was reset under us */
 		} else if (!pending) {
-			if (!(val & RQ_LOCKED_PENDING_MASK) && rq_try_steal(word))
+			if (!(val & RQ_LOCKED_PENDING_MASK) &&
+			    rq_try_steal(word, w->self->held.owner))
 				return 0;
 			pending = rq_take_pending_noted(w->self, word, &val, rq_head_try_pending);
 			if (pending)
@@ -62,7 +63,7 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_attempt *w)
 int rq_tas_slowpath(struct rq_attempt *w)
 {
 	rq_stat_inc(w->self, RQ_STAT_TAS);
-	if (rq_try_steal(&w->lock->val))
+	if (rq_try_steal(&w->lock->val, w->self->held.owner))
 		return 0;
 	rq_wait_publish(w);
 	rq_wait_start(w, ~0u, 2);

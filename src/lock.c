@@ -32,12 +32,15 @@ RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 		atomic_store_explicit(&lock->val, 0, memory_order_release);
 }
 
-/* The inline fast path reaches the held table through rq_self, and
- * hard-codes the entry tags and the locked value. */
+/* The inline fast path reaches the held table and the owner id through
+ * rq_self, and hard-codes the entry tags. */
 _Static_assert(offsetof(struct rq_thread, held) == 0, "the held table must come first");
-_Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 && RQ_LOCKED_VAL == 1 &&
+_Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 &&
                    RQ_ENTRY_NONE == (RQ_ENTRY_ACQUIRING | RQ_ENTRY_RELEASING),
-               "inline.h hard-codes the entry tags, the empty entry and the locked value");
+               "inline.h hard-codes the entry tags and the empty entry");
+_Static_assert(RQ_OWNER_FIRST + RQ_NR_OWNER_IDS - 1 <= RQ_LOCKED_MASK &&
+                   RQ_OWNER_ANON == RQ_LOCKED_VAL && RQ_OWNER_ANON != 0,
+               "every owner id fits the locked byte, and none is 0 (free)");
 
 /*
  * The rest of res_spin_lock(), out of line so that the fast path calls
@@ -46,13 +49,13 @@ _Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 && RQ_LOCKED_V
  * tracked already); otherwise the CAS failed, having seen @val.
  */
 RQ_EXPORT RQ_NOINLINE int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t held_idx,
-                                                  uint32_t val)
+                                                 uint32_t val)
 {
 	struct rq_thread *t = rq_self_get();
 
 	if (held_idx == UINT32_MAX) {
 		held_idx = rq_held_push(t, lock);
-		if (likely(rq_try_0_to_locked(&lock->val, &val))) {
+		if (likely(rq_try_0_to_locked(&lock->val, &val, t->held.owner))) {
 			rq_held_mark_held(t, held_idx, lock);
 			return 0;
 		}
@@ -61,7 +64,7 @@ RQ_EXPORT RQ_NOINLINE int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t he
 	 * running): every slow path's first move is to take the free lock (a
 	 * steal). Without other locks held there is no AA check to run before
 	 * it, so it is made here, without setting up an attempt. */
-	if (!rq_can_deadlock(held_idx) && rq_try_steal_seen(&lock->val, val)) {
+	if (!rq_can_deadlock(held_idx) && rq_try_steal_seen(&lock->val, val, t->held.owner)) {
 		rq_held_mark_held(t, held_idx, lock);
 		return 0;
 	}
@@ -83,7 +86,7 @@ RQ_EXPORT int res_spin_trylock(rqspinlock_t *lock)
 		return -EINVAL;
 	t = rq_self_get();
 	held_idx = rq_held_push(t, lock);
-	if (likely(rq_trylock_word(&lock->val)) || rq_shared_trylock(&lock->val)) {
+	if (likely(rq_trylock_word(&lock->val, t->held.owner)) || rq_shared_trylock(&lock->val)) {
 		rq_held_mark_held(t, held_idx, lock);
 		return 0;
 	}

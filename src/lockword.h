@@ -9,7 +9,9 @@
  *
  * Lock word (32 bits, little-endian byte order shown):
  *
- *   bits  0- 7  locked byte   1 while a thread owns the lock
+ *   bits  0- 7  locked byte   the owner while the lock is taken: its id
+ *                             (RQ_OWNER_FIRST + registry slot), or
+ *                             RQ_OWNER_ANON (1), which names nobody
  *   bits  8-15  pending byte  1 while the one spinning (non-queued) waiter waits
  *   bits 16-17  tail index    which of the tail thread's 4 queue nodes
  *   bits 18-31  tail slot     registry slot of the last queued thread, plus 1
@@ -33,7 +35,8 @@
 #error "rqspinlock: the byte-wide unlock store assumes a little-endian lock word"
 #endif
 
-#define RQ_LOCKED_VAL          1u
+/* What QL, process-shared locks and a test's stand-in owner write. */
+#define RQ_LOCKED_VAL          RQ_OWNER_ANON
 #define RQ_LOCKED_MASK         0x000000ffu
 #define RQ_PENDING_VAL         (1u << 8)
 #define RQ_PENDING_MASK        0x0000ff00u
@@ -92,22 +95,22 @@ static inline uint32_t rq_word_load_relaxed(_Atomic uint32_t *word)
 	return atomic_load_explicit(word, memory_order_relaxed);
 }
 
-/* The fast-path transition 0 -> locked; also every trylock. */
-static inline int rq_try_0_to_locked(_Atomic uint32_t *word, uint32_t *seen)
+/* The fast-path transition 0 -> locked by @owner; also every trylock. */
+static inline int rq_try_0_to_locked(_Atomic uint32_t *word, uint32_t *seen, uint32_t owner)
 {
 	*seen = 0;
 	/* acquire: pairs with the release store in rq_store_unlocked() */
-	return atomic_compare_exchange_strong_explicit(word, seen, RQ_LOCKED_VAL,
-	                                               memory_order_acquire, memory_order_relaxed);
+	return atomic_compare_exchange_strong_explicit(word, seen, owner, memory_order_acquire,
+	                                               memory_order_relaxed);
 }
 
-static inline int rq_trylock_word(_Atomic uint32_t *word)
+static inline int rq_trylock_word(_Atomic uint32_t *word, uint32_t owner)
 {
 	uint32_t seen;
 
 	if (rq_word_load_relaxed(word) != 0)
 		return 0;
-	return rq_try_0_to_locked(word, &seen);
+	return rq_try_0_to_locked(word, &seen, owner);
 }
 
 /*
@@ -120,18 +123,18 @@ static inline int rq_trylock_word(_Atomic uint32_t *word)
  * the same for preempted vCPUs. rq_try_steal_seen() tries it on the word
  * as last seen (@val, e.g. by a failed CAS), rq_try_steal() on a fresh load.
  */
-static inline int rq_try_steal_seen(_Atomic uint32_t *word, uint32_t val)
+static inline int rq_try_steal_seen(_Atomic uint32_t *word, uint32_t val, uint32_t owner)
 {
 	if (val & RQ_LOCKED_PENDING_MASK)
 		return 0;
 	/* acquire: pairs with the release in rq_store_unlocked() */
-	return atomic_compare_exchange_strong_explicit(word, &val, val | RQ_LOCKED_VAL,
+	return atomic_compare_exchange_strong_explicit(word, &val, val | owner,
 	                                               memory_order_acquire, memory_order_relaxed);
 }
 
-static inline int rq_try_steal(_Atomic uint32_t *word)
+static inline int rq_try_steal(_Atomic uint32_t *word, uint32_t owner)
 {
-	return rq_try_steal_seen(word, rq_word_load_relaxed(word));
+	return rq_try_steal_seen(word, rq_word_load_relaxed(word), owner);
 }
 
 static inline void rq_store_unlocked(_Atomic uint32_t *word)
@@ -186,15 +189,17 @@ static inline void rq_clear_pending_set_locked(_Atomic uint32_t *word)
  * would make two owners. The CAS only ever takes an unlocked word, and
  * keeps a process-shared mark that a reset with res_spin_lock_init_shared()
  * put there (the taker then owns the shared lock, as shared_try_word()'s
- * CAS would make it).
+ * CAS would make it, with the anonymous owner that lock always has).
  */
-static inline int rq_take_unlocked(_Atomic uint32_t *word, uint32_t val)
+static inline int rq_take_unlocked(_Atomic uint32_t *word, uint32_t val, uint32_t owner)
 {
 	while (!(val & RQ_LOCKED_MASK)) {
+		uint32_t by = (val & RQ_SHARED_MARK) ? RQ_OWNER_ANON : owner;
+
 		/* acquire: pairs with the release in rq_store_unlocked() of
 		 * the owner whose unlock we take the lock after */
 		if (atomic_compare_exchange_weak_explicit(
-		        word, &val, (val & (RQ_TAIL_MASK | RQ_SHARED_MARK)) | RQ_LOCKED_VAL,
+		        word, &val, (val & (RQ_TAIL_MASK | RQ_SHARED_MARK)) | by,
 		        memory_order_acquire, memory_order_relaxed))
 			return 1;
 	}
@@ -523,11 +528,12 @@ static inline int rq_head_claim(_Atomic uint32_t *word, uint32_t tail, uint32_t 
 }
 
 /*
- * As rq_head_claim(), by CAS only (rq_take_unlocked()): returns 1 alone in
+ * As rq_head_claim(), by CAS only (rq_take_unlocked()), taking the lock
+ * for @owner (rq_held::owner): returns 1 alone in
  * the queue, 0 with successors, -1 if an owner came first (the word was
  * reset under us; the pending bit is no longer ours).
  */
-static inline int rq_head_take(_Atomic uint32_t *word, uint32_t tail, uint32_t val)
+static inline int rq_head_take(_Atomic uint32_t *word, uint32_t tail, uint32_t val, uint32_t owner)
 {
 	/* acquire: pairs with the release in rq_store_unlocked(). Equal to
 	 * @val is not the store @val was read from once a reset went by: a
@@ -537,10 +543,10 @@ static inline int rq_head_take(_Atomic uint32_t *word, uint32_t tail, uint32_t v
 	 * core_window_head_take_aba). Free on x86, where every CAS is a
 	 * full barrier. */
 	if ((val & RQ_TAIL_MASK) == tail &&
-	    atomic_compare_exchange_strong_explicit(word, &val, RQ_LOCKED_VAL, memory_order_acquire,
+	    atomic_compare_exchange_strong_explicit(word, &val, owner, memory_order_acquire,
 	                                            memory_order_relaxed))
 		return 1;
-	return rq_take_unlocked(word, val) ? 0 : -1;
+	return rq_take_unlocked(word, val, owner) ? 0 : -1;
 }
 
 /*

@@ -16,7 +16,7 @@ static void ql_spin_on_word(_Atomic uint32_t *word)
 {
 	uint32_t spins = 0;
 
-	while (!rq_try_steal(word))
+	while (!rq_try_steal(word, RQ_LOCKED_VAL))
 		rq_spin_or_yield(&spins);
 }
 
@@ -60,7 +60,7 @@ static void ql_queue(struct rq_thread *t, _Atomic uint32_t *word)
 	}
 	node = &t->nodes[nidx];
 	rq_node_init(node, (uintptr_t)word);
-	if (rq_try_steal(word))
+	if (rq_try_steal(word, RQ_LOCKED_VAL))
 		goto release;
 	tail = rq_encode_tail(t->slot, nidx);
 	if (rq_enqueue(word, node, tail, (uintptr_t)word) == RQ_NODE_WAIT)
@@ -87,7 +87,7 @@ static __attribute__((noinline)) void ql_slowpath(_Atomic uint32_t *word, uint32
 		rq_clear_pending_set_locked(word);
 		return;
 	}
-	if (!rq_try_steal(word))
+	if (!rq_try_steal(word, RQ_LOCKED_VAL))
 		ql_queue(t, word);
 }
 
@@ -95,14 +95,14 @@ RQ_EXPORT void ql_spin_lock(ql_spinlock_t *lock)
 {
 	uint32_t val;
 
-	if (likely(rq_try_0_to_locked(&lock->val, &val)))
+	if (likely(rq_try_0_to_locked(&lock->val, &val, RQ_LOCKED_VAL)))
 		return;
 	ql_slowpath(&lock->val, val);
 }
 
 RQ_EXPORT int ql_spin_trylock(ql_spinlock_t *lock)
 {
-	return rq_trylock_word(&lock->val) ? 0 : -EBUSY;
+	return rq_trylock_word(&lock->val, RQ_LOCKED_VAL) ? 0 : -EBUSY;
 }
 
 RQ_EXPORT void ql_spin_unlock(ql_spinlock_t *lock)

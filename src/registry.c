@@ -142,6 +142,7 @@ static struct rq_thread *claim_slot(void)
 			continue;
 		clear_thread(t);
 		t->slot = s;
+		t->held.owner = rq_owner_of_slot(s);
 		atomic_store_explicit(&t->tid, (int32_t)syscall(SYS_gettid), memory_order_relaxed);
 		raise_bound(s);
 		return t;
@@ -163,7 +164,8 @@ static void release_slot(struct rq_thread *t)
  * invisible to other threads' detection, like a slot-less thread's, but
  * not counted in rq_slotless, which nothing could decrement again.
  */
-static _Thread_local struct rq_thread rq_exiting = {.slot = RQ_NO_SLOT};
+static _Thread_local struct rq_thread rq_exiting = {.held.owner = RQ_OWNER_ANON,
+                                                    .slot = RQ_NO_SLOT};
 
 static void thread_exit(void *arg)
 {
@@ -195,6 +197,7 @@ struct rq_thread *rq_register_self(void)
 			t = &rq_overflow;
 			clear_thread(t);
 			t->slot = RQ_NO_SLOT;
+			t->held.owner = RQ_OWNER_ANON;
 			atomic_store_explicit(&t->tid, (int32_t)syscall(SYS_gettid),
 			                      memory_order_relaxed);
 			rq_stat_inc_global(RQ_STAT_NO_SLOT);

@@ -80,10 +80,10 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t val, s
 
 	val = rq_wait_handover(word, val);
 	if (val & ~RQ_LOCKED_MASK)
-		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
+		return rq_try_steal(word, t->held.owner) ? 0 : RQ_GO_QUEUE;
 	rq_wait_publish(w);
 	if (!rq_take_pending_noted(t, word, &val, rq_try_set_pending))
-		return rq_try_steal(word) ? 0 : RQ_GO_QUEUE;
+		return rq_try_steal(word, t->held.owner) ? 0 : RQ_GO_QUEUE;
 	/* An acquisition that cannot deadlock has no checks to run at the
 	 * start of its wait, so it watches the owner first: most hand-overs
 	 * complete within these spins and never pay for setting up the
@@ -128,7 +128,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_qnode *n
 		if (!pending)
 			pending = rq_take_pending_noted(t, word, &val, rq_head_try_pending);
 		if (pending && !(val & RQ_LOCKED_MASK)) {
-			claim = rq_head_take(word, tail, val);
+			claim = rq_head_take(word, tail, val, t->held.owner);
 			if (claim >= 0)
 				break;
 			/* the word was reset under us: the bit is gone */
@@ -219,7 +219,7 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_attempt
 	rq_stat_inc(t, RQ_STAT_SLOWPATH);
 	rq_node_init(node, (uintptr_t)lock);
 	/* The node may have been cold; the lock may be free by now. */
-	if (rq_try_steal(word))
+	if (rq_try_steal(word, t->held.owner))
 		goto release;
 	/* Before queueing: look for a deadlock (AA and cycles) once. */
 	if (rq_can_deadlock(w->held_idx)) {

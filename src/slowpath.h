@@ -135,7 +135,7 @@ static inline void rq_drop_pending_noted(struct rq_thread *t, _Atomic uint32_t *
 static inline int rq_pending_to_locked_noted(struct rq_thread *t, _Atomic uint32_t *word,
                                              uint32_t val)
 {
-	int taken = rq_take_unlocked(word, val);
+	int taken = rq_take_unlocked(word, val, t->held.owner);
 
 	rq_wait_note_pending(t, false);
 	return taken;

@@ -28,12 +28,12 @@ struct rq_thread;
 /* This thread's record (registry.c), exported under its layout-versioned
  * name for <rqspinlock/inline.h>, which reads only its first member, the
  * held table (a pointer to a struct points to its first member). */
-extern _Thread_local struct rq_thread *rq_self __asm__("rqspinlock_self_v2");
-#define RQSPINLOCK_INLINE_SELF() ((struct rqspinlock_held_v2 *)(void *)rq_self)
+extern _Thread_local struct rq_thread *rq_self __asm__("rqspinlock_self_v3");
+#define RQSPINLOCK_INLINE_SELF() ((struct rqspinlock_held_v3 *)(void *)rq_self)
 #include "rqspinlock/inline.h"
-_Static_assert(RQSPINLOCK_INLINE_ABI == 2, "rq_self's symbol name carries the inline ABI version");
+_Static_assert(RQSPINLOCK_INLINE_ABI == 3, "rq_self's symbol name carries the inline ABI version");
 
-#define RQ_EXPORT   __attribute__((visibility("default")))
+#define RQ_EXPORT __attribute__((visibility("default")))
 /* Kept out of line even where link-time optimization could inline it (the
  * pthread drop-in): a fast path that calls it needs no stack frame. */
 #define RQ_NOINLINE __attribute__((noinline))
@@ -42,9 +42,32 @@ _Static_assert(RQSPINLOCK_INLINE_ABI == 2, "rq_self's symbol name carries the in
 
 #define RQ_NR_NODES 4
 #define RQ_NR_HELD  RQSPINLOCK_NR_HELD
+
 /* Nested contexts (thread + signal handlers) that can wait at once. */
 #define RQ_NR_WAIT 4
 #define RQ_NO_SLOT UINT32_MAX
+
+/*
+ * Owner ids: what a thread's acquisitions write into a lock word's locked
+ * byte (rq_held::owner). The thread in registry slot s < RQ_NR_OWNER_IDS
+ * writes RQ_OWNER_FIRST + s; every other thread, and every acquisition of
+ * a process-shared lock, writes RQ_OWNER_ANON, which names nobody. An id
+ * names the slot, not the thread: a slot's next thread has the same id.
+ */
+#define RQ_OWNER_ANON   1u
+#define RQ_OWNER_FIRST  2u
+#define RQ_NR_OWNER_IDS 254u
+
+static inline uint32_t rq_owner_of_slot(uint32_t slot)
+{
+	return slot < RQ_NR_OWNER_IDS ? RQ_OWNER_FIRST + slot : RQ_OWNER_ANON;
+}
+
+/* The slot a locked byte names, or RQ_NO_SLOT for 0 (free) and RQ_OWNER_ANON. */
+static inline uint32_t rq_slot_of_owner(uint32_t owner)
+{
+	return owner >= RQ_OWNER_FIRST ? owner - RQ_OWNER_FIRST : RQ_NO_SLOT;
+}
 
 enum rq_stat {
 	RQ_STAT_SLOWPATH,
@@ -85,13 +108,13 @@ struct rq_qnode {
 
 /*
  * Locks this thread holds or is acquiring, oldest first: struct
- * rqspinlock_held_v2 (<rqspinlock/inline.h>), whose layout the opt-in inline
+ * rqspinlock_held_v3 (<rqspinlock/inline.h>), whose layout the opt-in inline
  * fast path bakes in. Written only by the owning thread (and its signal
  * handlers, which always restore what they pushed before returning); read by
  * any thread for deadlock detection. cnt may exceed RQ_NR_HELD: the extra
  * locks are untracked. held.h has the entries' tags and the operations.
  */
-#define rq_held rqspinlock_held_v2
+#define rq_held rqspinlock_held_v3
 
 /*
  * What deadlock detectors read about a thread besides its table: one cache

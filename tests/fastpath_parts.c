@@ -43,7 +43,7 @@ enum {
 	KEEP_ALL = 31,
 };
 
-typedef struct rqspinlock_held_v2 held_t;
+typedef struct rqspinlock_held_abi held_t;
 
 #define LOAD(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
@@ -61,7 +61,7 @@ static inline __attribute__((always_inline)) int part_lock(rqspinlock_t *lock, u
 	if (keep & KEEP_COUNT) {
 		n = LOAD(&t->cnt);
 		if (__builtin_expect(n >= RQSPINLOCK_NR_HELD, 0))
-			return res_spin_lock_slow_v2(lock, UINT32_MAX, 0);
+			return res_spin_lock_slow_abi(lock, UINT32_MAX, 0);
 		/* release: as in inline.h */
 		atomic_store_explicit(&t->cnt, n + 1, memory_order_release);
 		atomic_signal_fence(memory_order_seq_cst);
@@ -69,14 +69,15 @@ static inline __attribute__((always_inline)) int part_lock(rqspinlock_t *lock, u
 	if (keep & KEEP_ENTRY)
 		STORE(&t->locks[n], (uintptr_t)lock + 2);
 	/* acquire: pairs with the unlock's release store */
-	if (__builtin_expect(atomic_compare_exchange_strong_explicit(
-	                         &lock->val, &val, 1u, memory_order_acquire, memory_order_relaxed),
+	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&lock->val, &val, t->owner,
+	                                                             memory_order_acquire,
+	                                                             memory_order_relaxed),
 	                     1)) {
 		if ((keep & KEEP_ENTRY) && (keep & KEEP_MARK))
 			STORE(&t->locks[n], (uintptr_t)lock);
 		return 0;
 	}
-	return res_spin_lock_slow_v2(lock, n, val);
+	return res_spin_lock_slow_abi(lock, n, val);
 }
 
 static inline __attribute__((always_inline)) void part_unlock(rqspinlock_t *lock, unsigned keep)
@@ -87,13 +88,13 @@ static inline __attribute__((always_inline)) void part_unlock(rqspinlock_t *lock
 	if (keep & KEEP_COUNT) {
 		top = LOAD(&t->cnt) - 1;
 		if (__builtin_expect(top >= RQSPINLOCK_NR_HELD, 0)) {
-			res_spin_unlock_slow_v2(lock);
+			res_spin_unlock_slow_abi(lock);
 			return;
 		}
 	}
 	if ((keep & KEEP_ENTRY) &&
 	    __builtin_expect(LOAD(&t->locks[top]) != HELD_VAL(keep, lock), 0)) {
-		res_spin_unlock_slow_v2(lock);
+		res_spin_unlock_slow_abi(lock);
 		return;
 	}
 	if ((keep & KEEP_ENTRY) && (keep & KEEP_RELEASING))
@@ -119,16 +120,17 @@ static __attribute__((noinline)) int lazy_lock(rqspinlock_t *lock)
 	top = LOAD(&t->cnt) - 1;
 	if (__builtin_expect(
 	        top >= RQSPINLOCK_NR_HELD || LOAD(&t->locks[top]) != RQSPINLOCK_HELD_NONE, 0))
-		return res_spin_lock_slow_v2(lock, UINT32_MAX, 0);
+		return res_spin_lock_slow_abi(lock, UINT32_MAX, 0);
 	STORE(&t->locks[top], (uintptr_t)lock + 2);
 	/* acquire: pairs with the unlock's release store */
-	if (__builtin_expect(atomic_compare_exchange_strong_explicit(
-	                         &lock->val, &val, 1u, memory_order_acquire, memory_order_relaxed),
+	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&lock->val, &val, t->owner,
+	                                                             memory_order_acquire,
+	                                                             memory_order_relaxed),
 	                     1)) {
 		STORE(&t->locks[top], (uintptr_t)lock);
 		return 0;
 	}
-	return res_spin_lock_slow_v2(lock, top, val);
+	return res_spin_lock_slow_abi(lock, top, val);
 }
 
 static __attribute__((noinline)) void lazy_unlock(rqspinlock_t *lock)

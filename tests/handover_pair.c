@@ -34,7 +34,7 @@
  * failed on a locked word. */
 static __attribute__((noinline)) int lkop_handover_lock(rqspinlock_t *lock)
 {
-	struct rqspinlock_held_v2 *t = RQSPINLOCK_INLINE_SELF();
+	struct rqspinlock_held_abi *t = RQSPINLOCK_INLINE_SELF();
 	uint32_t n = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
 
 	if (n >= RQSPINLOCK_NR_HELD)
@@ -94,7 +94,8 @@ static int one_pair(enum mode m)
 		lkop_handover_unlock(lockp);
 		return 0;
 	case STEAL:
-		if (lkop_steal_lock(lockp) != 0 || word(m) != (STEAL_TAIL | 1u))
+		if (lkop_steal_lock(lockp) != 0 ||
+		    word(m) != (STEAL_TAIL | RQSPINLOCK_INLINE_SELF()->owner))
 			return 1;
 		lkop_handover_unlock(lockp);
 		break;

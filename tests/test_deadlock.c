@@ -39,7 +39,7 @@ static void test_aa(void)
 	t0 = tu_now_ns();
 	CHECK_EQ(res_spin_lock(&a), -EDEADLK);
 	CHECK_LT(tu_now_ns() - t0, TU_LONG_TIMEOUT_NS / 4);
-	CHECK_EQ(tu_word(&a), 1); /* still held by us */
+	CHECK_EQ(tu_word(&a), tu_owner()); /* still held by us */
 	CHECK_EQ(res_spin_trylock(&a), -EBUSY);
 	CHECK_EQ(res_spin_lock_irqsave(&a, &flags), -EDEADLK);
 	/* AA with another lock taken in between. */
@@ -288,7 +288,7 @@ static void test_held_max(void)
 	CHECK_EQ(res_spin_lock(&locks[30]), -EDEADLK);
 	CHECK_EQ(res_spin_lock(&locks[0]), -EDEADLK);
 	for (int i = HELD_MAX_LOCKS - 1; i >= 0; i--) {
-		CHECK_EQ(tu_word(&locks[i]), 1);
+		CHECK_EQ(tu_word(&locks[i]), tu_owner());
 		res_spin_unlock(&locks[i]);
 		CHECK_EQ(tu_word(&locks[i]), 0);
 	}
@@ -392,7 +392,7 @@ static void test_held_max_ooo(void)
 				CHECK_EQ(r, -EDEADLK);
 			else
 				CHECK(r == -EDEADLK || r == -ETIMEDOUT);
-			CHECK_EQ(tu_word(&locks[i]), 1);
+			CHECK_EQ(tu_word(&locks[i]), tu_owner());
 		}
 	}
 	for (int i = HELD_MAX_LOCKS - 1; i >= 0; i--)
@@ -684,6 +684,156 @@ static void test_report_hook_change(void)
 	CHECK_EQ(atomic_load(&hook_mismatches), 0);
 }
 
+/* ---- the lock word names the owner: a stale entry does not hide it ---- */
+
+/*
+ * S takes L and keeps its entry; the main thread then releases L for it (a
+ * non-owner unlock), so S's table lists L while it does not hold it. The
+ * next owner of L is the only thread the lock word names.
+ */
+struct stale {
+	rqspinlock_t l, m;
+	atomic_int s_lists, done;
+	pthread_barrier_t both_hold;
+	int32_t t2_tid;
+	int r2, r3;
+	uint64_t ns2, ns3;
+};
+
+static void *stale_lister(void *arg)
+{
+	struct stale *s = arg;
+
+	CHECK_EQ(res_spin_lock(&s->l), 0);
+	atomic_store(&s->s_lists, 1);
+	TU_WAIT_UNTIL(atomic_load(&s->done), 3 * TU_SETUP_MS);
+	res_spin_unlock(&s->l); /* drops the stale entry (L is free by now) */
+	return NULL;
+}
+
+static void stale_start(struct stale *s, pthread_t *lister)
+{
+	memset(s, 0, sizeof(*s));
+	tu_thread_start(lister, stale_lister, s);
+	TU_WAIT_UNTIL(atomic_load(&s->s_lists), TU_SETUP_MS);
+	res_spin_unlock(&s->l); /* not ours: S's entry stays */
+	CHECK_EQ(tu_word(&s->l), 0);
+}
+
+static void stale_end(struct stale *s, pthread_t lister)
+{
+	atomic_store(&s->done, 1);
+	tu_thread_join(lister);
+	CHECK_EQ(tu_word(&s->l), 0);
+	CHECK_EQ(tu_word(&s->m), 0);
+}
+
+/* T2 holds L (named in its word, listed by S too) and waits for M. */
+static void *stale_t2(void *arg)
+{
+	struct stale *s = arg;
+	uint64_t t0;
+
+	CHECK_EQ(res_spin_lock(&s->l), 0);
+	pthread_barrier_wait(&s->both_hold);
+	t0 = tu_now_ns();
+	s->r2 = res_spin_lock(&s->m);
+	s->ns2 = tu_now_ns() - t0;
+	if (s->r2 == 0)
+		res_spin_unlock(&s->m);
+	res_spin_unlock(&s->l);
+	return NULL;
+}
+
+/* T3 holds M and waits for L. */
+static void *stale_t3(void *arg)
+{
+	struct stale *s = arg;
+	uint64_t t0;
+
+	CHECK_EQ(res_spin_lock(&s->m), 0);
+	pthread_barrier_wait(&s->both_hold);
+	t0 = tu_now_ns();
+	s->r3 = res_spin_lock(&s->l);
+	s->ns3 = tu_now_ns() - t0;
+	if (s->r3 == 0)
+		res_spin_unlock(&s->l);
+	res_spin_unlock(&s->m);
+	return NULL;
+}
+
+/*
+ * An ABBA through a lock that a stale entry lists too: the word names T2 as
+ * L's owner, so T2's entry is believed and the cycle is found, within a
+ * fraction of the timeout. (From the tables alone, two threads list L and
+ * neither entry can be believed: both waiters would time out.)
+ */
+static void test_stale_entry_abba(void)
+{
+	struct rqspinlock_stats before, after;
+	struct stale s;
+	pthread_t lister, t2, t3;
+
+	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
+	stale_start(&s, &lister);
+	pthread_barrier_init(&s.both_hold, NULL, 2);
+	tu_stats(&before);
+	tu_thread_start(&t2, stale_t2, &s);
+	tu_thread_start(&t3, stale_t3, &s);
+	tu_thread_join(t2);
+	tu_thread_join(t3);
+	tu_stats(&after);
+	pthread_barrier_destroy(&s.both_hold);
+	stale_end(&s, lister);
+	printf("# T2 %d after %.3f ms, T3 %d after %.3f ms\n", s.r2, (double)s.ns2 / 1e6, s.r3,
+	       (double)s.ns3 / 1e6);
+	CHECK(s.r2 == -EDEADLK || s.r3 == -EDEADLK);
+	CHECK(s.r2 == 0 || s.r2 == -EDEADLK);
+	CHECK(s.r3 == 0 || s.r3 == -EDEADLK);
+	CHECK_LT(s.r2 ? s.ns2 : s.ns3, TU_LONG_TIMEOUT_NS / 4);
+	CHECK_GT(after.deadlock_abba, before.deadlock_abba);
+	CHECK_EQ(after.timeout, before.timeout);
+	res_spin_set_timeout_ns(0);
+}
+
+static void *stale_holder(void *arg)
+{
+	struct stale *s = arg;
+
+	s->t2_tid = my_tid();
+	CHECK_EQ(res_spin_lock(&s->l), 0);
+	pthread_barrier_wait(&s->both_hold); /* holds L */
+	pthread_barrier_wait(&s->both_hold); /* the waiter timed out */
+	res_spin_unlock(&s->l);
+	return NULL;
+}
+
+/* A timeout's report names L's owner from its word, though S lists L too
+ * (from the tables alone: two claimants, no owner named). */
+static void test_stale_entry_owner(void)
+{
+	struct stale s;
+	pthread_t lister, t2;
+
+	res_spin_set_report_hook(record_report, &hook_cookie);
+	atomic_store(&nreports, 0);
+	res_spin_set_timeout_ns(20 * TU_NS_PER_MS);
+	stale_start(&s, &lister);
+	pthread_barrier_init(&s.both_hold, NULL, 2);
+	tu_thread_start(&t2, stale_holder, &s);
+	pthread_barrier_wait(&s.both_hold);
+	CHECK_EQ(res_spin_lock(&s.l), -ETIMEDOUT);
+	pthread_barrier_wait(&s.both_hold);
+	tu_thread_join(t2);
+	pthread_barrier_destroy(&s.both_hold);
+	stale_end(&s, lister);
+	res_spin_set_report_hook(NULL, NULL);
+	CHECK_EQ(atomic_load(&nreports), 1);
+	CHECK_EQ(reports[0].event, RQSPINLOCK_EV_TIMEOUT);
+	CHECK_EQ(reports[0].owner.tid, s.t2_tid);
+	res_spin_set_timeout_ns(0);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("deadlock_aa", test_aa, 20, TU_TAS | TU_INLINE),
     TU_TEST("deadlock_abba_many", test_abba_many, 40, TU_TAS),
@@ -697,6 +847,8 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_ooo_concurrent", test_ooo_concurrent, 40, TU_TAS),
     TU_TEST("deadlock_report_hook", test_report_hook, 40, TU_TAS),
     TU_TEST("deadlock_report_hook_change", test_report_hook_change, 30, 0),
+    TU_TEST("deadlock_stale_entry_abba", test_stale_entry_abba, 40, TU_TAS | TU_INLINE),
+    TU_TEST("deadlock_stale_entry_owner", test_stale_entry_owner, 20, TU_TAS),
     TU_TEST("deadlock_report_stderr", test_report_stderr, 20, TU_TAS, .env = "RQSPINLOCK_REPORT=1"),
 };
 

@@ -303,6 +303,92 @@ static void test_stats_reset_while_leaving(void)
 	printf("# %ld rounds of %d leaving threads, %ld resets\n", rounds, LEAVING_THREADS, resets);
 }
 
+/* ---- owner ids: the locked byte names the owner's slot ---- */
+
+/* More threads alive at once than there are owner ids (254). */
+#define ID_THREADS 260
+
+struct owner_ids {
+	rqspinlock_t locks[ID_THREADS];
+	int slot[ID_THREADS];
+	uint32_t byte[ID_THREADS];
+	int aa[ID_THREADS]; /* a second lock of its own lock: -EDEADLK */
+	atomic_int next;
+	pthread_barrier_t all_hold;
+};
+
+static void *owner_id_fn(void *arg)
+{
+	struct owner_ids *s = arg;
+	int i = atomic_fetch_add_explicit(&s->next, 1, memory_order_relaxed);
+
+	s->slot[i] = res_spin_thread_slot();
+	CHECK_EQ(res_spin_lock(&s->locks[i]), 0);
+	s->byte[i] = TU_LOCKED(tu_word(&s->locks[i]));
+	s->aa[i] = res_spin_lock(&s->locks[i]);
+	/* all alive at once, so that the slots run past the last id */
+	pthread_barrier_wait(&s->all_hold);
+	res_spin_unlock(&s->locks[i]);
+	return NULL;
+}
+
+/*
+ * Slots 0..253 write their id, 2 + slot; slots from 254 on write 1, which
+ * names nobody. Both kinds still find their own AA (from their tables).
+ */
+static void test_owner_ids(void)
+{
+	static struct owner_ids s;
+	pthread_t t[ID_THREADS];
+	int named = 0, anon = 0;
+
+	memset(&s, 0, sizeof(s));
+	pthread_barrier_init(&s.all_hold, NULL, ID_THREADS);
+	for (int i = 0; i < ID_THREADS; i++)
+		tu_thread_start(&t[i], owner_id_fn, &s);
+	for (int i = 0; i < ID_THREADS; i++)
+		tu_thread_join(t[i]);
+	pthread_barrier_destroy(&s.all_hold);
+	for (int i = 0; i < ID_THREADS; i++) {
+		CHECK_GE(s.slot[i], 0);
+		CHECK_EQ(s.byte[i], s.slot[i] < 254 ? (uint32_t)s.slot[i] + 2 : 1u);
+		CHECK_EQ(s.aa[i], -EDEADLK);
+		CHECK_EQ(tu_word(&s.locks[i]), 0);
+		named += s.slot[i] < 254;
+		anon += s.slot[i] >= 254;
+	}
+	printf("# %d threads: %d named owners, %d anonymous\n", ID_THREADS, named, anon);
+	CHECK_GT(anon, 0);
+}
+
+static void *slotless_owner_fn(void *arg)
+{
+	rqspinlock_t *l = arg;
+	uintptr_t byte;
+
+	CHECK_EQ(res_spin_thread_slot(), -ENOSPC);
+	CHECK_EQ(res_spin_lock(l), 0);
+	byte = TU_LOCKED(tu_word(l));
+	res_spin_unlock(l);
+	return (void *)byte;
+}
+
+/* A thread without a slot writes 1 (RQSPINLOCK_SLOTS=1: the main thread
+ * has the only slot). */
+static void test_owner_slotless(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	pthread_t t;
+	void *byte;
+
+	CHECK_EQ(res_spin_thread_slot(), 0);
+	CHECK_EQ(tu_owner(), 2);
+	CHECK_EQ(pthread_create(&t, NULL, slotless_owner_fn, &l), 0);
+	CHECK_EQ(pthread_join(t, &byte), 0);
+	CHECK_EQ((uintptr_t)byte, 1);
+	CHECK_EQ(tu_word(&l), 0);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("core_slot_recycling", test_slot_recycling, 60, TU_TAS),
     TU_TEST("core_registry_full", test_registry_full, 50, TU_TAS | TU_INLINE,
@@ -311,6 +397,8 @@ static const struct tu_test tests[] = {
             .env = "RQSPINLOCK_SLOTS=4"),
     TU_TEST("core_stats_slotless", test_stats_slotless, 20, 0, .env = "RQSPINLOCK_SLOTS=1"),
     TU_TEST("core_stats_reset_while_leaving", test_stats_reset_while_leaving, 40, 0),
+    TU_TEST("core_owner_ids", test_owner_ids, 30, TU_TAS),
+    TU_TEST("core_owner_slotless", test_owner_slotless, 20, 0, .env = "RQSPINLOCK_SLOTS=1"),
 };
 
 TU_MAIN(tests)

@@ -269,7 +269,7 @@ static void *aba_stealer(void *arg)
 {
 	_Atomic uint32_t *word = arg;
 
-	CHECK(rq_try_steal(word));
+	CHECK(rq_try_steal(word, RQ_LOCKED_VAL));
 	aba_data = 1;
 	rq_store_unlocked(word);
 	atomic_store_explicit(&aba_done, 1, memory_order_relaxed);
@@ -290,7 +290,7 @@ static void test_window_head_take_aba(void)
 	tu_thread_start(&x, aba_stealer, word);
 	/* Relaxed: only the claim may order the stealer's section before ours. */
 	TU_WAIT_UNTIL(atomic_load_explicit(&aba_done, memory_order_relaxed), TU_SETUP_MS);
-	CHECK_EQ(rq_head_take(word, tail, val), 1);
+	CHECK_EQ(rq_head_take(word, tail, val, rq_self_get()->held.owner), 1);
 	CHECK_EQ(aba_data, 1);
 	rq_store_unlocked(word);
 	tu_thread_join(x);

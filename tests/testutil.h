@@ -197,6 +197,18 @@ static inline uint64_t tu_slack_ns(uint64_t ns)
 		}                                                                                  \
 	} while (0)
 
+/*
+ * What this thread's acquisitions write into the locked byte: its owner id,
+ * 2 + its registry slot for the first 254 slots, else 1, which names
+ * nobody (docs/DESIGN.md, "Lock word"). Registers the thread.
+ */
+static inline uint32_t tu_owner(void)
+{
+	int slot = res_spin_thread_slot();
+
+	return slot >= 0 && slot < 254 ? (uint32_t)slot + 2 : 1;
+}
+
 /* The lock word, for observation only (the tests never synchronize on it). */
 static inline uint32_t tu_word(rqspinlock_t *lock)
 {

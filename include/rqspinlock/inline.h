@@ -11,8 +11,9 @@
  * and guarantees are those of the exported functions, which run this same
  * code.
  *
- * ABI caveat: the inline code bakes in the layout of the library's
- * per-thread record (the held-lock table) and its protocol. It refers to
+ * ABI caveat: the inline code bakes in the layout of the head of the
+ * library's per-thread record (the held-lock table and the owner id) and
+ * its protocol. It refers to
  * symbols whose names carry RQSPINLOCK_INLINE_ABI, so a program built
  * against one layout does not link (or load) with a library of another:
  * rebuild programs that use RQSPINLOCK_INLINE when the library's ABI
@@ -36,8 +37,8 @@
 extern "C" {
 #endif
 
-/** Layout version of struct rqspinlock_held_v2 and the protocol below. */
-#define RQSPINLOCK_INLINE_ABI 2
+/** Layout version of the per-thread record's head and the protocol below. */
+#define RQSPINLOCK_INLINE_ABI 3
 
 /*
  * C: <stdatomic.h> on _Atomic members, as the library. C++: the same
@@ -67,24 +68,29 @@ extern "C" {
 
 #define RQSPINLOCK_ABI_NAME_(name, v) name##_v##v
 #define RQSPINLOCK_ABI_NAME(name, v)  RQSPINLOCK_ABI_NAME_(name, v)
+#define rqspinlock_held_abi           RQSPINLOCK_ABI_NAME(rqspinlock_held, RQSPINLOCK_INLINE_ABI)
 #define rqspinlock_self_abi           RQSPINLOCK_ABI_NAME(rqspinlock_self, RQSPINLOCK_INLINE_ABI)
 #define res_spin_lock_slow_abi        RQSPINLOCK_ABI_NAME(res_spin_lock_slow, RQSPINLOCK_INLINE_ABI)
 #define res_spin_unlock_slow_abi      RQSPINLOCK_ABI_NAME(res_spin_unlock_slow, RQSPINLOCK_INLINE_ABI)
 
 /*
- * The head of the library's per-thread record: the held-lock table, oldest
- * lock first. Entries are lock addresses; bit 1 set: being acquired (taken
- * before the CAS), bit 0 set: being released (from before the unlock store
- * until the entry is cleared). A slot that names no lock holds
- * RQSPINLOCK_HELD_NONE, never 0, so that no entry equals a NULL lock: above
- * the count it is empty, below it a hole (a held lock that is not tracked).
- * cnt may exceed RQSPINLOCK_NR_HELD (untracked locks). docs/DESIGN.md,
- * "Fast path", has the protocol.
+ * The head of the library's per-thread record: the value this thread's
+ * acquisitions write into the lock word's locked byte, and the held-lock
+ * table, oldest lock first. The locked byte names the owner: 2 + the
+ * owner's registry slot for the first 254 slots, 1 for an owner it cannot
+ * name (a thread without such a slot, or a process-shared lock). Entries are lock addresses; bit 1
+ * set: being acquired (taken before the CAS), bit 0 set: being released (from before the unlock
+ * store until the entry is cleared). A slot that names no lock holds RQSPINLOCK_HELD_NONE, never 0,
+ * so that no entry equals a NULL lock: above the count it is empty, below it a hole (a held lock
+ * that is not tracked). cnt may exceed RQSPINLOCK_NR_HELD (untracked locks). docs/DESIGN.md, "Fast
+ * path", has the protocol.
  */
 #define RQSPINLOCK_HELD_NONE ((uintptr_t)3)
 
-struct rqspinlock_held_v2 {
+struct rqspinlock_held_abi {
 	RQSPINLOCK_ATOMIC(uint32_t) cnt;
+	/* Set when the thread registers, read only by the thread itself. */
+	uint32_t owner;
 	RQSPINLOCK_ATOMIC(uintptr_t) locks[RQSPINLOCK_NR_HELD];
 };
 
@@ -92,7 +98,7 @@ struct rqspinlock_held_v2 {
  * below until the thread's first call into the library. (The library
  * itself reads it under its own name and type.) */
 #ifndef RQSPINLOCK_INLINE_SELF
-extern __thread struct rqspinlock_held_v2 *rqspinlock_self_abi
+extern __thread struct rqspinlock_held_abi *rqspinlock_self_abi
     __attribute__((tls_model("initial-exec")));
 #define RQSPINLOCK_INLINE_SELF() rqspinlock_self_abi
 #endif
@@ -106,7 +112,7 @@ void res_spin_unlock_slow_abi(rqspinlock_t *lock);
 /** The fast path of res_spin_lock(); same results. */
 static inline int res_spin_inline_lock(rqspinlock_t *lock)
 {
-	struct rqspinlock_held_v2 *t;
+	struct rqspinlock_held_abi *t;
 	RQSPINLOCK_ATOMIC(uintptr_t) * entry;
 	uint32_t n, val = 0;
 
@@ -124,7 +130,7 @@ static inline int res_spin_inline_lock(rqspinlock_t *lock)
 	/* Acquiring (bit 1), before the CAS: + is | for a 4-byte aligned lock */
 	RQSPINLOCK_STORE_RELAXED(entry, (uintptr_t)lock + 2);
 	/* acquire: pairs with the unlock's release store */
-	if (__builtin_expect(RQSPINLOCK_CAS_ACQUIRE(&lock->val, &val, 1u), 1)) {
+	if (__builtin_expect(RQSPINLOCK_CAS_ACQUIRE(&lock->val, &val, t->owner), 1)) {
 		RQSPINLOCK_STORE_RELAXED(entry, (uintptr_t)lock); /* held */
 		return (int)val; /* 0: the CAS found what it expected */
 	}
@@ -134,7 +140,7 @@ static inline int res_spin_inline_lock(rqspinlock_t *lock)
 /** The fast path of res_spin_unlock(). */
 static inline void res_spin_inline_unlock(rqspinlock_t *lock)
 {
-	struct rqspinlock_held_v2 *t = RQSPINLOCK_INLINE_SELF();
+	struct rqspinlock_held_abi *t = RQSPINLOCK_INLINE_SELF();
 	/* the top entry's index; wraps for an empty table */
 	uint32_t top = RQSPINLOCK_LOAD_RELAXED(&t->cnt) - 1;
 	uintptr_t want = (uintptr_t)lock;

@@ -22,7 +22,7 @@
  *   ql-owner-check  the same, and the unlock checks the id first.
  *
  * The table is the library's own per-thread record, reached as the inline
- * fast path reaches it (rqspinlock_self_v2), so the TLS and layout costs are
+ * fast path reaches it (rqspinlock_self_abi), so the TLS and layout costs are
  * those of rqspinlock. A thread registers (res_spin_thread_slot()) the
  * first time its count fails the bound check; past RQSPINLOCK_NR_HELD locks
  * the table is left alone, as the kernel does. Like the kernel's, these
@@ -39,7 +39,7 @@
 
 #include "rqtorture.h"
 
-typedef struct rqspinlock_held_v2 held_t;
+typedef struct rqspinlock_held_abi held_t;
 
 #define TABLE_LOAD(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define TABLE_STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
