@@ -143,7 +143,9 @@ void res_spin_lock_init_shared(rqspinlock_t *lock);
  *
  * @return 0 when the lock is held by the caller;
  *  -EDEADLK when waiting could never succeed: the caller (or a context it
- *   interrupted) already holds or is acquiring the lock (AA), or the wait
+ *   interrupted) already holds the lock or waits for it (AA; in a thread
+ *   the lock word cannot name, docs/DESIGN.md section 3, also when such a
+ *   context is acquiring it while it is taken), or the wait
  *   closes a cycle of threads each waiting for a lock the next one holds
  *   (ABBA and longer cycles);
  *  -ETIMEDOUT when the owner did not release the lock in time (one timeout

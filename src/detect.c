@@ -74,6 +74,26 @@ static rqspinlock_t *wait_lock(const struct rq_thread *t, uint32_t k)
 	return atomic_load_explicit(&t->wr.lock[k], memory_order_relaxed);
 }
 
+/*
+ * Does a tagged entry of ours for @lock mean that a context we interrupted
+ * owns it? With an owner id: exactly when the locked byte names us (past
+ * its CAS, before its unlock store); one before its CAS, or waiting, is the
+ * wait record's (every slow path publishes its wait before it touches the
+ * word). Anonymous, or with more waits than the record holds: whenever the
+ * word is taken. ACQUIRING: the interrupted context owns it (between its
+ * CAS and its mark) or is about to wait for it, where we could never
+ * overtake it. RELEASING: owned until its unlock store, or re-taken by
+ * another thread in the two instructions after it, which we cannot tell
+ * apart. Waiting instead would livelock a thread hit by a timer signal
+ * faster than the wait (docs/DESIGN.md).
+ */
+static bool tagged_entry_owns(const struct rq_thread *self, rqspinlock_t *lock, uint32_t nw)
+{
+	if (self->held.owner != RQ_OWNER_ANON && nw <= RQ_NR_WAIT)
+		return named_owner(lock) == self->slot;
+	return lock_taken(lock);
+}
+
 int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx)
 {
 	uint32_t nw = atomic_load_explicit(&self->wr.nwait, memory_order_relaxed);
@@ -83,16 +103,8 @@ int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx)
 
 		if (rq_entry_lock(e) != lock)
 			continue;
-		/*
-		 * Held; or tagged while the word is taken. ACQUIRING: the
-		 * interrupted context owns it (between its CAS and its mark)
-		 * or is about to wait for it, where we could never overtake
-		 * it. RELEASING: owned until its unlock store, or re-taken by
-		 * another thread in the two instructions after it, which we
-		 * cannot tell apart. Waiting instead would livelock a thread
-		 * hit by a timer signal faster than the wait (docs/DESIGN.md).
-		 */
-		if (!rq_entry_tags(e) || lock_taken(lock))
+		/* Held (untagged); or tagged and owned. */
+		if (!rq_entry_tags(e) || tagged_entry_owns(self, lock, nw))
 			return -EDEADLK;
 	}
 	/* Waits of the contexts we interrupted (their entries lie below ours). */

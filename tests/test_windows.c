@@ -297,6 +297,92 @@ static void test_window_head_take_aba(void)
 	CHECK_EQ(tu_word(&lock_h), 0);
 }
 
+/* ---- AA through a tagged entry: owned or not ---- */
+
+/* volatile: written by the handler on this thread, inside raise() */
+static volatile int aa_ret;
+static volatile uint64_t aa_ns;
+
+static void aa_handler(int sig)
+{
+	uint64_t t0 = tu_now_ns();
+
+	(void)sig;
+	aa_ret = res_spin_lock(&lock_h);
+	aa_ns = tu_now_ns() - t0;
+	if (aa_ret == 0)
+		res_spin_unlock(&lock_h);
+}
+
+/*
+ * This thread's entry for H carries @tag, as at the instruction the
+ * handler interrupts, and the thread owns H (past its CAS, before its
+ * unlock store) or does not (before its CAS, or past its store) while Z
+ * holds H for 50 ms. The handler asks for H. Owned: -EDEADLK at once (the
+ * interrupted context can never release it). Not owned: the locked byte
+ * names Z, so the handler waits for Z and gets H. (A rule that counts any
+ * tagged entry while the lock is taken reports -EDEADLK in both.)
+ */
+static void aa_window(uintptr_t tag, bool owns)
+{
+	struct rq_thread *t = rq_self_get();
+	struct tu_holder z;
+	uint32_t n;
+
+	tu_install_handler(SIGUSR2, aa_handler);
+	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
+	if (owns)
+		CHECK_EQ(res_spin_lock(&lock_h), 0);
+	else
+		tu_holder_start(&z, &lock_h, 50 * TU_NS_PER_MS);
+	if (!owns)
+		(void)rq_held_push(t, &lock_h);
+	n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
+	atomic_store(&t->held.locks[n - 1], (uintptr_t)&lock_h | tag);
+	aa_ret = 1;
+	CHECK_EQ(raise(SIGUSR2), 0);
+	printf("# tag %lu, owned %d: handler %d after %.3f ms\n", (unsigned long)tag, owns, aa_ret,
+	       (double)aa_ns / 1e6);
+	if (owns) {
+		CHECK_EQ(aa_ret, -EDEADLK);
+		CHECK_LT(aa_ns, TU_LONG_TIMEOUT_NS / 4);
+		atomic_store(&t->held.locks[n - 1], (uintptr_t)&lock_h);
+		res_spin_unlock(&lock_h);
+	} else {
+		CHECK_EQ(aa_ret, 0);
+		rq_held_drop(t, n - 1);
+		tu_holder_join(&z);
+	}
+	CHECK_EQ(tu_word(&lock_h), 0);
+	CHECK_EQ(atomic_load_explicit(&t->held.cnt, memory_order_relaxed), 0);
+	res_spin_set_timeout_ns(0);
+}
+
+/* Between the CAS and the mark: AA. */
+static void test_aa_window_acquired(void)
+{
+	aa_window(RQ_ENTRY_ACQUIRING, true);
+}
+
+/* Between the RELEASING tag and the unlock store: AA. */
+static void test_aa_window_releasing(void)
+{
+	aa_window(RQ_ENTRY_RELEASING, true);
+}
+
+/* Before the CAS, Z owning H: no AA, the handler waits for Z. */
+static void test_aa_window_before_cas(void)
+{
+	aa_window(RQ_ENTRY_ACQUIRING, false);
+}
+
+/* After the unlock store (entry not yet cleared), Z having taken H since:
+ * no AA (the false -EDEADLK of docs/MODEL.md finding 2 is gone). */
+static void test_aa_window_retaken(void)
+{
+	aa_window(RQ_ENTRY_RELEASING, false);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("deadlock_window_releasing", test_window_releasing, 40, TU_TAS),
     TU_TEST("deadlock_window_acquired", test_window_acquired, 40, TU_TAS),
@@ -306,6 +392,10 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_window_before_cas", test_window_before_cas, 40, TU_TAS),
     TU_TEST("deadlock_window_waiting", test_window_waiting, 40, TU_TAS),
     TU_TEST("core_window_head_take_aba", test_window_head_take_aba, 20, 0),
+    TU_TEST("deadlock_aa_window_acquired", test_aa_window_acquired, 20, TU_TAS),
+    TU_TEST("deadlock_aa_window_releasing", test_aa_window_releasing, 20, TU_TAS),
+    TU_TEST("deadlock_aa_window_before_cas", test_aa_window_before_cas, 20, TU_TAS),
+    TU_TEST("deadlock_aa_window_retaken", test_aa_window_retaken, 20, TU_TAS),
 };
 
 TU_MAIN(tests)
