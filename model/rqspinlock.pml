@@ -359,11 +359,20 @@ inline check_aa() {
  * entry + 1, that entry still ACQUIRING) and holds want untagged below its
  * waiting entry. Failing that, the only stuck thread with a tagged entry
  * for want below its waiting entry, if frozen_culprit() accepts it.
- * Threads that are not waiting are never links. */
+ * Threads that are not waiting are never links. A locked want has one
+ * candidate, the thread its locked byte names (x bounds the scan);
+ * C_SCAN_HOLDERS scans every thread, as the C code does for an anonymous
+ * owner. */
 inline find_waiting_holder() {
-	s = 0; o = NONE; k = 0; mt = NONE;
+	s = 0; o = NONE; k = 0; mt = NONE; x = NTHR;
+#ifndef C_SCAN_HOLDERS
+	if
+	:: LK(W[want]) -> s = NAMED_OWNER(want); x = s + 1
+	:: else -> skip
+	fi;
+#endif
 	do
-	:: s < NTHR && o == NONE ->
+	:: s < x && o == NONE ->
 		READ_WAIT(s, gen, dep, wid, wat);
 		found = 0;
 		if
@@ -383,7 +392,7 @@ inline find_waiting_holder() {
 		fi
 	:: else -> break
 	od;
-	fz = 0;
+	x = 0; fz = 0;
 	if
 	:: o == NONE && k == 1 ->
 		frozen_culprit(want, mt);

@@ -398,40 +398,61 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
 }
 
 /*
+ * What @t, if it is stuck waiting, claims about @lock below its waiting
+ * context (RQ_CLAIM_NONE when it is not waiting); @l gets its wait.
+ */
+static enum rq_claim waiting_claim(struct rq_thread *t, rqspinlock_t *lock, struct rq_link *l)
+{
+	*l = (struct rq_link){.t = t, .holds = lock};
+	/* seq_cst: pairs with the seq_cst store in rq_wait_push() */
+	if (!atomic_load_explicit(&t->wr.nwait, memory_order_seq_cst) ||
+	    !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
+		return RQ_CLAIM_NONE;
+	read_wait(l);
+	if (!l->waits)
+		return RQ_CLAIM_NONE;
+	return claim_below(t, lock, l->widx);
+}
+
+/* @l links the chain: held untagged and believed, or a frozen culprit. */
+static bool link_found(rqspinlock_t *lock, enum rq_claim claim, struct rq_link *l)
+{
+	if (claim == RQ_CLAIM_HELD)
+		return held_believable(lock, l->t);
+	l->frozen = claim == RQ_CLAIM_MAYBE && frozen_culprit(lock, l->t);
+	return l->frozen;
+}
+
+/*
  * The next link of the chain: a thread that holds @lock below its own
  * waiting entry and is stuck waiting. Threads that are not waiting cannot be
  * part of a deadlock, so only their one-line wait records are read; the
  * table of a waiting thread does not change while it waits. Failing an
  * untagged holder, a single frozen tagged claimant (frozen_culprit()) links.
+ * A lock whose word names its owner has one candidate, that thread (no
+ * other one's entry is believed, and no other one is its frozen culprit):
+ * one record read instead of a scan of every slot.
  */
 static bool find_waiting_holder(rqspinlock_t *lock, struct rq_link *out)
 {
-	uint32_t bound = rq_slot_bound(), n_maybe = 0;
+	uint32_t owner = named_owner(lock), bound = rq_slot_bound(), n_maybe = 0;
 	struct rq_link maybe = {.t = NULL};
 
+	if (owner != RQ_NO_SLOT)
+		return link_found(lock, waiting_claim(rq_thread_at(owner), lock, out), out);
 	for (uint32_t s = 0; s < bound; s++) {
-		struct rq_thread *t = rq_thread_at(s);
-		struct rq_link l = {.t = t, .holds = lock};
-		enum rq_claim claim;
+		struct rq_link l;
+		enum rq_claim claim = waiting_claim(rq_thread_at(s), lock, &l);
 
-		/* seq_cst: pairs with the seq_cst store in rq_wait_push() */
-		if (!atomic_load_explicit(&t->wr.nwait, memory_order_seq_cst) ||
-		    !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
-			continue;
-		read_wait(&l);
-		if (!l.waits)
-			continue;
-		claim = claim_below(t, lock, l.widx);
-		if (claim == RQ_CLAIM_HELD && held_believable(lock, t)) {
+		if (claim == RQ_CLAIM_HELD && link_found(lock, claim, &l)) {
 			*out = l;
 			return true;
 		}
 		if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
 			maybe = l;
 	}
-	if (n_maybe != 1 || !frozen_culprit(lock, maybe.t))
+	if (n_maybe != 1 || !link_found(lock, RQ_CLAIM_MAYBE, &maybe))
 		return false;
-	maybe.frozen = true;
 	*out = maybe;
 	return true;
 }
