@@ -79,19 +79,22 @@ static rqspinlock_t *wait_lock(const struct rq_thread *t, uint32_t k)
  * owns it? With an owner id: exactly when the locked byte names us (past
  * its CAS, before its unlock store); one before its CAS, or waiting, is the
  * wait record's (every slow path publishes its wait before it touches the
- * word). Anonymous, or with more waits than the record holds: whenever the
- * word is taken. ACQUIRING: the interrupted context owns it (between its
- * CAS and its mark) or is about to wait for it, where we could never
- * overtake it. RELEASING: owned until its unlock store, or re-taken by
- * another thread in the two instructions after it, which we cannot tell
- * apart. Waiting instead would livelock a thread hit by a timer signal
- * faster than the wait (docs/DESIGN.md).
+ * word). Where the byte names nobody (our thread has no id, or the lock is
+ * process-shared, whose owners are all anonymous), or the record holds
+ * fewer waits than there are: whenever the word is taken. ACQUIRING: the
+ * interrupted context owns it (between its CAS and its mark) or is about
+ * to wait for it, where we could never overtake it. RELEASING: owned until
+ * its unlock store, or re-taken by another thread in the two instructions
+ * after it, which we cannot tell apart. Waiting instead would livelock a
+ * thread hit by a timer signal faster than the wait (docs/DESIGN.md).
  */
 static bool tagged_entry_owns(const struct rq_thread *self, rqspinlock_t *lock, uint32_t nw)
 {
-	if (self->held.owner != RQ_OWNER_ANON && nw <= RQ_NR_WAIT)
-		return named_owner(lock) == self->slot;
-	return lock_taken(lock);
+	uint32_t byte = lock_word(lock) & RQ_LOCKED_MASK;
+
+	if (self->held.owner != RQ_OWNER_ANON && byte != RQ_OWNER_ANON && nw <= RQ_NR_WAIT)
+		return rq_slot_of_owner(byte) == self->slot;
+	return byte != 0;
 }
 
 int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx)
@@ -311,10 +314,11 @@ static bool has_entry(const struct rq_thread *t, const rqspinlock_t *lock)
 	return false;
 }
 
-/* Could @t hold @lock: an entry for it, or locks beyond its table? */
-static bool lists_lock(const struct rq_thread *t, const rqspinlock_t *lock)
+/* Does @t's table claim @lock (held, or tagged outside its current wait),
+ * or could it hold it among locks beyond its table? */
+static bool claims_lock(struct rq_thread *t, const rqspinlock_t *lock)
 {
-	return has_entry(t, lock) ||
+	return claim_below(t, lock, RQ_NR_HELD) != RQ_CLAIM_NONE ||
 	       atomic_load_explicit(&t->held.cnt, memory_order_relaxed) > RQ_NR_HELD;
 }
 
@@ -337,9 +341,10 @@ static struct rq_thread *single_noted(const rqspinlock_t *lock, const struct rq_
 }
 
 /*
- * For the deadline path (timeout.c): the thread the locked byte names, if it
- * still lists @lock (a slot's next thread has the same id, and inherits no
- * entry); for an anonymous owner an untagged entry; failing that a single
+ * For the deadline path (timeout.c): the thread the locked byte names, if
+ * its table claims @lock (a slot's next thread has the same id but no
+ * claim: at most the entry of its own wait for the lock). Otherwise, and
+ * for an anonymous owner, an untagged entry; failing that a single
  * tagged claim; failing that the single other thread with any entry
  * for @lock: an owner preempted between its slow-path acquisition and its
  * mark still looks like it waits, and under CPU overload it stays there
@@ -363,7 +368,8 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
 	if (rq_slot_of_owner(val & RQ_LOCKED_MASK) != RQ_NO_SLOT) {
 		struct rq_thread *o = rq_thread_at(rq_slot_of_owner(val & RQ_LOCKED_MASK));
 
-		return o != self && rq_thread_in_use(o) && lists_lock(o, lock) ? o : NULL;
+		if (o != self && rq_thread_in_use(o) && claims_lock(o, lock))
+			return o;
 	}
 	if (!(val & RQ_LOCKED_MASK)) {
 		/* No owner: the thread that takes the lock next blocks us

@@ -300,45 +300,65 @@ static void test_window_head_take_aba(void)
 /* ---- AA through a tagged entry: owned or not ---- */
 
 /* volatile: written by the handler on this thread, inside raise() */
+static rqspinlock_t *volatile aa_lock;
 static volatile int aa_ret;
 static volatile uint64_t aa_ns;
+static atomic_int aa_entered; /* the handler started: the releaser's cue */
 
 static void aa_handler(int sig)
 {
 	uint64_t t0 = tu_now_ns();
 
 	(void)sig;
-	aa_ret = res_spin_lock(&lock_h);
+	atomic_store_explicit(&aa_entered, 1, memory_order_relaxed);
+	aa_ret = res_spin_lock(aa_lock);
 	aa_ns = tu_now_ns() - t0;
 	if (aa_ret == 0)
-		res_spin_unlock(&lock_h);
+		res_spin_unlock(aa_lock);
+}
+
+/* Tells the holder to let go 50 ms after the handler started. */
+static void *release_later(void *arg)
+{
+	struct tu_holder *z = arg;
+
+	TU_WAIT_UNTIL(atomic_load_explicit(&aa_entered, memory_order_relaxed), TU_SETUP_MS);
+	tu_sleep_ms(50);
+	atomic_store_explicit(&z->release, 1, memory_order_relaxed);
+	return NULL;
 }
 
 /*
- * This thread's entry for H carries @tag, as at the instruction the
- * handler interrupts, and the thread owns H (past its CAS, before its
+ * This thread's entry for @l carries @tag, as at the instruction the
+ * handler interrupts, and the thread owns @l (past its CAS, before its
  * unlock store) or does not (before its CAS, or past its store) while Z
- * holds H for 50 ms. The handler asks for H. Owned: -EDEADLK at once (the
- * interrupted context can never release it). Not owned: the locked byte
- * names Z, so the handler waits for Z and gets H. (A rule that counts any
- * tagged entry while the lock is taken reports -EDEADLK in both.)
+ * holds @l until 50 ms after the handler started. The handler asks for @l.
+ * Owned: -EDEADLK at once (the interrupted context can never release it).
+ * Not owned: the locked byte names Z, so the handler waits for Z and gets
+ * @l. (A rule that counts any tagged entry while the lock is taken reports
+ * -EDEADLK in both.)
  */
-static void aa_window(uintptr_t tag, bool owns)
+static void aa_window(rqspinlock_t *l, uintptr_t tag, bool owns)
 {
 	struct rq_thread *t = rq_self_get();
 	struct tu_holder z;
+	pthread_t releaser;
 	uint32_t n;
 
 	tu_install_handler(SIGUSR2, aa_handler);
 	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
-	if (owns)
-		CHECK_EQ(res_spin_lock(&lock_h), 0);
-	else
-		tu_holder_start(&z, &lock_h, 50 * TU_NS_PER_MS);
-	if (!owns)
-		(void)rq_held_push(t, &lock_h);
+	aa_lock = l;
+	atomic_store_explicit(&aa_entered, 0, memory_order_relaxed);
+	if (owns) {
+		CHECK_EQ(res_spin_lock(l), 0);
+	} else {
+		tu_holder_start(&z, l, 0);
+		(void)rq_held_push(t, l);
+		CHECK(TU_LOCKED(tu_word(l)) != 0 && TU_LOCKED(tu_word(l)) != tu_owner());
+		tu_thread_start(&releaser, release_later, &z);
+	}
 	n = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
-	atomic_store(&t->held.locks[n - 1], (uintptr_t)&lock_h | tag);
+	atomic_store(&t->held.locks[n - 1], (uintptr_t)l | tag);
 	aa_ret = 1;
 	CHECK_EQ(raise(SIGUSR2), 0);
 	printf("# tag %lu, owned %d: handler %d after %.3f ms\n", (unsigned long)tag, owns, aa_ret,
@@ -346,14 +366,16 @@ static void aa_window(uintptr_t tag, bool owns)
 	if (owns) {
 		CHECK_EQ(aa_ret, -EDEADLK);
 		CHECK_LT(aa_ns, TU_LONG_TIMEOUT_NS / 4);
-		atomic_store(&t->held.locks[n - 1], (uintptr_t)&lock_h);
-		res_spin_unlock(&lock_h);
+		atomic_store(&t->held.locks[n - 1], (uintptr_t)l);
+		res_spin_unlock(l);
 	} else {
 		CHECK_EQ(aa_ret, 0);
+		CHECK_GE(aa_ns, 50 * TU_NS_PER_MS); /* it waited for Z */
 		rq_held_drop(t, n - 1);
+		tu_thread_join(releaser);
 		tu_holder_join(&z);
 	}
-	CHECK_EQ(tu_word(&lock_h), 0);
+	CHECK_EQ(TU_LOCKED(tu_word(l)), 0);
 	CHECK_EQ(atomic_load_explicit(&t->held.cnt, memory_order_relaxed), 0);
 	res_spin_set_timeout_ns(0);
 }
@@ -361,26 +383,37 @@ static void aa_window(uintptr_t tag, bool owns)
 /* Between the CAS and the mark: AA. */
 static void test_aa_window_acquired(void)
 {
-	aa_window(RQ_ENTRY_ACQUIRING, true);
+	aa_window(&lock_h, RQ_ENTRY_ACQUIRING, true);
 }
 
 /* Between the RELEASING tag and the unlock store: AA. */
 static void test_aa_window_releasing(void)
 {
-	aa_window(RQ_ENTRY_RELEASING, true);
+	aa_window(&lock_h, RQ_ENTRY_RELEASING, true);
 }
 
 /* Before the CAS, Z owning H: no AA, the handler waits for Z. */
 static void test_aa_window_before_cas(void)
 {
-	aa_window(RQ_ENTRY_ACQUIRING, false);
+	aa_window(&lock_h, RQ_ENTRY_ACQUIRING, false);
 }
 
 /* After the unlock store (entry not yet cleared), Z having taken H since:
  * no AA (the false -EDEADLK of docs/MODEL.md finding 2 is gone). */
 static void test_aa_window_retaken(void)
 {
-	aa_window(RQ_ENTRY_RELEASING, false);
+	aa_window(&lock_h, RQ_ENTRY_RELEASING, false);
+}
+
+/* A process-shared lock's byte names nobody: a tagged entry while it is
+ * taken stays AA, in both windows of an owner. */
+static void test_aa_window_shared(void)
+{
+	rqspinlock_t s;
+
+	res_spin_lock_init_shared(&s);
+	aa_window(&s, RQ_ENTRY_ACQUIRING, true);
+	aa_window(&s, RQ_ENTRY_RELEASING, true);
 }
 
 static const struct tu_test tests[] = {
@@ -396,6 +429,7 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_aa_window_releasing", test_aa_window_releasing, 20, TU_TAS),
     TU_TEST("deadlock_aa_window_before_cas", test_aa_window_before_cas, 20, TU_TAS),
     TU_TEST("deadlock_aa_window_retaken", test_aa_window_retaken, 20, TU_TAS),
+    TU_TEST("deadlock_aa_window_shared", test_aa_window_shared, 40, TU_TAS),
 };
 
 TU_MAIN(tests)
