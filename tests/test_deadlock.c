@@ -693,11 +693,11 @@ static void test_report_hook_change(void)
  */
 struct stale {
 	rqspinlock_t l, m;
-	atomic_int s_lists, done;
+	atomic_int s_lists, done, next;
 	pthread_barrier_t both_hold;
 	int32_t t2_tid;
-	int r2, r3;
-	uint64_t ns2, ns3;
+	int r[2]; /* side 0 (T2) and side 1 (T3) */
+	uint64_t ns[2];
 };
 
 static void *stale_lister(void *arg)
@@ -728,37 +728,23 @@ static void stale_end(struct stale *s, pthread_t lister)
 	CHECK_EQ(tu_word(&s->m), 0);
 }
 
-/* T2 holds L (named in its word, listed by S too) and waits for M. */
-static void *stale_t2(void *arg)
+/* Side 0, T2, holds L (named in its word, listed by S too) and waits for
+ * M; side 1, T3, holds M and waits for L. */
+static void *stale_side(void *arg)
 {
 	struct stale *s = arg;
+	int i = atomic_fetch_add(&s->next, 1);
+	rqspinlock_t *mine = i ? &s->m : &s->l, *want = i ? &s->l : &s->m;
 	uint64_t t0;
 
-	CHECK_EQ(res_spin_lock(&s->l), 0);
+	CHECK_EQ(res_spin_lock(mine), 0);
 	pthread_barrier_wait(&s->both_hold);
 	t0 = tu_now_ns();
-	s->r2 = res_spin_lock(&s->m);
-	s->ns2 = tu_now_ns() - t0;
-	if (s->r2 == 0)
-		res_spin_unlock(&s->m);
-	res_spin_unlock(&s->l);
-	return NULL;
-}
-
-/* T3 holds M and waits for L. */
-static void *stale_t3(void *arg)
-{
-	struct stale *s = arg;
-	uint64_t t0;
-
-	CHECK_EQ(res_spin_lock(&s->m), 0);
-	pthread_barrier_wait(&s->both_hold);
-	t0 = tu_now_ns();
-	s->r3 = res_spin_lock(&s->l);
-	s->ns3 = tu_now_ns() - t0;
-	if (s->r3 == 0)
-		res_spin_unlock(&s->l);
-	res_spin_unlock(&s->m);
+	s->r[i] = res_spin_lock(want);
+	s->ns[i] = tu_now_ns() - t0;
+	if (s->r[i] == 0)
+		res_spin_unlock(want);
+	res_spin_unlock(mine);
 	return NULL;
 }
 
@@ -778,19 +764,21 @@ static void test_stale_entry_abba(void)
 	stale_start(&s, &lister);
 	pthread_barrier_init(&s.both_hold, NULL, 2);
 	tu_stats(&before);
-	tu_thread_start(&t2, stale_t2, &s);
-	tu_thread_start(&t3, stale_t3, &s);
+	tu_thread_start(&t2, stale_side, &s);
+	tu_thread_start(&t3, stale_side, &s);
 	tu_thread_join(t2);
 	tu_thread_join(t3);
 	tu_stats(&after);
 	pthread_barrier_destroy(&s.both_hold);
 	stale_end(&s, lister);
-	printf("# T2 %d after %.3f ms, T3 %d after %.3f ms\n", s.r2, (double)s.ns2 / 1e6, s.r3,
-	       (double)s.ns3 / 1e6);
-	CHECK(s.r2 == -EDEADLK || s.r3 == -EDEADLK);
-	CHECK(s.r2 == 0 || s.r2 == -EDEADLK);
-	CHECK(s.r3 == 0 || s.r3 == -EDEADLK);
-	CHECK_LT(s.r2 ? s.ns2 : s.ns3, TU_LONG_TIMEOUT_NS / 4);
+	printf("# T2 %d after %.3f ms, T3 %d after %.3f ms\n", s.r[0], (double)s.ns[0] / 1e6,
+	       s.r[1], (double)s.ns[1] / 1e6);
+	CHECK(s.r[0] == -EDEADLK || s.r[1] == -EDEADLK);
+	for (int i = 0; i < 2; i++) {
+		CHECK(s.r[i] == 0 || s.r[i] == -EDEADLK);
+		if (s.r[i])
+			CHECK_LT(s.ns[i], TU_LONG_TIMEOUT_NS / 4);
+	}
 	CHECK_GT(after.deadlock_abba, before.deadlock_abba);
 	CHECK_EQ(after.timeout, before.timeout);
 	res_spin_set_timeout_ns(0);
