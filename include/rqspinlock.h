@@ -190,11 +190,11 @@ RQSPINLOCK_MUST_CHECK int res_spin_trylock(rqspinlock_t *lock);
  * return -EDEADLK. Deadlock detection ignores a "held" entry for a lock that
  * is not taken, or whose lock word names another owner (or, where the word
  * cannot name its owner, that another thread lists too), so other threads
- * get no false -EDEADLK from it. A NULL @p lock releases nothing and is counted in
- * unlock_not_held. While the caller holds more than RQSPINLOCK_NR_HELD
- * locks, a lock missing from the table may be one of the untracked ones:
- * such an unlock is taken as the release of an untracked lock, not
- * counted.
+ * get no false -EDEADLK from it. A NULL @p lock releases nothing and is
+ * counted in unlock_not_held. While the caller holds more than
+ * RQSPINLOCK_NR_HELD locks, a lock missing from the table may be one of the
+ * untracked ones: such an unlock is taken as the release of an untracked
+ * lock, not counted.
  */
 #ifndef RQSPINLOCK_INLINE
 void res_spin_unlock(rqspinlock_t *lock);

@@ -61,11 +61,17 @@ static bool lock_taken(rqspinlock_t *lock)
 	return lock_word(lock) & RQ_LOCKED_MASK;
 }
 
-/* The slot of @lock's owner as its word names it; RQ_NO_SLOT when the lock
- * is free or its owner is anonymous. */
+/* The slot of the owner lock word @val names; RQ_NO_SLOT when the lock is
+ * free or its owner is anonymous. */
+static uint32_t word_owner(uint32_t val)
+{
+	return rq_slot_of_owner(val & RQ_LOCKED_MASK);
+}
+
+/* The same for @lock's word as it is now. */
 static uint32_t named_owner(rqspinlock_t *lock)
 {
-	return rq_slot_of_owner(lock_word(lock) & RQ_LOCKED_MASK);
+	return word_owner(lock_word(lock));
 }
 
 /* The lock wait @k of @t waits for. */
@@ -245,7 +251,7 @@ static bool holds_note(const struct rq_thread *t, uint32_t what, const rqspinloc
 static bool frozen_culprit(rqspinlock_t *lock, const struct rq_thread *cand)
 {
 	uint32_t val = lock_word(lock), bound = rq_slot_bound();
-	uint32_t owner = rq_slot_of_owner(val & RQ_LOCKED_MASK);
+	uint32_t owner = word_owner(val);
 	bool locked = val & RQ_LOCKED_MASK;
 	bool head = !(val & RQ_LOCKED_PENDING_MASK);
 
@@ -360,13 +366,13 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
 	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0, n_any = 0;
 	struct rq_thread *held = NULL, *maybe = NULL, *any = NULL;
 
-	uint32_t val = lock_word(lock), n_next = 0;
+	uint32_t val = lock_word(lock), named = word_owner(val), n_next = 0;
 	struct rq_thread *next;
 
 	if (!val)
 		return NULL;
-	if (rq_slot_of_owner(val & RQ_LOCKED_MASK) != RQ_NO_SLOT) {
-		struct rq_thread *o = rq_thread_at(rq_slot_of_owner(val & RQ_LOCKED_MASK));
+	if (named != RQ_NO_SLOT) {
+		struct rq_thread *o = rq_thread_at(named);
 
 		if (o != self && rq_thread_in_use(o) && claims_lock(o, lock))
 			return o;

@@ -529,9 +529,9 @@ static inline int rq_head_claim(_Atomic uint32_t *word, uint32_t tail, uint32_t 
 
 /*
  * As rq_head_claim(), by CAS only (rq_take_unlocked()), taking the lock
- * for @owner (rq_held::owner): returns 1 alone in
- * the queue, 0 with successors, -1 if an owner came first (the word was
- * reset under us; the pending bit is no longer ours).
+ * for @owner (rq_held::owner): returns 1 alone in the queue, 0 with
+ * successors, -1 if an owner came first (the word was reset under us; the
+ * pending bit is no longer ours).
  */
 static inline int rq_head_take(_Atomic uint32_t *word, uint32_t tail, uint32_t val, uint32_t owner)
 {

@@ -143,8 +143,8 @@ static inline int rq_pending_to_locked_noted(struct rq_thread *t, _Atomic uint32
 
 /* ---- slow paths ---- */
 /* Out of line: the fast paths that call it need no stack frame (LTO too). */
-__attribute__((noinline)) int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock,
-                                               uint32_t held_idx, uint32_t val);
+RQ_NOINLINE int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
+                                 uint32_t val);
 int rq_tas_slowpath(struct rq_attempt *w);
 int rq_trylock_fallback(struct rq_attempt *w);
 extern _Atomic int rq_mode;

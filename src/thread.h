@@ -29,7 +29,7 @@ struct rq_thread;
  * name for <rqspinlock/inline.h>, which reads only its first member, the
  * held table (a pointer to a struct points to its first member). */
 extern _Thread_local struct rq_thread *rq_self __asm__("rqspinlock_self_v3");
-#define RQSPINLOCK_INLINE_SELF() ((struct rqspinlock_held_v3 *)(void *)rq_self)
+#define RQSPINLOCK_INLINE_SELF() ((struct rqspinlock_held_abi *)(void *)rq_self)
 #include "rqspinlock/inline.h"
 _Static_assert(RQSPINLOCK_INLINE_ABI == 3, "rq_self's symbol name carries the inline ABI version");
 
@@ -108,13 +108,13 @@ struct rq_qnode {
 
 /*
  * Locks this thread holds or is acquiring, oldest first: struct
- * rqspinlock_held_v3 (<rqspinlock/inline.h>), whose layout the opt-in inline
+ * rqspinlock_held_abi (<rqspinlock/inline.h>), whose layout the opt-in inline
  * fast path bakes in. Written only by the owning thread (and its signal
  * handlers, which always restore what they pushed before returning); read by
  * any thread for deadlock detection. cnt may exceed RQ_NR_HELD: the extra
  * locks are untracked. held.h has the entries' tags and the operations.
  */
-#define rq_held rqspinlock_held_v3
+#define rq_held rqspinlock_held_abi
 
 /*
  * What deadlock detectors read about a thread besides its table: one cache

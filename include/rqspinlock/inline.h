@@ -13,8 +13,8 @@
  *
  * ABI caveat: the inline code bakes in the layout of the head of the
  * library's per-thread record (the held-lock table and the owner id) and
- * its protocol. It refers to
- * symbols whose names carry RQSPINLOCK_INLINE_ABI, so a program built
+ * its protocol. It refers to symbols whose names carry
+ * RQSPINLOCK_INLINE_ABI, so a program built
  * against one layout does not link (or load) with a library of another:
  * rebuild programs that use RQSPINLOCK_INLINE when the library's ABI
  * version changes. Programs without it depend on no layout.
@@ -78,12 +78,14 @@ extern "C" {
  * acquisitions write into the lock word's locked byte, and the held-lock
  * table, oldest lock first. The locked byte names the owner: 2 + the
  * owner's registry slot for the first 254 slots, 1 for an owner it cannot
- * name (a thread without such a slot, or a process-shared lock). Entries are lock addresses; bit 1
- * set: being acquired (taken before the CAS), bit 0 set: being released (from before the unlock
- * store until the entry is cleared). A slot that names no lock holds RQSPINLOCK_HELD_NONE, never 0,
- * so that no entry equals a NULL lock: above the count it is empty, below it a hole (a held lock
- * that is not tracked). cnt may exceed RQSPINLOCK_NR_HELD (untracked locks). docs/DESIGN.md, "Fast
- * path", has the protocol.
+ * name (a thread without such a slot, or a process-shared lock). Entries
+ * are lock addresses; bit 1 set: being acquired (taken before the CAS),
+ * bit 0 set: being released (from before the unlock store until the entry
+ * is cleared). A slot that names no lock holds RQSPINLOCK_HELD_NONE, never
+ * 0, so that no entry equals a NULL lock: above the count it is empty,
+ * below it a hole (a held lock that is not tracked). cnt may exceed
+ * RQSPINLOCK_NR_HELD (untracked locks). docs/DESIGN.md, "Fast path", has
+ * the protocol.
  */
 #define RQSPINLOCK_HELD_NONE ((uintptr_t)3)
 
