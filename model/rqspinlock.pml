@@ -52,6 +52,21 @@
 #define REL 8            /* RQ_ENTRY_RELEASING */
 #define LOCKOF(e) ((e) & 3)
 
+/* The fast path of a thread with an owner id (src/lock.c) writes its entry
+ * untagged before its CAS and clears it, untagged, after its unlock store:
+ * the locked byte says whether it holds the lock. TAGGED_FAST_PATH: the
+ * protocol with tags (ACQUIRING before the CAS, marked after it, RELEASING
+ * before the unlock store), which threads without an owner id still run
+ * (their fast path is the slow entry): the configurations that model the
+ * anonymous owner's detection rules (C_SCAN_HOLDERS), and those that model
+ * code from before the untagged fast path (C_AA_EXACT, C_AA_REL). */
+#if defined(C_SCAN_HOLDERS) || defined(C_AA_EXACT) || defined(C_AA_REL)
+#define TAGGED_FAST_PATH
+#define FP_TAG ACQ
+#else
+#define FP_TAG 0
+#endif
+
 /* MCS node states (rq_qnode::locked, its low bits) */
 #define N_WAIT 0
 #define N_HEAD 1
@@ -102,7 +117,7 @@ byte g_owner[NLOCK];     /* context that holds the lock, NONE if free; its
                           * byte (NAMED_OWNER) */
 byte g_in[NCTX];         /* lock the context is inside lock() for, 0 = none */
 byte g_done;             /* contexts that finished (or stalled) */
-bit g_relw;              /* thread 0 is between its RELEASING tag and its unlock store */
+bit g_relw;              /* thread 0 is between a RELEASING tag and its unlock store */
 bit t0done;              /* thread 0 finished: its handler can no longer run */
 byte g_sw;               /* bit c: context c took its lock in the slow path and
                           * has not marked its entry yet (its entry is still
@@ -213,7 +228,19 @@ inline real_deadlock(c, L) {
 /* ---------------------------------------- held.c and detect.c helpers */
 #define HE(s, i) hl[(s) * NHELD + (i)]
 
+/* The thread the locked byte of lk names (every thread of the model has an
+ * owner id; C_SCAN_HOLDERS models the rules for anonymous owners). */
+#define NAMED_OWNER(lk) thr(g_owner[lk])
+/* an untagged entry that claims the lock (untagged_entry_held): with an
+ * owner id, while the locked byte names the thread. BROKEN_UNTAGGED_HELD:
+ * any untagged entry, as for a thread without an id, but with the
+ * untagged fast path (the table invariant fails: an entry of a context
+ * before its CAS is taken for a held lock) */
+#if defined(TAGGED_FAST_PATH) || defined(BROKEN_UNTAGGED_HELD)
 #define HOLDS_ENTRY(s, i, lk) (HE(s, i) == lk)
+#else
+#define HOLDS_ENTRY(s, i, lk) (HE(s, i) == lk && LK(W[lk]) && NAMED_OWNER(lk) == s)
+#endif
 #define OWNER_INVARIANT (g_owner[lk] != NONE && thr(g_owner[lk]) == s)
 
 /* Is entry i of s (for lk) the entry of the wait s is in right now
@@ -223,7 +250,7 @@ inline real_deadlock(c, L) {
 	wlock[(s) * NWAIT + nwait[s] - 1] == (lk) && HE(s, i) == ((lk) | ACQ))
 
 /* claim_below(s, lock, limit) into found: what s's entries below limit
- * claim about the lock: 2 held (untagged), 1 maybe (tagged, and not the
+ * claim about the lock: 2 held (HOLDS_ENTRY), 1 maybe (tagged, and not the
  * entry of the wait s is in right now), 0 none.
  * Also checks the invariant "untagged entry => that thread holds it". */
 inline claim_below(s, lk, limit) {
@@ -244,9 +271,6 @@ inline claim_below(s, lk, limit) {
 	i = 0
 }
 
-/* The thread the locked byte of lk names (every thread of the model has an
- * owner id; anonymous owners are not modelled). */
-#define NAMED_OWNER(lk) thr(g_owner[lk])
 
 /* frozen_culprit(lk, cand) into fc, for the locked case: lk is locked and
  * its locked byte names cand. The pending case (lk free, its pending bit
@@ -295,19 +319,26 @@ inline check_aa() {
 	do
 	:: i < n && i < NHELD ->
 		if
+#ifndef TAGGED_FAST_PATH
+		/* any entry of ours counts while the locked byte names us: a
+		 * context we interrupted is past its CAS and before its unlock
+		 * store (one before its CAS or past its store does not own the
+		 * lock; one waiting is the wait record's) */
+		:: LOCKOF(HE(t, i)) == L && LK(W[L]) && NAMED_OWNER(L) == t ->
+			SETERR(EDEADLK)
+#else
 		:: HE(t, i) == L -> SETERR(EDEADLK);
 			/* table invariant (property 7), our own table */
 			assert(g_owner[L] != NONE && thr(g_owner[L]) == t)
+#endif
 #if defined(C_AA_REL)
 		/* the rule for an anonymous owner (src/detect.c; all owners at
 		 * b9a9767): an entry tagged ACQUIRING or RELEASING (a context we
 		 * interrupted) counts while the lock is taken; RELEASING gives a
 		 * false AA (docs/MODEL.md, finding 2) */
 		:: LOCKOF(HE(t, i)) == L && HE(t, i) != L && LK(W[L]) -> SETERR(EDEADLK)
-#elif !defined(C_AA_EXACT)
-		/* a tagged entry counts while the locked byte names us: a
-		 * context we interrupted is past its CAS and before its unlock
-		 * store (one before its CAS, or waiting, is the wait record's) */
+#elif !defined(C_AA_EXACT) && defined(TAGGED_FAST_PATH)
+		/* a tagged entry counts while the locked byte names us */
 		:: LOCKOF(HE(t, i)) == L && HE(t, i) != L && LK(W[L]) && NAMED_OWNER(L) == t ->
 			SETERR(EDEADLK)
 #endif
@@ -627,9 +658,10 @@ inline run_checks(MASK) {
 inline res_spin_lock() {
 	ret = OK;
 #ifndef BROKEN_ENTRY_AFTER_CAS
-	/* rq_held_push: count first, then the entry tagged ACQUIRING */
-hp_cnt:	d_step { n = hcnt[t]; hcnt[t] = n + 1; SPLIT_OR(HE(t, n) = L | ACQ; g_in[c] = L) };
-hp_ent:	ONLY_SPLIT(assert(n < NHELD); HE(t, n) = L | ACQ; g_in[c] = L);
+	/* count first, then the entry: untagged (inline.h), or tagged
+	 * ACQUIRING (rq_held_push, TAGGED_FAST_PATH) */
+hp_cnt:	d_step { n = hcnt[t]; hcnt[t] = n + 1; SPLIT_OR(HE(t, n) = L | FP_TAG; g_in[c] = L) };
+hp_ent:	ONLY_SPLIT(assert(n < NHELD); HE(t, n) = L | FP_TAG; g_in[c] = L);
 	/* fast path: rq_try_0_to_locked */
 fp_cas:	d_step {
 		val = W[L];
@@ -649,12 +681,20 @@ fp_cas:	d_step {
 		fi
 	};
 hp_cnt:	d_step { n = hcnt[t]; hcnt[t] = n + 1 };
-hp_ent:	d_step { assert(n < NHELD); HE(t, n) = L | ACQ };
+hp_ent:	d_step { assert(n < NHELD); HE(t, n) = L | FP_TAG };
 #endif
 	if
 	:: val == 0 ->
+#ifdef TAGGED_FAST_PATH
 fp_held:	HE(t, n) = L	/* rq_held_mark_held */
+#else
+		skip
+#endif
 	:: else ->
+#ifndef TAGGED_FAST_PATH
+		/* rq_held_mark_acquiring: the slow path's entry */
+sp_tag:		HE(t, n) = L | ACQ;
+#endif
 		/* rq_lock_slowpath: AA check before anything else */
 sp_aa:		d_step {
 			check_aa();
@@ -855,7 +895,9 @@ inline res_spin_unlock() {
 	:: hcnt[t] > 0 && HE(t, hcnt[t] - 1) == L ->
 		n = hcnt[t];
 #ifndef BROKEN_CLEAR_BEFORE_UNLOCK
+#ifdef TAGGED_FAST_PATH
 ul_tag:		d_step { HE(t, n - 1) = L | REL; g_relw = (g_relw || c == 0) };
+#endif
 ul_store:	d_step { W[L] = W[L] & ~1; g_owner[L] = NONE; g_relw = (g_relw && c != 0) };
 ul_clear:	d_step { HE(t, n - 1) = 0; SPLIT_OR(hcnt[t] = n - 1) };
 ul_cnt:		ONLY_SPLIT(hcnt[t] = n - 1)

@@ -9,14 +9,14 @@
  * that thread is the owner and no table needs to be believed or searched;
  * where it does not, the tables are the only witness.
  *
- * AA: the lock we want is in our table below our own entry and either held
- * (untagged) or, tagged acquiring/releasing by a context we interrupted
- * between its CAS and its table store, still taken; or an interrupted
- * context of ours is waiting for it (wait record).
+ * AA: the lock we want is in our table below our own entry and a context
+ * we interrupted owns it (untagged_entry_held(), tagged_entry_owns()); or
+ * an interrupted context of ours is waiting for it (wait record).
  *
  * ABBA and longer cycles: follow the waits-for chain. Only threads that are
  * waiting (their innermost context sits in a slow path) can be links: find
- * the waiting thread with an untagged entry for the lock we want, follow the
+ * the waiting thread that holds the lock we want (the locked byte names it,
+ * or for an anonymous owner an untagged entry), follow the
  * lock it waits for, and so on. Reaching ourselves again closes a cycle: -EDEADLK.
  * A chain that ends at a thread that is not waiting, or runs into a cycle
  * that does not include us, is not our deadlock (the members of that cycle
@@ -74,6 +74,26 @@ static uint32_t named_owner(rqspinlock_t *lock)
 	return word_owner(lock_word(lock));
 }
 
+/*
+ * Does an untagged entry of @t for @lock mean that @t holds it? A thread
+ * with an owner id writes it untagged before its fast-path CAS and keeps
+ * it so after its unlock store: it holds the lock while the locked byte
+ * names it, or names nobody on a process-shared lock (whose owners are all
+ * anonymous). A thread without an id tags every entry until it holds the
+ * lock and from before its unlock store: untagged is held (or stale, after
+ * another thread's unlock; held_believable() sorts that out).
+ */
+static bool untagged_entry_held(const struct rq_thread *t, rqspinlock_t *lock)
+{
+	uint32_t val = lock_word(lock), byte = val & RQ_LOCKED_MASK;
+
+	if (!rq_thread_has_owner_id(t))
+		return true;
+	if (byte == RQ_OWNER_ANON)
+		return val & RQ_SHARED_MARK;
+	return byte != 0 && rq_thread_at(rq_slot_of_owner(byte)) == t;
+}
+
 /* The lock wait @k of @t waits for. */
 static rqspinlock_t *wait_lock(const struct rq_thread *t, uint32_t k)
 {
@@ -112,8 +132,8 @@ int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx)
 
 		if (rq_entry_lock(e) != lock)
 			continue;
-		/* Held (untagged); or tagged and owned. */
-		if (!rq_entry_tags(e) || tagged_entry_owns(self, lock, nw))
+		if (rq_entry_tags(e) ? tagged_entry_owns(self, lock, nw)
+		                     : untagged_entry_held(self, lock))
 			return -EDEADLK;
 	}
 	/* Waits of the contexts we interrupted (their entries lie below ours). */
@@ -186,11 +206,11 @@ enum rq_claim {
 	 * its RELEASING tag and its unlock store, owns the lock; one before its
 	 * CAS, still waiting, or past its store does not. */
 	RQ_CLAIM_MAYBE,
-	RQ_CLAIM_HELD, /* untagged */
+	RQ_CLAIM_HELD, /* untagged, and untagged_entry_held() */
 };
 
 /* What @t's entries below index @limit claim about @lock. */
-static enum rq_claim claim_below(struct rq_thread *t, const rqspinlock_t *lock, uint32_t limit)
+static enum rq_claim claim_below(struct rq_thread *t, rqspinlock_t *lock, uint32_t limit)
 {
 	/* acquire: pairs with the release stores of cnt (push and drop) */
 	uint32_t n = rq_held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
@@ -201,10 +221,14 @@ static enum rq_claim claim_below(struct rq_thread *t, const rqspinlock_t *lock, 
 	for (uint32_t i = 0; i < n; i++) {
 		struct rq_entry e = rq_held_entry(t, i);
 
-		if (rq_entry_is(e, lock, 0))
-			return RQ_CLAIM_HELD;
-		if (rq_entry_lock(e) == lock && !entry_is_current_wait(t, lock, i))
+		if (rq_entry_lock(e) != lock)
+			continue;
+		if (!rq_entry_tags(e)) {
+			if (untagged_entry_held(t, lock))
+				return RQ_CLAIM_HELD;
+		} else if (!entry_is_current_wait(t, lock, i)) {
 			claim = RQ_CLAIM_MAYBE;
+		}
 	}
 	return claim;
 }
@@ -282,7 +306,7 @@ static bool frozen_culprit(rqspinlock_t *lock, const struct rq_thread *cand)
  * non-owner released the lock for its owner, whose entry stays;
  * rqspinlock.h), and nothing can be concluded from it.
  */
-static bool held_by_another(const rqspinlock_t *lock, const struct rq_thread *t)
+static bool held_by_another(rqspinlock_t *lock, const struct rq_thread *t)
 {
 	uint32_t bound = rq_slot_bound();
 
@@ -322,7 +346,7 @@ static bool has_entry(const struct rq_thread *t, const rqspinlock_t *lock)
 
 /* Does @t's table claim @lock (held, or tagged outside its current wait),
  * or could it hold it among locks beyond its table? */
-static bool claims_lock(struct rq_thread *t, const rqspinlock_t *lock)
+static bool claims_lock(struct rq_thread *t, rqspinlock_t *lock)
 {
 	return claim_below(t, lock, RQ_NR_HELD) != RQ_CLAIM_NONE ||
 	       atomic_load_explicit(&t->held.cnt, memory_order_relaxed) > RQ_NR_HELD;
@@ -568,7 +592,8 @@ void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info
 	for (uint32_t i = 0; i < n; i++) {
 		struct rq_entry e = rq_held_entry(t, i);
 
-		if (rq_entry_lock(e) && !rq_entry_tags(e))
+		if (rq_entry_lock(e) && !rq_entry_tags(e) &&
+		    untagged_entry_held(t, rq_entry_lock(e)))
 			out->held[out->nr_held++] = rq_entry_lock(e);
 	}
 }

@@ -17,9 +17,14 @@
 
 /*
  * Held-table entries are lock addresses (4-byte aligned) with two tag bits:
- * ACQUIRING while the lock is being acquired (before the fast-path CAS and
- * throughout the slow path), RELEASING from just before the unlock store
- * until the entry is cleared. An untagged entry means "held".
+ * ACQUIRING while the lock is being acquired on a slow path (for a thread
+ * without an owner id, every acquisition: its fast path is the slow
+ * entry), RELEASING from just before a slow-path unlock's store until the
+ * entry is cleared (out-of-order unlocks; every unlock of a thread without
+ * an id). The fast path of a thread with an owner id writes its entry
+ * untagged before its CAS and clears it after its unlock store: an
+ * untagged entry means "held while the locked byte names the thread"
+ * (detect.c, untagged_entry_held()), and "held" for a thread without an id.
  */
 #define RQ_ENTRY_RELEASING ((uintptr_t)1)
 #define RQ_ENTRY_ACQUIRING ((uintptr_t)2)
@@ -79,8 +84,9 @@ static inline bool rq_entry_is(struct rq_entry e, const rqspinlock_t *lock, uint
 }
 
 /*
- * Take the entry, tagged ACQUIRING, before the fast-path CAS, so that no
- * window hides an AA from a signal handler. Relaxed: remote detectors that
+ * Take the entry, tagged ACQUIRING, before the first CAS of an acquisition
+ * that had no entry yet (the slow entry after a failed bound check, and
+ * trylock), so that no window hides an AA from a signal handler. Relaxed: remote detectors that
  * miss the entry simply look again 1 ms later. Returns the entry's index.
  */
 static inline uint32_t rq_held_push(struct rq_thread *t, const rqspinlock_t *lock)
@@ -98,13 +104,29 @@ static inline uint32_t rq_held_push(struct rq_thread *t, const rqspinlock_t *loc
 	return held_idx;
 }
 
+/* Entry @held_idx (if tracked) becomes @lock with @tags. */
+static inline void rq_held_set_tags(struct rq_thread *t, uint32_t held_idx,
+                                    const rqspinlock_t *lock, uintptr_t tags)
+{
+	if (likely(held_idx < RQ_NR_HELD))
+		atomic_store_explicit(&t->held.locks[held_idx], rq_entry_make(lock, tags).bits,
+		                      memory_order_relaxed);
+}
+
+/* The fast path's CAS failed: its untagged entry @held_idx becomes a
+ * slow-path acquisition's, before anything touches the lock word or the
+ * wait record (which counts only with this tag: wait_entry_live()). */
+static inline void rq_held_mark_acquiring(struct rq_thread *t, uint32_t held_idx,
+                                          const rqspinlock_t *lock)
+{
+	rq_held_set_tags(t, held_idx, lock, RQ_ENTRY_ACQUIRING);
+}
+
 /* The acquisition succeeded: entry @held_idx now means "held". */
 static inline void rq_held_mark_held(struct rq_thread *t, uint32_t held_idx,
                                      const rqspinlock_t *lock)
 {
-	if (likely(held_idx < RQ_NR_HELD))
-		atomic_store_explicit(&t->held.locks[held_idx], rq_entry_make(lock, 0).bits,
-		                      memory_order_relaxed);
+	rq_held_set_tags(t, held_idx, lock, 0);
 }
 
 /* Undo rq_held_push() of a failed acquisition (entry @held_idx is ours, on top). */

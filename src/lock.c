@@ -5,11 +5,14 @@
  * (layer 5).
  *
  * The held-lock entry brackets the whole critical section: it is taken
- * (tagged ACQUIRING) before the fast-path CAS and cleared after the unlock
- * store. A signal handler that interrupts this thread anywhere in between
- * and asks for the same lock therefore always finds the entry (AA), and the
- * tags tell it whether the interrupted context holds the lock, is acquiring
- * it, or is already past its unlock store.
+ * before the fast-path CAS and cleared after the unlock store. A signal
+ * handler that interrupts this thread anywhere in between and asks for the
+ * same lock therefore always finds the entry (AA), and the locked byte
+ * tells it whether the interrupted context holds the lock (the byte names
+ * this thread: past the CAS, before the unlock store) or not (before the
+ * CAS, or past the store). The fast path therefore writes no tags; it
+ * runs only in threads with an owner id (rq_fast). The slow paths tag
+ * their entries (held.h), which threads without an id rely on.
  */
 #include <errno.h>
 #include <signal.h>
@@ -33,7 +36,7 @@ RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 }
 
 /* The inline fast path reaches the held table and the owner id through
- * rq_self, and hard-codes the entry tags. */
+ * rq_fast, and hard-codes the empty entry. */
 _Static_assert(offsetof(struct rq_thread, held) == 0, "the held table must come first");
 _Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 &&
                    RQ_ENTRY_NONE == (RQ_ENTRY_ACQUIRING | RQ_ENTRY_RELEASING),
@@ -44,9 +47,11 @@ _Static_assert(RQ_OWNER_FIRST + RQ_NR_OWNER_IDS - 1 <= RQ_LOCKED_MASK &&
 
 /*
  * The rest of res_spin_lock(), out of line so that the fast path calls
- * nothing and needs no stack frame. @held_idx UINT32_MAX: the bound check failed
- * (an unregistered thread, whose record is the sentinel, or RQ_NR_HELD locks
- * tracked already); otherwise the CAS failed, having seen @val.
+ * nothing and needs no stack frame. @held_idx UINT32_MAX: the bound check
+ * failed (a thread whose fast-path record is the sentinel: unregistered,
+ * or without an owner id; or RQ_NR_HELD locks tracked already): the same
+ * acquisition with a tagged entry. Otherwise the CAS failed, having seen
+ * @val: the fast path's entry becomes a slow-path one.
  */
 RQ_EXPORT RQ_NOINLINE int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t held_idx,
                                                  uint32_t val)
@@ -59,6 +64,8 @@ RQ_EXPORT RQ_NOINLINE int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t he
 			rq_held_mark_held(t, held_idx, lock);
 			return 0;
 		}
+	} else {
+		rq_held_mark_acquiring(t, held_idx, lock);
 	}
 	/* A queue whose head has not claimed the pending bit yet (it is not
 	 * running): every slow path's first move is to take the free lock (a

@@ -37,9 +37,10 @@ static _Atomic uint32_t rq_slotless;
 /* Read-only, in .rodata (see thread.h); its slot is neither a registry index nor
  * RQ_NO_SLOT, so nothing counts it as a thread. */
 const struct rq_thread rq_unregistered = {.held.cnt = RQ_UNREGISTERED_CNT, .slot = RQ_NO_SLOT - 1};
-/* The cast drops const only in type: the fast paths never write a record
+/* The casts drop const only in type: the fast paths never write a record
  * whose count fails their bound checks, and a stray write faults. */
-RQ_EXPORT _Thread_local struct rq_thread *rq_self = (struct rq_thread *)&rq_unregistered;
+_Thread_local struct rq_thread *rq_self = (struct rq_thread *)&rq_unregistered;
+RQ_EXPORT _Thread_local struct rq_thread *rq_fast = (struct rq_thread *)&rq_unregistered;
 
 /* Events of threads without a slot (or without a record yet). A slot's own
  * counters stay with the slot when its thread leaves: the next thread to
@@ -60,6 +61,14 @@ void rq_stat_inc_global(enum rq_stat s)
 struct rq_thread *rq_thread_at(uint32_t slot)
 {
 	return &rq_threads[slot];
+}
+
+bool rq_thread_has_owner_id(const struct rq_thread *t)
+{
+	/* As integers: @t may be a slot-less thread's record, outside the array. */
+	uintptr_t off = (uintptr_t)t - (uintptr_t)rq_threads;
+
+	return off < RQ_NR_OWNER_IDS * sizeof(*t);
 }
 
 bool rq_slotless_threads(void)
@@ -171,8 +180,10 @@ static void thread_exit(void *arg)
 {
 	struct rq_thread *t = arg;
 
-	if (rq_self == t)
+	if (rq_self == t) {
+		rq_fast = (struct rq_thread *)&rq_unregistered;
 		rq_self = &rq_exiting;
+	}
 	if (t->slot == RQ_NO_SLOT)
 		atomic_fetch_sub_explicit(&rq_slotless, 1, memory_order_relaxed);
 	else
@@ -206,6 +217,9 @@ struct rq_thread *rq_register_self(void)
 		/* glibc stores small keys in the thread descriptor: no malloc. */
 		pthread_setspecific(rq_exit_key, t);
 		rq_self = t;
+		/* The fast path's untagged entries need an owner id (held.h). */
+		if (t->held.owner != RQ_OWNER_ANON)
+			rq_fast = t;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return t;

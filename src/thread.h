@@ -25,13 +25,18 @@
 #include "rqspinlock.h"
 
 struct rq_thread;
-/* This thread's record (registry.c), exported under its layout-versioned
- * name for <rqspinlock/inline.h>, which reads only its first member, the
- * held table (a pointer to a struct points to its first member). */
-extern _Thread_local struct rq_thread *rq_self __asm__("rqspinlock_self_v3");
-#define RQSPINLOCK_INLINE_SELF() ((struct rqspinlock_held_abi *)(void *)rq_self)
+/* This thread's record (registry.c). */
+extern _Thread_local struct rq_thread *rq_self;
+/* The record the fast path uses (registry.c): rq_self where the locked byte
+ * can name the thread, else the read-only sentinel, whose count sends
+ * every lock and unlock to the slow entries (which use rq_self). Exported
+ * under its layout-versioned name for <rqspinlock/inline.h>, which reads
+ * only the first member, the held table (a pointer to a struct points to
+ * its first member). */
+extern _Thread_local struct rq_thread *rq_fast __asm__("rqspinlock_self_v4");
+#define RQSPINLOCK_INLINE_SELF() ((struct rqspinlock_held_abi *)(void *)rq_fast)
 #include "rqspinlock/inline.h"
-_Static_assert(RQSPINLOCK_INLINE_ABI == 3, "rq_self's symbol name carries the inline ABI version");
+_Static_assert(RQSPINLOCK_INLINE_ABI == 4, "rq_fast's symbol name carries the inline ABI version");
 
 #define RQ_EXPORT __attribute__((visibility("default")))
 /* Kept out of line even where link-time optimization could inline it (the
@@ -149,15 +154,21 @@ struct rq_thread {
 
 /* ---- registry.c ---- */
 /*
- * rq_self (declared above) is &rq_unregistered until its first lock call. The
- * sentinel's count (RQ_UNREGISTERED_CNT) fails the fast paths' table bound
- * checks, so they need no separate test for an unregistered thread: their
- * slow entries call rq_self_get(). Nothing ever writes the sentinel.
+ * rq_self and rq_fast (declared above) are &rq_unregistered until the
+ * thread's first lock call; rq_fast stays so in a thread without an owner
+ * id. The sentinel's count (RQ_UNREGISTERED_CNT) fails the fast paths'
+ * table bound checks, so they need no separate test for an unregistered or
+ * unnamed thread: their slow entries call rq_self_get(). Nothing ever
+ * writes the sentinel.
  */
 extern const struct rq_thread rq_unregistered;
 #define RQ_UNREGISTERED_CNT UINT32_MAX
 struct rq_thread *rq_register_self(void);
 struct rq_thread *rq_thread_at(uint32_t slot);
+/* Does the locked byte name @t's acquisitions (a slot below
+ * RQ_NR_OWNER_IDS)? Decided by the record's address, for any thread's
+ * record, without reading it. */
+bool rq_thread_has_owner_id(const struct rq_thread *t);
 uint32_t rq_slot_bound(void);
 bool rq_slotless_threads(void);
 void rq_yield(void);

@@ -7,10 +7,13 @@
  * docs/BENCHMARKS.md, "Fast path", has the figures and what they say.
  *
  * Variants (the flags below say what each keeps):
- *   full        the library's fast path as shipped
- *   no-null     without the NULL test
- *   no-mark     without the mark after the CAS (the entry stays ACQUIRING)
- *   no-tags     without the mark and the RELEASING tag
+ *   full        the library's fast path as shipped: count, untagged entry,
+ *               CAS; top check, unlock store, clear, count
+ *   tagged      the protocol with tags (inline ABI 3, and what threads
+ *               without an owner id still run out of line): the entry
+ *               ACQUIRING before the CAS and marked after it, RELEASING
+ *               before the unlock store
+ *   no-null     full without the NULL test
  *   count-only  the count's push and pop, no entry
  *   tls-only    the TLS load and the NULL test, no table
  *   lazy-count  the count as a high-water mark: the lock reuses an empty top
@@ -36,20 +39,16 @@
 
 enum {
 	KEEP_NULL = 1,
-	KEEP_MARK = 2,
-	KEEP_RELEASING = 4,
-	KEEP_ENTRY = 8, /* the ACQUIRING entry, its clear, the top check */
-	KEEP_COUNT = 16,
-	KEEP_ALL = 31,
+	KEEP_TAGS = 2,  /* ACQUIRING before the CAS, the mark, RELEASING */
+	KEEP_ENTRY = 4, /* the entry, its clear, the top check */
+	KEEP_COUNT = 8,
+	KEEP_ALL = KEEP_NULL | KEEP_ENTRY | KEEP_COUNT, /* as shipped */
 };
 
 typedef struct rqspinlock_held_abi held_t;
 
 #define LOAD(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
-
-/* The value a held lock's entry has once locked: the mark, or none. */
-#define HELD_VAL(keep, lock) ((uintptr_t)(lock) + ((keep)&KEEP_MARK ? 0 : 2))
 
 static inline __attribute__((always_inline)) int part_lock(rqspinlock_t *lock, unsigned keep)
 {
@@ -67,13 +66,13 @@ static inline __attribute__((always_inline)) int part_lock(rqspinlock_t *lock, u
 		atomic_signal_fence(memory_order_seq_cst);
 	}
 	if (keep & KEEP_ENTRY)
-		STORE(&t->locks[n], (uintptr_t)lock + 2);
+		STORE(&t->locks[n], (uintptr_t)lock + (keep & KEEP_TAGS ? 2 : 0));
 	/* acquire: pairs with the unlock's release store */
 	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&lock->val, &val, t->owner,
 	                                                             memory_order_acquire,
 	                                                             memory_order_relaxed),
 	                     1)) {
-		if ((keep & KEEP_ENTRY) && (keep & KEEP_MARK))
+		if ((keep & KEEP_ENTRY) && (keep & KEEP_TAGS))
 			STORE(&t->locks[n], (uintptr_t)lock);
 		return 0;
 	}
@@ -92,12 +91,11 @@ static inline __attribute__((always_inline)) void part_unlock(rqspinlock_t *lock
 			return;
 		}
 	}
-	if ((keep & KEEP_ENTRY) &&
-	    __builtin_expect(LOAD(&t->locks[top]) != HELD_VAL(keep, lock), 0)) {
+	if ((keep & KEEP_ENTRY) && __builtin_expect(LOAD(&t->locks[top]) != (uintptr_t)lock, 0)) {
 		res_spin_unlock_slow_abi(lock);
 		return;
 	}
-	if ((keep & KEEP_ENTRY) && (keep & KEEP_RELEASING))
+	if ((keep & KEEP_ENTRY) && (keep & KEEP_TAGS))
 		STORE(&t->locks[top], (uintptr_t)lock + 1);
 	/* release: pairs with the next owner's acquire */
 	atomic_store_explicit((_Atomic uint8_t *)(void *)&lock->val, (uint8_t)0,
@@ -121,21 +119,30 @@ static __attribute__((noinline)) int lazy_lock(rqspinlock_t *lock)
 	if (__builtin_expect(
 	        top >= RQSPINLOCK_NR_HELD || LOAD(&t->locks[top]) != RQSPINLOCK_HELD_NONE, 0))
 		return res_spin_lock_slow_abi(lock, UINT32_MAX, 0);
-	STORE(&t->locks[top], (uintptr_t)lock + 2);
+	STORE(&t->locks[top], (uintptr_t)lock);
 	/* acquire: pairs with the unlock's release store */
 	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&lock->val, &val, t->owner,
 	                                                             memory_order_acquire,
 	                                                             memory_order_relaxed),
-	                     1)) {
-		STORE(&t->locks[top], (uintptr_t)lock);
+	                     1))
 		return 0;
-	}
 	return res_spin_lock_slow_abi(lock, top, val);
 }
 
 static __attribute__((noinline)) void lazy_unlock(rqspinlock_t *lock)
 {
 	part_unlock(lock, KEEP_ALL & ~KEEP_COUNT);
+}
+
+/* full: the shipped code itself. */
+static __attribute__((noinline)) int full_lock(rqspinlock_t *l)
+{
+	return res_spin_inline_lock(l);
+}
+
+static __attribute__((noinline)) void full_unlock(rqspinlock_t *l)
+{
+	res_spin_inline_unlock(l);
 }
 
 #define VARIANT(name, keep)                                                                        \
@@ -147,10 +154,8 @@ static __attribute__((noinline)) void lazy_unlock(rqspinlock_t *lock)
 	{                                                                                          \
 		part_unlock(l, keep);                                                              \
 	}
-VARIANT(full, KEEP_ALL)
+VARIANT(tagged, KEEP_ALL | KEEP_TAGS)
 VARIANT(nonull, KEEP_ALL & ~KEEP_NULL)
-VARIANT(nomark, KEEP_ALL & ~KEEP_MARK)
-VARIANT(notags, KEEP_ALL & ~(KEEP_MARK | KEEP_RELEASING))
 VARIANT(countonly, KEEP_NULL | KEEP_COUNT)
 VARIANT(tlsonly, KEEP_NULL)
 
@@ -172,9 +177,8 @@ static const struct variant {
 	uint32_t cnt; /* the table's count during the run */
 } variants[] = {
     {"full", full_lock, full_unlock, 0},
+    {"tagged", tagged_lock, tagged_unlock, 0},
     {"no-null", nonull_lock, nonull_unlock, 0},
-    {"no-mark", nomark_lock, nomark_unlock, 0},
-    {"no-tags", notags_lock, notags_unlock, 0},
     {"count-only", countonly_lock, countonly_unlock, 0},
     {"tls-only", tlsonly_lock, tlsonly_unlock, 0},
     {"lazy-count", lazy_lock, lazy_unlock, 1},

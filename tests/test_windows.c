@@ -3,13 +3,16 @@
  * White-box tests of the held-table windows seen from other threads.
  *
  * A signal handler can interrupt its thread inside lock or unlock, while the
- * thread's entry is tagged (ACQUIRING between push and mark, RELEASING
- * between tag and clear). If the handler then waits for a lock in a cycle,
- * the interrupted context is frozen: its tagged entry is the only trace of a
- * lock it may own. These windows are a few instructions wide, so the tests
- * build the frozen state directly (they include the private header and
- * write the thread's table as the library would at that instruction), then
- * let the handler and another thread close, or not close, a cycle:
+ * thread's entry is in a window: on the fast path untagged, before the CAS
+ * or after the unlock store (the locked byte tells whether the thread owns
+ * the lock); on a slow path or for a thread without an owner id tagged
+ * (ACQUIRING between push and mark, RELEASING between tag and clear). If
+ * the handler then waits for a lock in a cycle, the interrupted context is
+ * frozen: its entry is the only trace of a lock it may own. These windows
+ * are a few instructions wide, so the tests build the frozen state directly
+ * (they include the private header and write the thread's table and the
+ * lock word as the library would at that instruction), then let the
+ * handler and another thread close, or not close, a cycle:
  *
  *  - deadlock_window_{releasing,acquired,slow_acquired}: X owns H with its
  *    entry tagged (before its unlock store / after its CAS / after its
@@ -22,6 +25,7 @@
  *    not own H (its unlock store is done / its CAS not yet / it still waits),
  *    Z does and lets go after a while. No deadlock: everyone must succeed,
  *    nobody gets -EDEADLK.
+ *  - deadlock_window_fast_*: the same with the fast path's untagged entry.
  */
 #include "slowpath.h"
 #include "testutil.h"
@@ -248,6 +252,20 @@ static void test_window_waiting(void)
 	run_scenario(RQ_ENTRY_ACQUIRING, true, X_NOTHING);
 }
 
+/* The fast path's untagged entry (a thread with an owner id), X past its
+ * CAS: the byte names X. */
+static void test_window_fast_acquired(void)
+{
+	run_scenario(0, false, X_OWNS);
+}
+
+/* The fast path's untagged entry, X before its CAS (or past its unlock
+ * store, the same state): the byte names Z. */
+static void test_window_fast_before_cas(void)
+{
+	run_scenario(0, false, X_NOTHING);
+}
+
 /*
  * The alone head's claim (rq_head_take(), tail n): it succeeds only on the
  * exact word its acquire load read. That load synchronised with the last
@@ -297,7 +315,7 @@ static void test_window_head_take_aba(void)
 	CHECK_EQ(tu_word(&lock_h), 0);
 }
 
-/* ---- AA through a tagged entry: owned or not ---- */
+/* ---- AA through an entry of the interrupted context: owned or not ---- */
 
 /* volatile: written by the handler on this thread, inside raise() */
 static rqspinlock_t *volatile aa_lock;
@@ -329,14 +347,14 @@ static void *release_later(void *arg)
 }
 
 /*
- * This thread's entry for @l carries @tag, as at the instruction the
- * handler interrupts, and the thread owns @l (past its CAS, before its
- * unlock store) or does not (before its CAS, or past its store) while Z
- * holds @l until 50 ms after the handler started. The handler asks for @l.
- * Owned: -EDEADLK at once (the interrupted context can never release it).
- * Not owned: the locked byte names Z, so the handler waits for Z and gets
- * @l. (A rule that counts any tagged entry while the lock is taken reports
- * -EDEADLK in both.)
+ * This thread's entry for @l carries @tag (0: untagged, as the fast path
+ * writes it), as at the instruction the handler interrupts, and the thread
+ * owns @l (past its CAS, before its unlock store) or does not (before its
+ * CAS, or past its store) while Z holds @l until 50 ms after the handler
+ * started. The handler asks for @l. Owned: -EDEADLK at once (the
+ * interrupted context can never release it). Not owned: the locked byte
+ * names Z, so the handler waits for Z and gets @l. (A rule that counts any
+ * entry while the lock is taken reports -EDEADLK in both.)
  */
 static void aa_window(rqspinlock_t *l, uintptr_t tag, bool owns)
 {
@@ -405,8 +423,8 @@ static void test_aa_window_retaken(void)
 	aa_window(&lock_h, RQ_ENTRY_RELEASING, false);
 }
 
-/* A process-shared lock's byte names nobody: a tagged entry while it is
- * taken stays AA, in both windows of an owner. */
+/* A process-shared lock's byte names nobody: an entry while it is taken
+ * stays AA, in every window of an owner. */
 static void test_aa_window_shared(void)
 {
 	rqspinlock_t s;
@@ -414,6 +432,66 @@ static void test_aa_window_shared(void)
 	res_spin_lock_init_shared(&s);
 	aa_window(&s, RQ_ENTRY_ACQUIRING, true);
 	aa_window(&s, RQ_ENTRY_RELEASING, true);
+	aa_window(&s, 0, true);
+}
+
+/* The fast path's untagged entry, past the CAS: AA. */
+static void test_aa_window_fast_held(void)
+{
+	aa_window(&lock_h, 0, true);
+}
+
+/* The fast path's untagged entry before the CAS, Z owning H (the state
+ * past the unlock store with Z having re-taken H is the same): no AA. */
+static void test_aa_window_fast_before_cas(void)
+{
+	aa_window(&lock_h, 0, false);
+}
+
+/* ---- which threads run the untagged fast path ---- */
+
+static void *anonymous_fn(void *arg)
+{
+	rqspinlock_t *l = arg;
+	struct rq_thread *t;
+
+	CHECK_EQ(res_spin_lock(l), 0);
+	t = rq_self;
+	/* No owner id: the fast path's record is the sentinel, and the slow
+	 * entry did the work on the thread's own record. */
+	CHECK(!rq_thread_has_owner_id(t));
+	CHECK(rq_fast == (struct rq_thread *)&rq_unregistered);
+	CHECK_EQ(atomic_load(&t->held.cnt), 1);
+	CHECK_EQ(atomic_load(&t->held.locks[0]), (uintptr_t)l);
+	CHECK_EQ(res_spin_lock(l), -EDEADLK);
+	res_spin_unlock(l);
+	CHECK_EQ(atomic_load(&t->held.cnt), 0);
+	CHECK_EQ(atomic_load(&t->held.locks[0]), RQ_ENTRY_NONE);
+	return NULL;
+}
+
+/*
+ * A thread whose byte names it runs the fast path on its own record; one
+ * the byte cannot name (here without a slot: RQSPINLOCK_SLOTS=1, the main
+ * thread has the only one; slots from 254 on are the same case) keeps the
+ * sentinel, so every lock and unlock goes through the tagged slow entries.
+ */
+static void test_fast_record_named_only(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct rq_thread *t = rq_self_get();
+	pthread_t x;
+
+	CHECK(rq_thread_has_owner_id(t));
+	CHECK(rq_thread_has_owner_id(rq_thread_at(RQ_NR_OWNER_IDS - 1)));
+	CHECK(!rq_thread_has_owner_id(rq_thread_at(RQ_NR_OWNER_IDS)));
+	CHECK(rq_fast == t);
+	CHECK_EQ(res_spin_lock(&l), 0);
+	CHECK_EQ(atomic_load(&t->held.locks[0]), (uintptr_t)&l);
+	res_spin_unlock(&l);
+	tu_thread_start(&x, anonymous_fn, &l);
+	tu_thread_join(x);
+	CHECK_EQ(tu_word(&l), 0);
 }
 
 static const struct tu_test tests[] = {
@@ -424,12 +502,18 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_window_released", test_window_released, 40, TU_TAS),
     TU_TEST("deadlock_window_before_cas", test_window_before_cas, 40, TU_TAS),
     TU_TEST("deadlock_window_waiting", test_window_waiting, 40, TU_TAS),
+    TU_TEST("deadlock_window_fast_acquired", test_window_fast_acquired, 40, TU_TAS),
+    TU_TEST("deadlock_window_fast_before_cas", test_window_fast_before_cas, 40, TU_TAS),
     TU_TEST("core_window_head_take_aba", test_window_head_take_aba, 20, 0),
     TU_TEST("deadlock_aa_window_acquired", test_aa_window_acquired, 20, TU_TAS),
     TU_TEST("deadlock_aa_window_releasing", test_aa_window_releasing, 20, TU_TAS),
     TU_TEST("deadlock_aa_window_before_cas", test_aa_window_before_cas, 20, TU_TAS),
     TU_TEST("deadlock_aa_window_retaken", test_aa_window_retaken, 20, TU_TAS),
-    TU_TEST("deadlock_aa_window_shared", test_aa_window_shared, 40, TU_TAS),
+    TU_TEST("deadlock_aa_window_shared", test_aa_window_shared, 60, TU_TAS),
+    TU_TEST("deadlock_aa_window_fast_held", test_aa_window_fast_held, 20, TU_TAS),
+    TU_TEST("deadlock_aa_window_fast_before_cas", test_aa_window_fast_before_cas, 20, TU_TAS),
+    TU_TEST("core_fast_record_named_only", test_fast_record_named_only, 20, 0,
+            .env = "RQSPINLOCK_SLOTS=1"),
 };
 
 TU_MAIN(tests)

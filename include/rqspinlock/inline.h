@@ -29,6 +29,7 @@
 #define RQSPINLOCK_INLINE_H
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "word.h"
@@ -38,7 +39,7 @@ extern "C" {
 #endif
 
 /** Layout version of the per-thread record's head and the protocol below. */
-#define RQSPINLOCK_INLINE_ABI 3
+#define RQSPINLOCK_INLINE_ABI 4
 
 /*
  * C: <stdatomic.h> on _Atomic members, as the library. C++: the same
@@ -77,15 +78,20 @@ extern "C" {
  * The head of the library's per-thread record: the value this thread's
  * acquisitions write into the lock word's locked byte, and the held-lock
  * table, oldest lock first. The locked byte names the owner: 2 + the
- * owner's registry slot for the first 254 slots, 1 for an owner it cannot
- * name (a thread without such a slot, or a process-shared lock). Entries
- * are lock addresses; bit 1 set: being acquired (taken before the CAS),
- * bit 0 set: being released (from before the unlock store until the entry
- * is cleared). A slot that names no lock holds RQSPINLOCK_HELD_NONE, never
- * 0, so that no entry equals a NULL lock: above the count it is empty,
- * below it a hole (a held lock that is not tracked). cnt may exceed
- * RQSPINLOCK_NR_HELD (untracked locks). docs/DESIGN.md, "Fast path", has
- * the protocol.
+ * owner's registry slot for the first 254 slots (1 names nobody: a thread
+ * beyond them or without a slot, or a process-shared lock). Entries are
+ * lock addresses. The fast path below writes an entry before its CAS and
+ * clears it after its unlock store; what the entry means in between, the
+ * locked byte says: the lock is held while the byte names this thread.
+ * Bit 1 set (being acquired) marks the entry of a slow-path acquisition,
+ * bit 0 (being released) one of an out-of-order unlock. A slot that names
+ * no lock holds RQSPINLOCK_HELD_NONE, never 0, so that no entry equals a
+ * NULL lock: above the count it is empty, below it a hole (a held lock
+ * that is not tracked). cnt may exceed RQSPINLOCK_NR_HELD (untracked
+ * locks). Only threads whose byte can name them get a record here; the
+ * others get one whose cnt fails every bound check below, so the library
+ * does their work out of line. docs/DESIGN.md, "Fast path", has the
+ * protocol.
  */
 #define RQSPINLOCK_HELD_NONE ((uintptr_t)3)
 
@@ -97,8 +103,9 @@ struct rqspinlock_held_abi {
 };
 
 /* This thread's record; a read-only one whose cnt fails every bound check
- * below until the thread's first call into the library. (The library
- * itself reads it under its own name and type.) */
+ * below until the thread's first call into the library, and for good in a
+ * thread the locked byte cannot name (the library keeps its own pointer to
+ * that thread's record). */
 #ifndef RQSPINLOCK_INLINE_SELF
 extern __thread struct rqspinlock_held_abi *rqspinlock_self_abi
     __attribute__((tls_model("initial-exec")));
@@ -111,11 +118,23 @@ int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t idx, uint32_t val);
 /* The unlock when @lock is not the top entry of a tracked table, or NULL. */
 void res_spin_unlock_slow_abi(rqspinlock_t *lock);
 
+/* Entry n of @t's table, from @n_plus_1: the count that includes it (the
+ * value the count store has just computed; on 64-bit targets, where the
+ * head is one entry wide, the entry's offset is 8 * n_plus_1 and the
+ * compiler needs no second index). */
+static inline RQSPINLOCK_ATOMIC(uintptr_t) *
+    res_spin_inline_entry(struct rqspinlock_held_abi *t, uint32_t n_plus_1)
+{
+	size_t off = offsetof(struct rqspinlock_held_abi, locks) - sizeof(uintptr_t) +
+	             sizeof(uintptr_t) * n_plus_1;
+
+	return (RQSPINLOCK_ATOMIC(uintptr_t) *)(void *)((char *)t + off);
+}
+
 /** The fast path of res_spin_lock(); same results. */
 static inline int res_spin_inline_lock(rqspinlock_t *lock)
 {
 	struct rqspinlock_held_abi *t;
-	RQSPINLOCK_ATOMIC(uintptr_t) * entry;
 	uint32_t n, val = 0;
 
 	if (__builtin_expect(!lock, 0))
@@ -124,18 +143,15 @@ static inline int res_spin_inline_lock(rqspinlock_t *lock)
 	n = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
 	if (__builtin_expect(n >= RQSPINLOCK_NR_HELD, 0))
 		return res_spin_lock_slow_abi(lock, UINT32_MAX, 0);
-	entry = &t->locks[n];
 	/* release: pairs with the detectors' acquire load of cnt */
 	RQSPINLOCK_STORE_RELEASE(&t->cnt, n + 1);
 	/* A signal handler from here on pushes above index n. */
 	RQSPINLOCK_SIGNAL_FENCE();
-	/* Acquiring (bit 1), before the CAS: + is | for a 4-byte aligned lock */
-	RQSPINLOCK_STORE_RELAXED(entry, (uintptr_t)lock + 2);
+	/* The entry before the CAS: held from the CAS on (the byte names us). */
+	RQSPINLOCK_STORE_RELAXED(res_spin_inline_entry(t, n + 1), (uintptr_t)lock);
 	/* acquire: pairs with the unlock's release store */
-	if (__builtin_expect(RQSPINLOCK_CAS_ACQUIRE(&lock->val, &val, t->owner), 1)) {
-		RQSPINLOCK_STORE_RELAXED(entry, (uintptr_t)lock); /* held */
+	if (__builtin_expect(RQSPINLOCK_CAS_ACQUIRE(&lock->val, &val, t->owner), 1))
 		return (int)val; /* 0: the CAS found what it expected */
-	}
 	return res_spin_lock_slow_abi(lock, n, val);
 }
 
@@ -143,26 +159,26 @@ static inline int res_spin_inline_lock(rqspinlock_t *lock)
 static inline void res_spin_inline_unlock(rqspinlock_t *lock)
 {
 	struct rqspinlock_held_abi *t = RQSPINLOCK_INLINE_SELF();
-	/* the top entry's index; wraps for an empty table */
-	uint32_t top = RQSPINLOCK_LOAD_RELAXED(&t->cnt) - 1;
-	uintptr_t want = (uintptr_t)lock;
+	uint32_t cnt = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
 
-	/* NULL goes to the slow path too: no entry is 0 (RQSPINLOCK_HELD_NONE). */
-	if (__builtin_expect(
-	        top >= RQSPINLOCK_NR_HELD || RQSPINLOCK_LOAD_RELAXED(&t->locks[top]) != want, 0)) {
+	/* Not the top entry of a tracked table (cnt - 1 wraps for an empty
+	 * one), or NULL (no entry is 0, see RQSPINLOCK_HELD_NONE). */
+	if (__builtin_expect(cnt - 1 >= RQSPINLOCK_NR_HELD ||
+	                         RQSPINLOCK_LOAD_RELAXED(res_spin_inline_entry(t, cnt)) !=
+	                             (uintptr_t)lock,
+	                     0)) {
 		res_spin_unlock_slow_abi(lock);
 		return;
 	}
-	/* Releasing (bit 0) first: a nested context or a remote detector no
-	 * longer counts the lock as held; the release store orders it. */
-	RQSPINLOCK_STORE_RELAXED(&t->locks[top], want + 1);
 	/* release: pairs with the next owner's acquire (the locked byte) */
 	RQSPINLOCK_STORE_RELEASE((RQSPINLOCK_BYTE *)(void *)&lock->val, (uint8_t)0);
-	RQSPINLOCK_STORE_RELAXED(&t->locks[top], RQSPINLOCK_HELD_NONE);
+	/* From the store on, the byte no longer names us: the entry claims
+	 * nothing until it is cleared. */
+	RQSPINLOCK_STORE_RELAXED(res_spin_inline_entry(t, cnt), RQSPINLOCK_HELD_NONE);
 	/* Clear before the count drops: a handler arriving in between pushes
-	 * onto index top only after our clear. */
+	 * onto this index only after our clear. */
 	RQSPINLOCK_SIGNAL_FENCE();
-	RQSPINLOCK_STORE_RELAXED(&t->cnt, top);
+	RQSPINLOCK_STORE_RELAXED(&t->cnt, cnt - 1);
 }
 
 #ifdef __cplusplus

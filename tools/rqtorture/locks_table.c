@@ -14,8 +14,9 @@
  *                   count's store is a release, as in inline.h; the
  *                   kernel's per-CPU increment is not: the same on x86.)
  *   ql-rqtable      rqspinlock's (<rqspinlock/inline.h>, less its NULL
- *                   test): count, ACQUIRING entry, lock, mark; RELEASING
- *                   tag, unlock, clear, count. Six table stores a pair.
+ *                   test): count, entry, lock; the check of the top entry
+ *                   against the lock, unlock, clear, count. Four table
+ *                   stores, as the kernel's, the clear after the unlock.
  *   ql-owner        no table: the locked byte holds the owner's id
  *                   instead of 1 (after a contended acquisition, 1 until
  *                   QL's slow path returns).
@@ -25,7 +26,8 @@
  * fast path reaches it (rqspinlock_self_abi), so the TLS and layout costs are
  * those of rqspinlock. A thread registers (res_spin_thread_slot()) the
  * first time its count fails the bound check; past RQSPINLOCK_NR_HELD locks
- * the table is left alone, as the kernel does. Like the kernel's, these
+ * the table is left alone, as the kernel does, and so is the read-only
+ * record that a thread without an owner id keeps (beyond 254 threads). Like the kernel's, these
  * tables expect unlocks in the reverse order of the locks, which is how
  * rqtorture's nesting releases them: another order would leave stale
  * entries that the library reads if the same thread later calls it. Named
@@ -44,20 +46,22 @@ typedef struct rqspinlock_held_abi held_t;
 #define TABLE_LOAD(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define TABLE_STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 
-/* Count @l in @t's table at index @n and write its entry with @tags (the
- * count first, as the library and the kernel do). */
-static inline void table_put(held_t *t, uint32_t n, uintptr_t l, uintptr_t tags)
+/* Count @l in @t's table at index @n and write its entry (the count
+ * first, as the library and the kernel do). */
+static inline void table_put(held_t *t, uint32_t n, uintptr_t l)
 {
 	/* release: as in inline.h (what it pairs with is not measured here) */
 	atomic_store_explicit(&t->cnt, n + 1, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
-	TABLE_STORE(&t->locks[n], l + tags);
+	TABLE_STORE(&t->locks[n], l);
 }
 
-/* The unlock of an untracked lock: the count only. */
+/* The unlock of an untracked lock: the count only (none in the read-only
+ * record, whose count is UINT32_MAX). */
 static __attribute__((noinline, cold)) void table_pop_untracked(held_t *t, uint32_t top)
 {
-	TABLE_STORE(&t->cnt, top);
+	if (top != UINT32_MAX - 1)
+		TABLE_STORE(&t->cnt, top);
 }
 
 /* Which table work an experiment does around QL. */
@@ -66,19 +70,16 @@ enum table_kind { TABLE_NONE, TABLE_KERNEL, TABLE_RQ };
 /* QL's lock taken after a failed inline CAS: ql_spin_lock() tries its own
  * CAS once more before its slow path, the one cost the experiments add to
  * QL's own (ql-notable measures it). */
-static __attribute__((noinline, cold)) int table_ql_contended(ql_spinlock_t *l, uint32_t i,
-                                                              enum table_kind kind)
+static __attribute__((noinline, cold)) int table_ql_contended(ql_spinlock_t *l)
 {
 	ql_spin_lock(l);
-	if (kind == TABLE_RQ && i != UINT32_MAX) /* the mark */
-		TABLE_STORE(&RQSPINLOCK_INLINE_SELF()->locks[i], (uintptr_t)l);
 	return 0;
 }
 
 /* table_lock() past the bound check: register the thread (its record is
  * the read-only sentinel until then; registering never fails, a thread
  * without a slot gets a writable record too), or count an untracked lock. */
-static __attribute__((noinline, cold)) int table_lock_cold(ql_spinlock_t *l, enum table_kind kind)
+static __attribute__((noinline, cold)) int table_lock_cold(ql_spinlock_t *l)
 {
 	held_t *t;
 	uint32_t n;
@@ -87,15 +88,16 @@ static __attribute__((noinline, cold)) int table_lock_cold(ql_spinlock_t *l, enu
 	t = RQSPINLOCK_INLINE_SELF();
 	n = TABLE_LOAD(&t->cnt);
 	if (n >= RQSPINLOCK_NR_HELD) {
-		TABLE_STORE(&t->cnt, n + 1);
-		return table_ql_contended(l, UINT32_MAX, TABLE_NONE);
+		if (n != UINT32_MAX)
+			TABLE_STORE(&t->cnt, n + 1);
+		return table_ql_contended(l);
 	}
-	table_put(t, n, (uintptr_t)l, kind == TABLE_RQ ? 2 : 0);
-	return table_ql_contended(l, n, kind);
+	table_put(t, n, (uintptr_t)l);
+	return table_ql_contended(l);
 }
 
-/* The lock: the table's push, QL's CAS inline as in rqspinlock's fast path,
- * and for rqspinlock's table the mark. Everything else is a tail call. */
+/* The lock: the table's push and QL's CAS inline, as in rqspinlock's fast
+ * path. Everything else is a tail call. */
 static inline __attribute__((always_inline)) int table_lock(ql_spinlock_t *l, enum table_kind kind)
 {
 	held_t *t = RQSPINLOCK_INLINE_SELF();
@@ -104,18 +106,15 @@ static inline __attribute__((always_inline)) int table_lock(ql_spinlock_t *l, en
 	if (kind != TABLE_NONE) {
 		n = TABLE_LOAD(&t->cnt);
 		if (__builtin_expect(n >= RQSPINLOCK_NR_HELD, 0))
-			return table_lock_cold(l, kind);
-		table_put(t, n, (uintptr_t)l, kind == TABLE_RQ ? 2 : 0);
+			return table_lock_cold(l);
+		table_put(t, n, (uintptr_t)l);
 	}
 	/* acquire: pairs with the unlock's release store, as in QL */
 	if (__builtin_expect(atomic_compare_exchange_strong_explicit(
 	                         &l->val, &val, 1u, memory_order_acquire, memory_order_relaxed),
-	                     1)) {
-		if (kind == TABLE_RQ)
-			TABLE_STORE(&t->locks[n], (uintptr_t)l); /* the mark */
+	                     1))
 		return 0;
-	}
-	return table_ql_contended(l, n, kind);
+	return table_ql_contended(l);
 }
 
 /* QL's unlock: a release store of the locked byte, inline. */
@@ -125,8 +124,9 @@ static inline void table_ql_unlock(ql_spinlock_t *l)
 	atomic_store_explicit((_Atomic uint8_t *)(void *)&l->val, (uint8_t)0, memory_order_release);
 }
 
-/* The unlock: for rqspinlock's table its top check, RELEASING tag, clear
- * and count; for the kernel's the clear and the count, unchecked. */
+/* The unlock: for rqspinlock's table its top check, then the clear and the
+ * count after the unlock store; for the kernel's the clear before the
+ * store and the count after it, unchecked. */
 static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
                                                                enum table_kind kind)
 {
@@ -147,9 +147,7 @@ static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
 		table_pop_untracked(t, top);
 		return;
 	}
-	if (kind == TABLE_RQ)
-		TABLE_STORE(&t->locks[top], (uintptr_t)l + 1);
-	else
+	if (kind == TABLE_KERNEL)
 		TABLE_STORE(&t->locks[top], RQSPINLOCK_HELD_NONE);
 	table_ql_unlock(l);
 	if (kind == TABLE_RQ)
