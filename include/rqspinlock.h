@@ -194,7 +194,13 @@ RQSPINLOCK_MUST_CHECK int res_spin_trylock(rqspinlock_t *lock);
  * counted in unlock_not_held. While the caller holds more than
  * RQSPINLOCK_NR_HELD locks, a lock missing from the table may be one of the
  * untracked ones: such an unlock is taken as the release of an untracked
- * lock, not counted.
+ * lock, not counted. One case is not told apart: a signal handler that
+ * unlocks a lock it does not hold while the context it interrupted is
+ * taking that same lock (past its table entry, before its CAS) removes
+ * that context's entry as its own, uncounted; the context then holds the
+ * lock untracked, and an AA on it from a later handler ends in -ETIMEDOUT
+ * instead of -EDEADLK. Telling them apart would cost every unlock a read
+ * of the lock word.
  */
 #ifndef RQSPINLOCK_INLINE
 void res_spin_unlock(rqspinlock_t *lock);
@@ -353,10 +359,14 @@ enum rqspinlock_event {
 
 /** One thread as seen by the detector. */
 struct rqspinlock_thread_info {
-	const void *waits_for;                /**< lock it is waiting for, or NULL */
-	int32_t tid;                          /**< kernel thread id (gettid()) */
-	uint32_t nr_held;                     /**< entries in held[] */
-	const void *held[RQSPINLOCK_NR_HELD]; /**< held locks, oldest first */
+	const void *waits_for; /**< lock it is waiting for, or NULL */
+	int32_t tid;           /**< kernel thread id (gettid()) */
+	uint32_t nr_held;      /**< entries in held[] */
+	/** Held locks, oldest first: the thread's untagged table entries. One
+	 *  may be a lock that a context the thread's signal handler
+	 *  interrupted was about to take (its entry is written before its
+	 *  CAS) or has just released. */
+	const void *held[RQSPINLOCK_NR_HELD];
 };
 
 /** The owner of the lock at a timeout, as its waiter last saw it. */

@@ -108,7 +108,8 @@ static rqspinlock_t *wait_lock(const struct rq_thread *t, uint32_t k)
  * word). Where the byte names nobody (our thread has no id, or the lock is
  * process-shared, whose owners are all anonymous), or the record holds
  * fewer waits than there are: whenever the word is taken. ACQUIRING: the
- * interrupted context owns it (between its CAS and its mark) or is about
+ * interrupted context owns it (between a slow entry's or trylock's CAS and
+ * its mark) or is about
  * to wait for it, where we could never overtake it. RELEASING: owned until
  * its unlock store, or re-taken by another thread in the two instructions
  * after it, which we cannot tell apart. Waiting instead would livelock a
@@ -202,7 +203,8 @@ static bool entry_is_current_wait(struct rq_thread *t, const rqspinlock_t *lock,
 enum rq_claim {
 	RQ_CLAIM_NONE,
 	/* Tagged, and not the wait the thread is in right now: a context
-	 * between its CAS (or slow-path acquisition) and its mark, or between
+	 * between a slow entry's or trylock's CAS (or a slow-path
+	 * acquisition) and its mark, or between
 	 * its RELEASING tag and its unlock store, owns the lock; one before its
 	 * CAS, still waiting, or past its store does not. */
 	RQ_CLAIM_MAYBE,
@@ -301,8 +303,8 @@ static bool frozen_culprit(rqspinlock_t *lock, const struct rq_thread *cand)
 
 /*
  * Does a thread other than @t list @lock as held, or claim it through a
- * tagged entry that is not its current wait (an owner between its CAS and
- * its mark, or releasing it)? Then @t's untagged entry may be stale (a
+ * tagged entry that is not its current wait (an owner between a slow
+ * entry's or trylock's CAS and its mark, or releasing it)? Then @t's untagged entry may be stale (a
  * non-owner released the lock for its owner, whose entry stays;
  * rqspinlock.h), and nothing can be concluded from it.
  */
@@ -592,8 +594,10 @@ void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info
 	for (uint32_t i = 0; i < n; i++) {
 		struct rq_entry e = rq_held_entry(t, i);
 
-		if (rq_entry_lock(e) && !rq_entry_tags(e) &&
-		    untagged_entry_held(t, rq_entry_lock(e)))
+		/* Untagged entries, without reading their locks' words: a
+		 * peer may have released and freed a lock since the cycle
+		 * was found. */
+		if (rq_entry_lock(e) && !rq_entry_tags(e))
 			out->held[out->nr_held++] = rq_entry_lock(e);
 	}
 }

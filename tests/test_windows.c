@@ -253,7 +253,10 @@ static void test_window_waiting(void)
 }
 
 /* The fast path's untagged entry (a thread with an owner id), X past its
- * CAS: the byte names X. */
+ * CAS: the byte names X. The detectors find X through the byte, so these
+ * two scenarios keep the fast path's windows covered but do not tell the
+ * untagged-entry rule apart from "untagged is held"; the AA tests below
+ * (deadlock_aa_window_fast_*) do. */
 static void test_window_fast_acquired(void)
 {
 	run_scenario(0, false, X_OWNS);
