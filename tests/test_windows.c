@@ -451,6 +451,43 @@ static void test_aa_window_fast_before_cas(void)
 	aa_window(&lock_h, 0, false);
 }
 
+/*
+ * The misuse that res_spin_unlock() documents as not told apart: an unlock
+ * of a lock the caller does not hold (Z holds it), made while the caller's
+ * interrupted context sits between its fast-path entry for that lock and
+ * its CAS (here the state is built directly, as the inline lock leaves
+ * it; the unlock is made from the same thread, as its handler would). The
+ * address-only top check takes the context's entry for the caller's own:
+ * the lock is released, the entry and the count are gone, and nothing is
+ * counted. Should unlock ever tell the two apart, this test fails and the
+ * documentation changes with it.
+ */
+static void test_misuse_unlock_pre_cas_entry(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct tu_holder z;
+	struct rqspinlock_stats before, after;
+	struct rq_thread *t;
+	uint32_t n;
+
+	tu_holder_start(&z, &l, 0);
+	CHECK_EQ(res_spin_get_stats(&before), 0);
+	t = rq_self_get();
+	CHECK(rq_thread_has_owner_id(t));
+	n = atomic_load(&t->held.cnt);
+	atomic_store(&t->held.cnt, n + 1);
+	atomic_store(&t->held.locks[n], (uintptr_t)&l); /* untagged, before the CAS */
+	res_spin_unlock(&l);
+	CHECK_EQ(atomic_load(&t->held.cnt), n);
+	CHECK_EQ(atomic_load(&t->held.locks[n]), RQ_ENTRY_NONE);
+	CHECK_EQ(TU_LOCKED(tu_word(&l)), 0);
+	CHECK_EQ(res_spin_get_stats(&after), 0);
+	CHECK_EQ(after.unlock_not_held, before.unlock_not_held);
+	tu_holder_join(&z); /* Z's own unlock of the released lock */
+	CHECK_EQ(tu_word(&l), 0);
+	tu_check_lock_usable(&l, 2, tu_scaled(1000));
+}
+
 /* ---- which threads run the untagged fast path ---- */
 
 static void *anonymous_fn(void *arg)
@@ -515,6 +552,7 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_aa_window_shared", test_aa_window_shared, 60, TU_TAS),
     TU_TEST("deadlock_aa_window_fast_held", test_aa_window_fast_held, 20, TU_TAS),
     TU_TEST("deadlock_aa_window_fast_before_cas", test_aa_window_fast_before_cas, 20, TU_TAS),
+    TU_TEST("misuse_unlock_pre_cas_entry", test_misuse_unlock_pre_cas_entry, 20, TU_TAS),
     TU_TEST("core_fast_record_named_only", test_fast_record_named_only, 20, 0,
             .env = "RQSPINLOCK_SLOTS=1"),
 };
