@@ -85,13 +85,15 @@ static uint32_t named_owner(rqspinlock_t *lock)
  */
 static bool untagged_entry_held(const struct rq_thread *t, rqspinlock_t *lock)
 {
-	uint32_t val = lock_word(lock), byte = val & RQ_LOCKED_MASK;
+	uint32_t val, owner;
 
 	if (!rq_thread_has_owner_id(t))
 		return true;
-	if (byte == RQ_OWNER_ANON)
-		return val & RQ_SHARED_MARK;
-	return byte != 0 && rq_thread_at(rq_slot_of_owner(byte)) == t;
+	val = lock_word(lock);
+	owner = word_owner(val);
+	if (owner != RQ_NO_SLOT)
+		return rq_thread_at(owner) == t;
+	return (val & RQ_LOCKED_MASK) == RQ_OWNER_ANON && (val & RQ_SHARED_MARK);
 }
 
 /* The lock wait @k of @t waits for. */
@@ -109,8 +111,7 @@ static rqspinlock_t *wait_lock(const struct rq_thread *t, uint32_t k)
  * process-shared, whose owners are all anonymous), or the record holds
  * fewer waits than there are: whenever the word is taken. ACQUIRING: the
  * interrupted context owns it (between a slow entry's or trylock's CAS and
- * its mark) or is about
- * to wait for it, where we could never overtake it. RELEASING: owned until
+ * its mark) or is about to wait for it, where we could never overtake it. RELEASING: owned until
  * its unlock store, or re-taken by another thread in the two instructions
  * after it, which we cannot tell apart. Waiting instead would livelock a
  * thread hit by a timer signal faster than the wait (docs/DESIGN.md).
@@ -204,9 +205,9 @@ enum rq_claim {
 	RQ_CLAIM_NONE,
 	/* Tagged, and not the wait the thread is in right now: a context
 	 * between a slow entry's or trylock's CAS (or a slow-path
-	 * acquisition) and its mark, or between
-	 * its RELEASING tag and its unlock store, owns the lock; one before its
-	 * CAS, still waiting, or past its store does not. */
+	 * acquisition) and its mark, or between its RELEASING tag and its
+	 * unlock store, owns the lock; one before its CAS, still waiting, or
+	 * past its store does not. */
 	RQ_CLAIM_MAYBE,
 	RQ_CLAIM_HELD, /* untagged, and untagged_entry_held() */
 };
@@ -304,9 +305,10 @@ static bool frozen_culprit(rqspinlock_t *lock, const struct rq_thread *cand)
 /*
  * Does a thread other than @t list @lock as held, or claim it through a
  * tagged entry that is not its current wait (an owner between a slow
- * entry's or trylock's CAS and its mark, or releasing it)? Then @t's untagged entry may be stale (a
- * non-owner released the lock for its owner, whose entry stays;
- * rqspinlock.h), and nothing can be concluded from it.
+ * entry's or trylock's CAS and its mark, or releasing it)? Then @t's
+ * untagged entry may be stale (a non-owner released the lock for its
+ * owner, whose entry stays; rqspinlock.h), and nothing can be concluded
+ * from it.
  */
 static bool held_by_another(rqspinlock_t *lock, const struct rq_thread *t)
 {

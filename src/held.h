@@ -83,11 +83,21 @@ static inline bool rq_entry_is(struct rq_entry e, const rqspinlock_t *lock, uint
 	return e.bits == rq_entry_make(lock, tags).bits;
 }
 
+/* Entry @held_idx (if tracked) becomes @lock with @tags. */
+static inline void rq_held_set_tags(struct rq_thread *t, uint32_t held_idx,
+                                    const rqspinlock_t *lock, uintptr_t tags)
+{
+	if (likely(held_idx < RQ_NR_HELD))
+		atomic_store_explicit(&t->held.locks[held_idx], rq_entry_make(lock, tags).bits,
+		                      memory_order_relaxed);
+}
+
 /*
  * Take the entry, tagged ACQUIRING, before the first CAS of an acquisition
  * that had no entry yet (the slow entry after a failed bound check, and
- * trylock), so that no window hides an AA from a signal handler. Relaxed: remote detectors that
- * miss the entry simply look again 1 ms later. Returns the entry's index.
+ * trylock), so that no window hides an AA from a signal handler. Relaxed:
+ * remote detectors that miss the entry simply look again 1 ms later.
+ * Returns the entry's index.
  */
 static inline uint32_t rq_held_push(struct rq_thread *t, const rqspinlock_t *lock)
 {
@@ -97,20 +107,8 @@ static inline uint32_t rq_held_push(struct rq_thread *t, const rqspinlock_t *loc
 	atomic_store_explicit(&t->held.cnt, held_idx + 1, memory_order_release);
 	/* A signal handler from here on pushes above index held_idx. */
 	atomic_signal_fence(memory_order_seq_cst);
-	if (likely(held_idx < RQ_NR_HELD))
-		atomic_store_explicit(&t->held.locks[held_idx],
-		                      rq_entry_make(lock, RQ_ENTRY_ACQUIRING).bits,
-		                      memory_order_relaxed);
+	rq_held_set_tags(t, held_idx, lock, RQ_ENTRY_ACQUIRING);
 	return held_idx;
-}
-
-/* Entry @held_idx (if tracked) becomes @lock with @tags. */
-static inline void rq_held_set_tags(struct rq_thread *t, uint32_t held_idx,
-                                    const rqspinlock_t *lock, uintptr_t tags)
-{
-	if (likely(held_idx < RQ_NR_HELD))
-		atomic_store_explicit(&t->held.locks[held_idx], rq_entry_make(lock, tags).bits,
-		                      memory_order_relaxed);
 }
 
 /* The fast path's CAS failed: its untagged entry @held_idx becomes a

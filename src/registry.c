@@ -218,7 +218,7 @@ struct rq_thread *rq_register_self(void)
 		pthread_setspecific(rq_exit_key, t);
 		rq_self = t;
 		/* The fast path's untagged entries need an owner id (held.h). */
-		if (t->held.owner != RQ_OWNER_ANON)
+		if (rq_thread_has_owner_id(t))
 			rq_fast = t;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
