@@ -53,13 +53,14 @@
 #define LOCKOF(e) ((e) & 3)
 
 /* The fast path of a thread with an owner id (src/lock.c) writes its entry
- * untagged before its CAS and clears it, untagged, after its unlock store:
- * the locked byte says whether it holds the lock. TAGGED_FAST_PATH: the
- * protocol with tags (ACQUIRING before the CAS, marked after it, RELEASING
- * before the unlock store), which threads without an owner id still run
- * (their fast path is the slow entry): the configurations that model the
- * anonymous owner's detection rules (C_SCAN_HOLDERS), and those that model
- * code from before the untagged fast path (C_AA_EXACT, C_AA_REL). */
+ * untagged before its CAS and, after its unlock store, drops the count
+ * below it without clearing it: the locked byte says whether it holds the
+ * lock. TAGGED_FAST_PATH: the protocol with tags (ACQUIRING before the CAS,
+ * marked after it, RELEASING before the unlock store, cleared after it),
+ * which threads without an owner id still run (their fast path is the slow
+ * entry): the configurations that model the anonymous owner's detection
+ * rules (C_SCAN_HOLDERS), and those that model code from before the
+ * untagged fast path (C_AA_EXACT, C_AA_REL). */
 #if defined(C_SCAN_HOLDERS) || defined(C_AA_EXACT) || defined(C_AA_REL)
 #define TAGGED_FAST_PATH
 #define FP_TAG ACQ
@@ -899,8 +900,14 @@ inline res_spin_unlock() {
 ul_tag:		d_step { HE(t, n - 1) = L | REL; g_relw = (g_relw || c == 0) };
 #endif
 ul_store:	d_step { W[L] = W[L] & ~1; g_owner[L] = NONE; g_relw = (g_relw && c != 0) };
+#ifdef TAGGED_FAST_PATH
 ul_clear:	d_step { HE(t, n - 1) = 0; SPLIT_OR(hcnt[t] = n - 1) };
 ul_cnt:		ONLY_SPLIT(hcnt[t] = n - 1)
+#else
+		/* the entry stays, above the count, until the next push
+		 * overwrites it: past the store it claims nothing */
+ul_cnt:		hcnt[t] = n - 1
+#endif
 #else
 		/* broken: entry dropped before the unlock store */
 ul_clear:	HE(t, n - 1) = 0;

@@ -264,8 +264,8 @@ static bool holds_note(const struct rq_thread *t, uint32_t what, const rqspinloc
  *    it does, where it names the owner. For an anonymous owner it is taken
  *    for the owner only when nobody else could be: no other thread has an
  *    entry for @lock other than the entry of the wait it is in right now.
- *    Any owner pushes its entry before its CAS and clears it after its
- *    unlock store.
+ *    Any owner pushes its entry before its CAS and keeps it below its
+ *    count until after its unlock store.
  *  - @lock is free but its pending bit is set: nobody may take it while the
  *    pending holder is frozen. Its wait record says it holds the bit, and no
  *    other thread's does (a running holder would take the lock at once).

@@ -22,9 +22,10 @@
  * entry), RELEASING from just before a slow-path unlock's store until the
  * entry is cleared (out-of-order unlocks; every unlock of a thread without
  * an id). The fast path of a thread with an owner id writes its entry
- * untagged before its CAS and clears it after its unlock store: an
- * untagged entry means "held while the locked byte names the thread"
- * (detect.c, untagged_entry_held()), and "held" for a thread without an id.
+ * untagged before its CAS and, after its unlock store, drops the count
+ * below it without clearing it: an untagged entry means "held while the
+ * locked byte names the thread" (detect.c, untagged_entry_held()), and
+ * "held" for a thread without an id. Slots above the count mean nothing.
  */
 #define RQ_ENTRY_RELEASING ((uintptr_t)1)
 #define RQ_ENTRY_ACQUIRING ((uintptr_t)2)
@@ -32,9 +33,10 @@
 /*
  * A slot that names no lock: no address, both tags, so that it matches no
  * lock, NULL included (the inline unlock of NULL never takes it for its own
- * top entry). Above the count the slot is empty; below it, it is a hole: a
- * lock held but not tracked (with more than RQ_NR_HELD locks held, an unlock
- * below moves the first untracked lock into the last slot).
+ * top entry). Below the count it is a hole: a lock held but not tracked
+ * (with more than RQ_NR_HELD locks held, an unlock below moves the first
+ * untracked lock into the last slot). Above the count, where the slow paths
+ * leave it, it means nothing, as a fast unlock's stale entry there does.
  */
 #define RQ_ENTRY_NONE RQSPINLOCK_HELD_NONE
 

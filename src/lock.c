@@ -5,7 +5,8 @@
  * (layer 5).
  *
  * The held-lock entry brackets the whole critical section: it is taken
- * before the fast-path CAS and cleared after the unlock store. A signal
+ * before the fast-path CAS, and the count drops past it only after the
+ * unlock store (the entry stays above the count, claiming nothing). A signal
  * handler that interrupts this thread anywhere in between and asks for the
  * same lock therefore always finds the entry (AA), and the locked byte
  * tells it whether the interrupted context holds the lock (the byte names

@@ -8,11 +8,13 @@
  *
  * Variants (the flags below say what each keeps):
  *   full        the library's fast path as shipped: count, untagged entry,
- *               CAS; top check, unlock store, clear, count
+ *               CAS; top check, unlock store, count (the entry stays)
+ *   cleared     full, and the unlock clears the entry after its store
+ *               (inline ABI 4 until the entry was left in place)
  *   tagged      the protocol with tags (inline ABI 3, and what threads
  *               without an owner id still run out of line): the entry
  *               ACQUIRING before the CAS and marked after it, RELEASING
- *               before the unlock store
+ *               before the unlock store, cleared after it
  *   no-null     full without the NULL test
  *   count-only  the count's push and pop, no entry
  *   tls-only    the TLS load and the NULL test, no table
@@ -42,6 +44,7 @@ enum {
 	KEEP_TAGS = 2,  /* ACQUIRING before the CAS, the mark, RELEASING */
 	KEEP_ENTRY = 4, /* the entry, its clear, the top check */
 	KEEP_COUNT = 8,
+	KEEP_CLEAR = 16, /* the entry's clear after the unlock store */
 	KEEP_ALL = KEEP_NULL | KEEP_ENTRY | KEEP_COUNT, /* as shipped */
 };
 
@@ -100,7 +103,7 @@ static inline __attribute__((always_inline)) void part_unlock(rqspinlock_t *lock
 	/* release: pairs with the next owner's acquire */
 	atomic_store_explicit((_Atomic uint8_t *)(void *)&lock->val, (uint8_t)0,
 	                      memory_order_release);
-	if (keep & KEEP_ENTRY)
+	if (keep & KEEP_CLEAR)
 		STORE(&t->locks[top], RQSPINLOCK_HELD_NONE);
 	atomic_signal_fence(memory_order_seq_cst);
 	if (keep & KEEP_COUNT)
@@ -131,7 +134,7 @@ static __attribute__((noinline)) int lazy_lock(rqspinlock_t *lock)
 
 static __attribute__((noinline)) void lazy_unlock(rqspinlock_t *lock)
 {
-	part_unlock(lock, KEEP_ALL & ~KEEP_COUNT);
+	part_unlock(lock, (KEEP_ALL & ~KEEP_COUNT) | KEEP_CLEAR);
 }
 
 /* full: the shipped code itself. */
@@ -154,7 +157,8 @@ static __attribute__((noinline)) void full_unlock(rqspinlock_t *l)
 	{                                                                                          \
 		part_unlock(l, keep);                                                              \
 	}
-VARIANT(tagged, KEEP_ALL | KEEP_TAGS)
+VARIANT(cleared, KEEP_ALL | KEEP_CLEAR)
+VARIANT(tagged, KEEP_ALL | KEEP_TAGS | KEEP_CLEAR)
 VARIANT(nonull, KEEP_ALL & ~KEEP_NULL)
 VARIANT(countonly, KEEP_NULL | KEEP_COUNT)
 VARIANT(tlsonly, KEEP_NULL)
@@ -177,6 +181,7 @@ static const struct variant {
 	uint32_t cnt; /* the table's count during the run */
 } variants[] = {
     {"full", full_lock, full_unlock, 0},
+    {"cleared", cleared_lock, cleared_unlock, 0},
     {"tagged", tagged_lock, tagged_unlock, 0},
     {"no-null", nonull_lock, nonull_unlock, 0},
     {"count-only", countonly_lock, countonly_unlock, 0},
@@ -214,6 +219,9 @@ static double run_variant(const struct variant *v, long pairs)
 	held_t *t = RQSPINLOCK_INLINE_SELF();
 	double t0;
 
+	/* slot 0 empty: lazy-count takes it only so, and full leaves its
+	 * entry there */
+	STORE(&t->locks[0], RQSPINLOCK_HELD_NONE);
 	STORE(&t->cnt, v->cnt);
 	t0 = now_ns();
 	for (long i = 0; i < pairs; i++) {

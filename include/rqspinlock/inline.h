@@ -106,17 +106,18 @@ static inline uintptr_t res_spin_inline_load_own(const _Atomic uintptr_t *e)
  * owner's registry slot for the first 254 slots (1 names nobody: a thread
  * beyond them or without a slot, or a process-shared lock). Entries are
  * lock addresses. The fast path below writes an entry before its CAS and
- * clears it after its unlock store; what the entry means in between, the
- * locked byte says: the lock is held while the byte names this thread.
- * Bit 1 set (being acquired) marks the entry of a slow-path acquisition,
- * bit 0 (being released) one of an out-of-order unlock. A slot that names
- * no lock holds RQSPINLOCK_HELD_NONE, never 0, so that no entry equals a
- * NULL lock: above the count it is empty, below it a hole (a held lock
- * that is not tracked). cnt may exceed RQSPINLOCK_NR_HELD (untracked
- * locks). Only threads whose byte can name them get a record here; the
- * others get one whose cnt fails every bound check below, so the library
- * does their work out of line. docs/DESIGN.md, "Fast path", has the
- * protocol.
+ * drops the count after its unlock store, leaving the entry; what an
+ * untagged entry means, the locked byte says: the lock is held while the
+ * byte names this thread. Bit 1 set (being acquired) marks the entry of a
+ * slow-path acquisition, bit 0 (being released) one of an out-of-order
+ * unlock. Slots above the count mean nothing (a fast unlock's entry stays
+ * there until the next push overwrites it). Below the count, a slot that
+ * names no lock holds RQSPINLOCK_HELD_NONE, never 0, so that no entry
+ * equals a NULL lock: a hole (a held lock that is not tracked). cnt may
+ * exceed RQSPINLOCK_NR_HELD (untracked locks). Only threads whose byte
+ * can name them get a record here; the others get one whose cnt fails
+ * every bound check below, so the library does their work out of line.
+ * docs/DESIGN.md, "Fast path", has the protocol.
  */
 #define RQSPINLOCK_HELD_NONE ((uintptr_t)3)
 
@@ -198,10 +199,9 @@ static inline void res_spin_inline_unlock(rqspinlock_t *lock)
 	/* release: pairs with the next owner's acquire (the locked byte) */
 	RQSPINLOCK_STORE_RELEASE((RQSPINLOCK_BYTE *)(void *)&lock->val, (uint8_t)0);
 	/* From the store on, the byte no longer names us: the entry claims
-	 * nothing until it is cleared. */
-	RQSPINLOCK_STORE_RELAXED(res_spin_inline_entry(t, cnt), RQSPINLOCK_HELD_NONE);
-	/* Clear before the count drops: a handler arriving in between pushes
-	 * onto this index only after our clear. */
+	 * nothing, so it stays, above the count once the count drops (the
+	 * next push overwrites it). The count drops after the store: no
+	 * handler sees the byte name us without our entry below the count. */
 	RQSPINLOCK_SIGNAL_FENCE();
 	RQSPINLOCK_STORE_RELAXED(&t->cnt, cnt - 1);
 }

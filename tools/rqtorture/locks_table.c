@@ -15,8 +15,9 @@
  *                   kernel's per-CPU increment is not: the same on x86.)
  *   ql-rqtable      rqspinlock's (<rqspinlock/inline.h>, less its NULL
  *                   test): count, entry, lock; the check of the top entry
- *                   against the lock, unlock, clear, count. Four table
- *                   stores, as the kernel's, the clear after the unlock.
+ *                   against the lock, unlock, count. Three table stores:
+ *                   the entry stays above the count (the lock word's
+ *                   owner byte says it claims nothing).
  *   ql-owner        no table: the locked byte holds the owner's id
  *                   instead of 1 (after a contended acquisition, 1 until
  *                   QL's slow path returns).
@@ -151,8 +152,6 @@ static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
 	if (kind == TABLE_KERNEL)
 		TABLE_STORE(&t->locks[top], RQSPINLOCK_HELD_NONE);
 	table_ql_unlock(l);
-	if (kind == TABLE_RQ)
-		TABLE_STORE(&t->locks[top], RQSPINLOCK_HELD_NONE);
 	atomic_signal_fence(memory_order_seq_cst);
 	TABLE_STORE(&t->cnt, top);
 }
