@@ -194,13 +194,17 @@ RQSPINLOCK_MUST_CHECK int res_spin_trylock(rqspinlock_t *lock);
  * counted in unlock_not_held. While the caller holds more than
  * RQSPINLOCK_NR_HELD locks, a lock missing from the table may be one of the
  * untracked ones: such an unlock is taken as the release of an untracked
- * lock, not counted. One case is not told apart: a signal handler that
+ * lock, not counted. Two cases are not told apart: a signal handler that
  * unlocks a lock it does not hold while the context it interrupted is
  * taking that same lock (past its table entry, before its CAS) removes
  * that context's entry as its own, uncounted; the context then holds the
  * lock untracked, and an AA on it from a later handler ends in -ETIMEDOUT
- * instead of -EDEADLK. Telling them apart would cost every unlock a read
- * of the lock word.
+ * instead of -EDEADLK. The same happens when the context is taking another
+ * lock, past its count's increment and before its entry, and the slot
+ * still names the lock the handler unlocks (left there by an earlier
+ * unlock): the context's new lock is then untracked (an AA on it ends in
+ * -ETIMEDOUT), and its own unlock is counted in unlock_not_held. Telling
+ * them apart would cost every unlock a read of the lock word.
  */
 #ifndef RQSPINLOCK_INLINE
 void res_spin_unlock(rqspinlock_t *lock);

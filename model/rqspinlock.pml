@@ -168,8 +168,9 @@ bit g_stall;             /* an owner stalled forever */
 /* Steps of the table and wait-stack updates are split as in the C code only
  * for thread 0, the one a handler interrupts. For the others, the
  * intermediate states differ from the merged ones only in what remote
- * detectors cannot tell apart (a count above a cleared entry), so each pair
- * runs as one step: SPLIT_OR(x) does x now unless split, ONLY_SPLIT(x) does
+ * detectors cannot tell apart (a count above a cleared entry, or above the
+ * untagged entry a fast unlock left, which the locked byte disowns), so
+ * each pair runs as one step: SPLIT_OR(x) does x now unless split, ONLY_SPLIT(x) does
  * x as its own step only when split. */
 #define SPLIT_OR(x) if :: c != 0 -> x :: else -> skip fi
 #define ONLY_SPLIT(x) if :: c == 0 -> d_step { x } :: else -> skip fi

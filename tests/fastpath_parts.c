@@ -42,7 +42,7 @@
 enum {
 	KEEP_NULL = 1,
 	KEEP_TAGS = 2,  /* ACQUIRING before the CAS, the mark, RELEASING */
-	KEEP_ENTRY = 4, /* the entry, its clear, the top check */
+	KEEP_ENTRY = 4, /* the entry and the top check */
 	KEEP_COUNT = 8,
 	KEEP_CLEAR = 16, /* the entry's clear after the unlock store */
 	KEEP_ALL = KEEP_NULL | KEEP_ENTRY | KEEP_COUNT, /* as shipped */

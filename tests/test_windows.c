@@ -457,8 +457,10 @@ static void test_aa_window_fast_before_cas(void)
  * entry for such a lock that it no longer owns makes its handler's request
  * for the lock, held by Z, an AA. Past a fast unlock's store, or (here) in
  * a later push whose count covers the slot where a fast unlock left that
- * entry, before the push writes its own: each one instruction wide.
- * docs/DESIGN.md, section 8, documents it; should it change, so must this.
+ * entry, before the push writes its own: one instruction wide on the fast
+ * path, a few in rq_held_push().
+ * docs/DESIGN.md, section 7 (AA), documents it; should it change, so must
+ * this.
  */
 static void test_aa_window_shared_stale(void)
 {
@@ -553,6 +555,49 @@ static void test_misuse_unlock_pre_cas_entry(void)
 	tu_check_lock_usable(&l, 2, tu_scaled(1000));
 }
 
+/*
+ * The second case res_spin_unlock() documents: the handler unlocks X,
+ * which Z holds, while its context is in a push for Y, past the count's
+ * store and before the entry's, over the slot where the context's earlier
+ * unlock of X left its entry. The top check takes that slot for the
+ * caller's own: X is released, the count drops, nothing is counted. The
+ * context's Y, taken next, is then untracked, and its unlock is counted in
+ * unlock_not_held. Should unlock ever tell these apart, this test fails
+ * and the documentation changes with it.
+ */
+static void test_misuse_unlock_stale_slot(void)
+{
+	rqspinlock_t x = RQSPINLOCK_INIT, y = RQSPINLOCK_INIT;
+	struct rq_thread *t = rq_self_get();
+	struct rqspinlock_stats before, after;
+	struct tu_holder z;
+	uint32_t free_word = 0;
+
+	CHECK(rq_thread_has_owner_id(t));
+	CHECK_EQ(res_spin_lock(&x), 0);
+	res_spin_unlock(&x);
+	CHECK_EQ(atomic_load(&t->held.locks[0]), (uintptr_t)&x); /* left in place */
+	tu_holder_start(&z, &x, 0);
+	CHECK_EQ(res_spin_get_stats(&before), 0);
+	atomic_store(&t->held.cnt, 1); /* the context's push for Y: count first */
+	res_spin_unlock(&x);           /* the handler's */
+	CHECK_EQ(atomic_load(&t->held.cnt), 0);
+	CHECK_EQ(TU_LOCKED(tu_word(&x)), 0);
+	CHECK_EQ(res_spin_get_stats(&after), 0);
+	CHECK_EQ(after.unlock_not_held, before.unlock_not_held);
+	/* The context goes on: its entry (now above the count) and its CAS. */
+	atomic_store(&t->held.locks[0], (uintptr_t)&y);
+	CHECK(atomic_compare_exchange_strong(&y.val, &free_word, t->held.owner));
+	res_spin_unlock(&y);
+	CHECK_EQ(tu_word(&y), 0);
+	CHECK_EQ(res_spin_get_stats(&after), 0);
+	CHECK_EQ(after.unlock_not_held, before.unlock_not_held + 1);
+	tu_holder_join(&z); /* Z's own unlock of the released lock */
+	CHECK_EQ(tu_word(&x), 0);
+	tu_check_lock_usable(&x, 2, tu_scaled(1000));
+	tu_check_lock_usable(&y, 2, tu_scaled(1000));
+}
+
 /* ---- which threads run the untagged fast path ---- */
 
 static void *anonymous_fn(void *arg)
@@ -620,6 +665,7 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_aa_window_shared_stale", test_aa_window_shared_stale, 20, 0),
     TU_TEST("core_fast_unlock_leaves_entry", test_fast_unlock_leaves_entry, 20, 0),
     TU_TEST("misuse_unlock_pre_cas_entry", test_misuse_unlock_pre_cas_entry, 20, TU_TAS),
+    TU_TEST("misuse_unlock_stale_slot", test_misuse_unlock_stale_slot, 20, TU_TAS),
     TU_TEST("core_fast_record_named_only", test_fast_record_named_only, 20, 0,
             .env = "RQSPINLOCK_SLOTS=1"),
 };

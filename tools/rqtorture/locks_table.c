@@ -126,9 +126,9 @@ static inline void table_ql_unlock(ql_spinlock_t *l)
 	atomic_store_explicit((_Atomic uint8_t *)(void *)&l->val, (uint8_t)0, memory_order_release);
 }
 
-/* The unlock: for rqspinlock's table its top check, then the clear and the
- * count after the unlock store; for the kernel's the clear before the
- * store and the count after it, unchecked. */
+/* The unlock: for rqspinlock's table its top check, then the count after
+ * the unlock store (the entry stays); for the kernel's the clear before
+ * the store and the count after it, unchecked. */
 static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
                                                                enum table_kind kind)
 {
