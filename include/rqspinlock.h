@@ -210,6 +210,14 @@ RQSPINLOCK_MUST_CHECK int res_spin_trylock(rqspinlock_t *lock);
 void res_spin_unlock(rqspinlock_t *lock);
 #endif
 
+/*
+ * The irqsave pair takes a POSIX sigset_t, which <signal.h> declares only
+ * at a POSIX or GNU feature level (_POSIX_C_SOURCE, _GNU_SOURCE, gcc's
+ * default -std=gnu*, any C++ compiler on Linux). Under a strict ISO C mode
+ * without one (-std=c11 alone) the rest of this header still compiles and
+ * the pair is left out.
+ */
+#ifdef SIG_BLOCK
 /**
  * @brief Block all maskable signals, saving the old mask in @p flags, then
  * acquire @p lock. On failure the old mask is restored before returning.
@@ -220,6 +228,7 @@ RQSPINLOCK_MUST_CHECK int res_spin_lock_irqsave(rqspinlock_t *lock, sigset_t *fl
 /** @brief Release @p lock (as res_spin_unlock()), then restore the signal mask
  * saved in @p flags (none when @p flags is NULL). */
 void res_spin_unlock_irqrestore(rqspinlock_t *lock, const sigset_t *flags);
+#endif
 
 /**
  * @brief Set the process-wide timeout for one critical section.

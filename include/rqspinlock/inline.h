@@ -39,7 +39,13 @@
 extern "C" {
 #endif
 
-/** Layout version of the per-thread record's head and the protocol below. */
+/**
+ * Layout version of the per-thread record's head and the protocol below.
+ * Whether an unlock clears its entry is not part of it: nothing reads a
+ * slot above the count, so inline code that clears (built before the
+ * unlock stopped doing so) and a library that does not work together, and
+ * the other way round.
+ */
 #define RQSPINLOCK_INLINE_ABI 4
 
 /*
