@@ -8,10 +8,6 @@
 #include <rqspinlock.h>
 #include <rqspinlock/qspinlock.h>
 
-#if defined(_GNU_SOURCE) || defined(_POSIX_C_SOURCE) || defined(_DEFAULT_SOURCE)
-#error "this check must be compiled without a feature-test macro"
-#endif
-
 _Static_assert(sizeof(rqspinlock_t) == 4, "the lock is one 4-byte word");
 
 rqspinlock_t rq_c_header_check_static = RQSPINLOCK_INIT;
