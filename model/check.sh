@@ -44,6 +44,7 @@ CHECKS=(
 	"handoff|-DCFG_HANDOFF -DTIMEOUTS|-O1 -fno-inline -DSAFETY|-m400000|pass"
 	"nofault|-DCFG_NOFAULT|-O1 -fno-inline -DSAFETY|-m400000|pass"
 	"nest|-DCFG_NEST -DTIMEOUTS|-O1 -fno-inline -DSAFETY|-m400000|pass"
+	"nest-relock|-DCFG_NEST -DTIMEOUTS -DNEST_RELOCK|-O1 -fno-inline -DSAFETY|-m400000|pass"
 	"abba|-DCFG_ABBA -DTIMEOUTS|-O1 -fno-inline -DSAFETY|-m400000|pass"
 	"vanish|-DCFG_VANISH -DTIMEOUTS -DTMO_BUDGET=0|-O1 -fno-inline -DSAFETY|-m400000|pass"
 	"frozen|-DCFG_FROZEN -DTIMEOUTS -DTMO_BUDGET=0|-O1 -fno-inline -DSAFETY|-m400000|pass"

@@ -1071,8 +1071,15 @@ init {
 #elif defined(CFG_NEST)
 		/* the handler and its thread on lock A with T1 (who may stall):
 		 * AA on the thread's own lock, the nested trylock fallback while
-		 * the thread is queued; T2 takes B */
+		 * the thread is queued; T2 takes B. NEST_RELOCK: the thread
+		 * takes A twice, so that its second push covers the entry its
+		 * first unlock left (the handler can arrive between that push's
+		 * count and its entry) */
+#ifdef NEST_RELOCK
+		P(0, 0, 1); P(0, 1, 5); P(0, 2, 1); P(0, 3, 5);
+#else
 		P(0, 0, 1); P(0, 1, 5);
+#endif
 		P(1, 0, 1); P(1, 1, 5);
 		P(2, 0, 2); P(2, 1, 6);
 		P(3, 0, 1); P(3, 1, 5);
