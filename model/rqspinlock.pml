@@ -170,8 +170,8 @@ bit g_stall;             /* an owner stalled forever */
  * intermediate states differ from the merged ones only in what remote
  * detectors cannot tell apart (a count above a cleared entry, or above the
  * untagged entry a fast unlock left, which the locked byte disowns), so
- * each pair runs as one step: SPLIT_OR(x) does x now unless split, ONLY_SPLIT(x) does
- * x as its own step only when split. */
+ * each pair runs as one step: SPLIT_OR(x) does x now unless split,
+ * ONLY_SPLIT(x) does x as its own step only when split. */
 #define SPLIT_OR(x) if :: c != 0 -> x :: else -> skip fi
 #define ONLY_SPLIT(x) if :: c == 0 -> d_step { x } :: else -> skip fi
 

@@ -349,6 +349,22 @@ static void *release_later(void *arg)
 	return NULL;
 }
 
+/* The handler, on the next SIGUSR2, asks for @l with a long timeout. */
+static void aa_arm(rqspinlock_t *l)
+{
+	tu_install_handler(SIGUSR2, aa_handler);
+	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
+	aa_lock = l;
+	atomic_store_explicit(&aa_entered, 0, memory_order_relaxed);
+}
+
+/* The handler got -EDEADLK at once, well within its timeout. */
+static void aa_check_deadlock(void)
+{
+	CHECK_EQ(aa_ret, -EDEADLK);
+	CHECK_LT(aa_ns, TU_LONG_TIMEOUT_NS / 4);
+}
+
 /*
  * This thread's entry for @l carries @tag (0: untagged, as the fast path
  * writes it), as at the instruction the handler interrupts, and the thread
@@ -366,10 +382,7 @@ static void aa_window(rqspinlock_t *l, uintptr_t tag, bool owns)
 	pthread_t releaser;
 	uint32_t n;
 
-	tu_install_handler(SIGUSR2, aa_handler);
-	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
-	aa_lock = l;
-	atomic_store_explicit(&aa_entered, 0, memory_order_relaxed);
+	aa_arm(l);
 	if (owns) {
 		CHECK_EQ(res_spin_lock(l), 0);
 	} else {
@@ -385,8 +398,7 @@ static void aa_window(rqspinlock_t *l, uintptr_t tag, bool owns)
 	printf("# tag %lu, owned %d: handler %d after %.3f ms\n", (unsigned long)tag, owns, aa_ret,
 	       (double)aa_ns / 1e6);
 	if (owns) {
-		CHECK_EQ(aa_ret, -EDEADLK);
-		CHECK_LT(aa_ns, TU_LONG_TIMEOUT_NS / 4);
+		aa_check_deadlock();
 		atomic_store(&t->held.locks[n - 1], (uintptr_t)l);
 		res_spin_unlock(l);
 	} else {
@@ -474,14 +486,11 @@ static void test_aa_window_shared_stale(void)
 	CHECK_EQ(atomic_load(&t->held.cnt), 0);
 	CHECK_EQ(atomic_load(&t->held.locks[0]), (uintptr_t)&s); /* left by the fast unlock */
 	tu_holder_start(&z, &s, 0);
-	tu_install_handler(SIGUSR2, aa_handler);
-	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
-	aa_lock = &s;
+	aa_arm(&s);
 	aa_ret = 1;
 	atomic_store(&t->held.cnt, 1); /* a push's count store; its entry comes next */
 	CHECK_EQ(raise(SIGUSR2), 0);
-	CHECK_EQ(aa_ret, -EDEADLK);
-	CHECK_LT(aa_ns, TU_LONG_TIMEOUT_NS / 4);
+	aa_check_deadlock();
 	atomic_store(&t->held.cnt, 0);
 	tu_holder_join(&z);
 	CHECK_EQ(TU_LOCKED(tu_word(&s)), 0);
@@ -520,6 +529,23 @@ static void test_fast_unlock_leaves_entry(void)
 }
 
 /*
+ * An unlock of @l, which another thread holds, that the top check takes
+ * for the caller's own (the misuse res_spin_unlock() documents): @l is
+ * released, the count drops to @cnt_after, and nothing is counted.
+ */
+static void unlock_taken_for_own(struct rq_thread *t, rqspinlock_t *l, uint32_t cnt_after)
+{
+	struct rqspinlock_stats before, after;
+
+	CHECK_EQ(res_spin_get_stats(&before), 0);
+	res_spin_unlock(l);
+	CHECK_EQ(atomic_load(&t->held.cnt), cnt_after);
+	CHECK_EQ(TU_LOCKED(tu_word(l)), 0);
+	CHECK_EQ(res_spin_get_stats(&after), 0);
+	CHECK_EQ(after.unlock_not_held, before.unlock_not_held);
+}
+
+/*
  * The misuse that res_spin_unlock() documents as not told apart: an unlock
  * of a lock the caller does not hold (Z holds it), made while the caller's
  * interrupted context sits between its fast-path entry for that lock and
@@ -534,22 +560,16 @@ static void test_misuse_unlock_pre_cas_entry(void)
 {
 	rqspinlock_t l = RQSPINLOCK_INIT;
 	struct tu_holder z;
-	struct rqspinlock_stats before, after;
 	struct rq_thread *t;
 	uint32_t n;
 
 	tu_holder_start(&z, &l, 0);
-	CHECK_EQ(res_spin_get_stats(&before), 0);
 	t = rq_self_get();
 	CHECK(rq_thread_has_owner_id(t));
 	n = atomic_load(&t->held.cnt);
 	atomic_store(&t->held.cnt, n + 1);
 	atomic_store(&t->held.locks[n], (uintptr_t)&l); /* untagged, before the CAS */
-	res_spin_unlock(&l);
-	CHECK_EQ(atomic_load(&t->held.cnt), n);
-	CHECK_EQ(TU_LOCKED(tu_word(&l)), 0);
-	CHECK_EQ(res_spin_get_stats(&after), 0);
-	CHECK_EQ(after.unlock_not_held, before.unlock_not_held);
+	unlock_taken_for_own(t, &l, n);
 	tu_holder_join(&z); /* Z's own unlock of the released lock */
 	CHECK_EQ(tu_word(&l), 0);
 	tu_check_lock_usable(&l, 2, tu_scaled(1000));
@@ -578,16 +598,12 @@ static void test_misuse_unlock_stale_slot(void)
 	res_spin_unlock(&x);
 	CHECK_EQ(atomic_load(&t->held.locks[0]), (uintptr_t)&x); /* left in place */
 	tu_holder_start(&z, &x, 0);
-	CHECK_EQ(res_spin_get_stats(&before), 0);
-	atomic_store(&t->held.cnt, 1); /* the context's push for Y: count first */
-	res_spin_unlock(&x);           /* the handler's */
-	CHECK_EQ(atomic_load(&t->held.cnt), 0);
-	CHECK_EQ(TU_LOCKED(tu_word(&x)), 0);
-	CHECK_EQ(res_spin_get_stats(&after), 0);
-	CHECK_EQ(after.unlock_not_held, before.unlock_not_held);
+	atomic_store(&t->held.cnt, 1);  /* the context's push for Y: count first */
+	unlock_taken_for_own(t, &x, 0); /* the handler's */
 	/* The context goes on: its entry (now above the count) and its CAS. */
 	atomic_store(&t->held.locks[0], (uintptr_t)&y);
 	CHECK(atomic_compare_exchange_strong(&y.val, &free_word, t->held.owner));
+	CHECK_EQ(res_spin_get_stats(&before), 0);
 	res_spin_unlock(&y);
 	CHECK_EQ(tu_word(&y), 0);
 	CHECK_EQ(res_spin_get_stats(&after), 0);

@@ -30,10 +30,9 @@
  * the table is left alone, as the kernel does, and so is the read-only
  * record that a thread without an owner id keeps (beyond 254 threads).
  * Like the kernel's, these tables expect unlocks in the reverse order of
- * the locks, which is how
- * rqtorture's nesting releases them: another order would leave stale
- * entries that the library reads if the same thread later calls it. Named
- * only: "all" leaves them out.
+ * the locks, which is how rqtorture's nesting releases them: another order
+ * would leave stale entries that the library reads if the same thread
+ * later calls it. Named only: "all" leaves them out.
  * docs/BENCHMARKS.md, "The table's share", has what they showed.
  */
 #define RQSPINLOCK_INLINE
