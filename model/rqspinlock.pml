@@ -894,6 +894,8 @@ lk_done:
 inline res_spin_unlock() {
 	assert(g_owner[L] == c);
 	if
+	/* hcnt[t] > 0: for an empty table the library reads the slot below
+	 * the table (none_below), which names no lock */
 	:: hcnt[t] > 0 && HE(t, hcnt[t] - 1) == L ->
 		n = hcnt[t];
 #ifndef BROKEN_CLEAR_BEFORE_UNLOCK

@@ -174,7 +174,7 @@ static void read_wait(struct rq_link *l)
 
 	l->gen = gen;
 	l->waits = NULL;
-	l->depth = atomic_load_explicit(&t->held.cnt, memory_order_acquire);
+	l->depth = rq_held_depth_acquire(t);
 	if (nw == 0 || nw > RQ_NR_WAIT)
 		return;
 	l->widx = atomic_load_explicit(&t->wr.held_idx[nw - 1], memory_order_relaxed);

@@ -24,14 +24,14 @@ void rq_held_drop(struct rq_thread *t, uint32_t held_idx)
 	if (held_idx < RQ_NR_HELD)
 		held_set(t, held_idx, rq_entry_make(NULL, RQ_ENTRY_NONE));
 	/*
-	 * release: the cleared entry must be visible before the lower count.
-	 * Otherwise a remote reader could see the count of our next push with
-	 * this stale entry and believe we still want the lock we gave up on;
-	 * pairs with the acquire load of cnt in claim_below(). (The next push
-	 * stores its count with release too, so a reader that sees that one
-	 * sees our clearing as well.)
+	 * release (in rq_held_set_depth()): the cleared entry must be visible
+	 * before the lower count. Otherwise a remote reader could see the
+	 * count of our next push with this stale entry and believe we still
+	 * want the lock we gave up on; pairs with the acquire load of cnt in
+	 * claim_below(). (The next push stores its count with release too, so
+	 * a reader that sees that one sees our clearing as well.)
 	 */
-	atomic_store_explicit(&t->held.cnt, held_idx, memory_order_release);
+	rq_held_set_depth(t, held_idx);
 }
 
 /*
@@ -48,8 +48,7 @@ static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 	for (; i + 1 < top; i++)
 		held_set(t, i, rq_held_entry(t, i + 1));
 	held_set(t, top - 1, rq_entry_make(NULL, RQ_ENTRY_NONE));
-	/* release: as in rq_held_drop() */
-	atomic_store_explicit(&t->held.cnt, n - 1, memory_order_release);
+	rq_held_set_depth(t, n - 1); /* release: as in rq_held_drop() */
 }
 
 /* Index of the topmost tracked entry that is @want with @tags; -1 when
@@ -63,28 +62,28 @@ static int held_find(const struct rq_thread *t, const rqspinlock_t *want, uintpt
 	return -1;
 }
 
-void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt)
+void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t depth)
 {
-	int i = cnt ? held_find(t, lock, 0, cnt) : -1;
+	int i = depth ? held_find(t, lock, 0, depth) : -1;
 
 	if (i >= 0) {
 		/* Out-of-order unlock: tag, release, then drop the entry. */
 		held_set(t, (uint32_t)i, rq_entry_make(lock, RQ_ENTRY_RELEASING));
 		rq_store_unlocked(&lock->val);
 		atomic_signal_fence(memory_order_seq_cst);
-		held_remove_at(t, (uint32_t)i, cnt);
+		held_remove_at(t, (uint32_t)i, depth);
 		return;
 	}
 	rq_store_unlocked(&lock->val);
 	atomic_signal_fence(memory_order_seq_cst);
-	if (cnt > RQ_NR_HELD) {
-		/* An untracked lock: the count still covers it. */
-		atomic_store_explicit(&t->held.cnt, cnt - 1, memory_order_relaxed);
+	if (depth > RQ_NR_HELD) {
+		/* An untracked lock: the depth still covers it. */
+		rq_held_set_depth(t, depth - 1);
 		return;
 	}
-	i = cnt ? held_find(t, NULL, RQ_ENTRY_NONE, cnt) : -1;
+	i = depth ? held_find(t, NULL, RQ_ENTRY_NONE, depth) : -1;
 	if (i >= 0)
-		held_remove_at(t, (uint32_t)i, cnt); /* was untracked, see above */
+		held_remove_at(t, (uint32_t)i, depth); /* was untracked, see above */
 	else
 		rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
 }

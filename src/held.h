@@ -40,10 +40,55 @@
  */
 #define RQ_ENTRY_NONE RQSPINLOCK_HELD_NONE
 
-/* Entries of a table with @cnt locks that are tracked (the rest are not). */
+/* Entries of a table whose count or depth is @cnt that are tracked (the
+ * rest are not). */
 static inline uint32_t rq_held_tracked(uint32_t cnt)
 {
 	return cnt < RQ_NR_HELD ? cnt : RQ_NR_HELD;
+}
+
+/*
+ * How many locks @t holds or is acquiring, from its count @cnt: the count,
+ * or with more than RQ_NR_HELD the deep field (the count is then
+ * RQ_HELD_OVERFLOW, so that the inline unlock's read of its top entry
+ * stays in the record).
+ */
+static inline uint32_t rq_held_depth_from(const struct rq_thread *t, uint32_t cnt)
+{
+	return cnt < RQ_HELD_OVERFLOW ? cnt : atomic_load_explicit(&t->deep, memory_order_relaxed);
+}
+
+/* This thread's own depth (nothing to order with its own writes). */
+static inline uint32_t rq_held_depth(const struct rq_thread *t)
+{
+	return rq_held_depth_from(t, atomic_load_explicit(&t->held.cnt, memory_order_relaxed));
+}
+
+/* Another thread's depth, for a detector. */
+static inline uint32_t rq_held_depth_acquire(const struct rq_thread *t)
+{
+	/* acquire: pairs with rq_held_set_depth()'s release store of the count */
+	return rq_held_depth_from(t, atomic_load_explicit(&t->held.cnt, memory_order_acquire));
+}
+
+/*
+ * @t now holds @depth locks. Past RQ_NR_HELD the number goes to deep first
+ * and the count (RQ_HELD_OVERFLOW) after it, so that a signal handler,
+ * which leaves both as it found them, never sees the overflowed count with
+ * the number of an earlier overflow; a detector that sees the count sees
+ * that number or a later one.
+ */
+static inline void rq_held_set_depth(struct rq_thread *t, uint32_t depth)
+{
+	if (depth > RQ_NR_HELD) {
+		atomic_store_explicit(&t->deep, depth, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		depth = RQ_HELD_OVERFLOW;
+	}
+	/* release: pairs with the acquire loads of cnt (claim_below(),
+	 * rq_held_depth_acquire()): the entries and deep written before it
+	 * are seen with it */
+	atomic_store_explicit(&t->held.cnt, depth, memory_order_release);
 }
 
 /*
@@ -103,10 +148,10 @@ static inline void rq_held_set_tags(struct rq_thread *t, uint32_t held_idx,
  */
 static inline uint32_t rq_held_push(struct rq_thread *t, const rqspinlock_t *lock)
 {
-	uint32_t held_idx = atomic_load_explicit(&t->held.cnt, memory_order_relaxed);
+	uint32_t held_idx = rq_held_depth(t);
 
-	/* release: pairs with claim_below()'s acquire, see rq_held_drop() */
-	atomic_store_explicit(&t->held.cnt, held_idx + 1, memory_order_release);
+	/* see rq_held_drop() for what the release store pairs with */
+	rq_held_set_depth(t, held_idx + 1);
 	/* A signal handler from here on pushes above index held_idx. */
 	atomic_signal_fence(memory_order_seq_cst);
 	rq_held_set_tags(t, held_idx, lock, RQ_ENTRY_ACQUIRING);
@@ -131,8 +176,8 @@ static inline void rq_held_mark_held(struct rq_thread *t, uint32_t held_idx,
 
 /* Undo rq_held_push() of a failed acquisition (entry @held_idx is ours, on top). */
 void rq_held_drop(struct rq_thread *t, uint32_t held_idx);
-/* Unlock with the entry not on top, untracked, or missing; @cnt: the table's count. */
-void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t cnt);
+/* Unlock with the entry not on top, untracked, or missing; @depth: rq_held_depth(). */
+void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t depth);
 
 /* ---- the wait record (slow path only) ---- */
 /* About to wait for @lock, whose entry is @held_idx. */

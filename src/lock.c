@@ -39,6 +39,11 @@ RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 /* The inline fast path reaches the held table and the owner id through
  * rq_fast, and hard-codes the empty entry. */
 _Static_assert(offsetof(struct rq_thread, held) == 0, "the held table must come first");
+_Static_assert(offsetof(struct rq_held, locks) ==
+                       offsetof(struct rq_held, none_below) + sizeof(uintptr_t) &&
+                   offsetof(struct rq_held, none_above) ==
+                       offsetof(struct rq_held, locks) + sizeof(uintptr_t) * RQ_NR_HELD,
+               "the unlock reads locks[-1] and locks[RQ_NR_HELD] as the two empty slots");
 _Static_assert(RQ_ENTRY_ACQUIRING == 2 && RQ_ENTRY_RELEASING == 1 &&
                    RQ_ENTRY_NONE == (RQ_ENTRY_ACQUIRING | RQ_ENTRY_RELEASING),
                "inline.h hard-codes the entry tags and the empty entry");
@@ -111,7 +116,7 @@ RQ_EXPORT RQ_NOINLINE void res_spin_unlock_slow_abi(rqspinlock_t *lock)
 		rq_stat_inc(t, RQ_STAT_UNLOCK_NOT_HELD);
 		return;
 	}
-	rq_unlock_slow(t, lock, atomic_load_explicit(&t->held.cnt, memory_order_relaxed));
+	rq_unlock_slow(t, lock, rq_held_depth(t));
 }
 
 /* The fast path: res_spin_inline_unlock() has it. */

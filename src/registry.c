@@ -36,11 +36,17 @@ static _Atomic uint32_t rq_slotless;
 
 /* Read-only, in .rodata (see thread.h); its slot is neither a registry index nor
  * RQ_NO_SLOT, so nothing counts it as a thread. */
-const struct rq_thread rq_unregistered = {.held.cnt = RQ_UNREGISTERED_CNT, .slot = RQ_NO_SLOT - 1};
-/* The casts drop const only in type: the fast paths never write a record
- * whose count fails their bound checks, and a stray write faults. */
+const struct rq_thread rq_unregistered = {.held = {.cnt = RQ_HELD_OVERFLOW,
+                                                   .none_below = RQSPINLOCK_HELD_NONE,
+                                                   .none_above = RQSPINLOCK_HELD_NONE},
+                                          .slot = RQ_NO_SLOT - 1};
+/* The casts drop const only in type: the fast paths never write the
+ * sentinel (its count fails the lock's bound check, and none of its
+ * entries matches an unlock), and a stray write faults. The initialiser
+ * is rq_fast_table(&rq_unregistered), spelt as a constant expression. */
 _Thread_local struct rq_thread *rq_self = (struct rq_thread *)&rq_unregistered;
-RQ_EXPORT _Thread_local struct rq_thread *rq_fast = (struct rq_thread *)&rq_unregistered;
+RQ_EXPORT _Thread_local _Atomic uintptr_t *rq_fast =
+    (_Atomic uintptr_t *)&rq_unregistered.held.none_below;
 
 /* Events of threads without a slot (or without a record yet). A slot's own
  * counters stay with the slot when its thread leaves: the next thread to
@@ -116,9 +122,11 @@ void rq_nap(void)
 
 static void clear_thread(struct rq_thread *t)
 {
+	atomic_store_explicit(&t->held.none_below, RQSPINLOCK_HELD_NONE, memory_order_relaxed);
 	for (uint32_t i = 0; i < RQ_NR_HELD; i++)
 		atomic_store_explicit(&t->held.locks[i], RQSPINLOCK_HELD_NONE,
 		                      memory_order_relaxed);
+	atomic_store_explicit(&t->held.none_above, RQSPINLOCK_HELD_NONE, memory_order_relaxed);
 	atomic_store_explicit(&t->held.cnt, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->node_count, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->wr.nwait, 0, memory_order_relaxed);
@@ -181,7 +189,7 @@ static void thread_exit(void *arg)
 	struct rq_thread *t = arg;
 
 	if (rq_self == t) {
-		rq_fast = (struct rq_thread *)&rq_unregistered;
+		rq_fast = rq_fast_table(&rq_unregistered);
 		rq_self = &rq_exiting;
 	}
 	if (t->slot == RQ_NO_SLOT)
@@ -219,7 +227,7 @@ struct rq_thread *rq_register_self(void)
 		rq_self = t;
 		/* The fast path's untagged entries need an owner id (held.h). */
 		if (rq_thread_has_owner_id(t))
-			rq_fast = t;
+			rq_fast = rq_fast_table(t);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return t;

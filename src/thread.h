@@ -27,16 +27,15 @@
 struct rq_thread;
 /* This thread's record (registry.c). */
 extern _Thread_local struct rq_thread *rq_self;
-/* The record the fast path uses (registry.c): rq_self where the locked byte
- * can name the thread, else the read-only sentinel, whose count sends
- * every lock and unlock to the slow entries (which use rq_self). Exported
- * under its layout-versioned name for <rqspinlock/inline.h>, which reads
- * only the first member, the held table (a pointer to a struct points to
- * its first member). */
-extern _Thread_local struct rq_thread *rq_fast __asm__("rqspinlock_self_v4");
-#define RQSPINLOCK_INLINE_SELF() ((struct rqspinlock_held_abi *)(void *)rq_fast)
+/* The table the fast path uses (registry.c): rq_self's where the locked
+ * byte can name the thread, else the read-only sentinel's, whose count
+ * sends every lock and unlock to the slow entries (which use rq_self).
+ * Exported under its layout-versioned name for <rqspinlock/inline.h>,
+ * which reads the held table through it (rq_fast_table()). */
+extern _Thread_local _Atomic uintptr_t *rq_fast __asm__("rqspinlock_table_v5");
+#define RQSPINLOCK_INLINE_TABLE() rq_fast
 #include "rqspinlock/inline.h"
-_Static_assert(RQSPINLOCK_INLINE_ABI == 4, "rq_fast's symbol name carries the inline ABI version");
+_Static_assert(RQSPINLOCK_INLINE_ABI == 5, "rq_fast's symbol name carries the inline ABI version");
 
 #define RQ_EXPORT __attribute__((visibility("default")))
 /* Kept out of line even where link-time optimization could inline it (the
@@ -47,6 +46,8 @@ _Static_assert(RQSPINLOCK_INLINE_ABI == 4, "rq_fast's symbol name carries the in
 
 #define RQ_NR_NODES 4
 #define RQ_NR_HELD  RQSPINLOCK_NR_HELD
+/* The table's count while more than RQ_NR_HELD locks are held (held.h). */
+#define RQ_HELD_OVERFLOW RQSPINLOCK_HELD_OVERFLOW
 
 /* Nested contexts (thread + signal handlers) that can wait at once. */
 #define RQ_NR_WAIT 4
@@ -116,8 +117,10 @@ struct rq_qnode {
  * rqspinlock_held_abi (<rqspinlock/inline.h>), whose layout the opt-in inline
  * fast path bakes in. Written only by the owning thread (and its signal
  * handlers, which always restore what they pushed before returning); read by
- * any thread for deadlock detection. cnt may exceed RQ_NR_HELD: the extra
- * locks are untracked. held.h has the entries' tags and the operations.
+ * any thread for deadlock detection. More than RQ_NR_HELD locks held: cnt
+ * is RQ_HELD_OVERFLOW and struct rq_thread's deep has the number (the
+ * extra locks are untracked). held.h has the entries' tags and the
+ * operations.
  */
 #define rq_held rqspinlock_held_abi
 
@@ -150,19 +153,29 @@ struct rq_thread {
 	uint32_t slot; /* index in the registry, or RQ_NO_SLOT */
 	struct rq_waitrec wr;
 	_Atomic uint64_t stats[RQ_STAT_NR] __attribute__((aligned(64)));
+	/* The number of locks held while held.cnt is RQ_HELD_OVERFLOW (more
+	 * than RQ_NR_HELD); stale otherwise. rq_held_depth() reads both. Last:
+	 * only a thread that holds more than RQ_NR_HELD locks writes it. */
+	_Atomic uint32_t deep;
 } __attribute__((aligned(64)));
+
+/* What rq_fast holds for @t (the cast drops const only in type, for the
+ * sentinel, which the fast paths never write). */
+static inline _Atomic uintptr_t *rq_fast_table(const struct rq_thread *t)
+{
+	return (_Atomic uintptr_t *)&t->held.none_below;
+}
 
 /* ---- registry.c ---- */
 /*
  * rq_self and rq_fast (declared above) are &rq_unregistered until the
  * thread's first lock call; rq_fast stays so in a thread without an owner
- * id. The sentinel's count (RQ_UNREGISTERED_CNT) fails the fast paths'
- * table bound checks, so they need no separate test for an unregistered or
- * unnamed thread: their slow entries call rq_self_get(). Nothing ever
- * writes the sentinel.
+ * id. The sentinel's count (RQ_HELD_OVERFLOW, over an empty table) sends
+ * the fast paths to their slow entries, so they need no separate test for
+ * an unregistered or unnamed thread: the slow entries call rq_self_get().
+ * Nothing ever writes the sentinel.
  */
 extern const struct rq_thread rq_unregistered;
-#define RQ_UNREGISTERED_CNT UINT32_MAX
 struct rq_thread *rq_register_self(void);
 struct rq_thread *rq_thread_at(uint32_t slot);
 /* Does the locked byte name @t's acquisitions (a slot below

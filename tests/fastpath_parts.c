@@ -49,13 +49,15 @@ enum {
 };
 
 typedef struct rqspinlock_held_abi held_t;
+#define SELF() res_spin_inline_head(RQSPINLOCK_INLINE_TABLE())
 
 #define LOAD(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 
 static inline __attribute__((always_inline)) int part_lock(rqspinlock_t *lock, unsigned keep)
 {
-	held_t *t = RQSPINLOCK_INLINE_SELF();
+	_Atomic uintptr_t *table = RQSPINLOCK_INLINE_TABLE();
+	held_t *t = res_spin_inline_head(table);
 	uint32_t n = 0, val = 0;
 
 	if ((keep & KEEP_NULL) && __builtin_expect(!lock, 0))
@@ -69,14 +71,14 @@ static inline __attribute__((always_inline)) int part_lock(rqspinlock_t *lock, u
 		atomic_signal_fence(memory_order_seq_cst);
 	}
 	if (keep & KEEP_ENTRY)
-		STORE(&t->locks[n], (uintptr_t)lock + (keep & KEEP_TAGS ? 2 : 0));
+		STORE(&table[n + 1], (uintptr_t)lock + (keep & KEEP_TAGS ? 2 : 0));
 	/* acquire: pairs with the unlock's release store */
 	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&lock->val, &val, t->owner,
 	                                                             memory_order_acquire,
 	                                                             memory_order_relaxed),
 	                     1)) {
 		if ((keep & KEEP_ENTRY) && (keep & KEEP_TAGS))
-			STORE(&t->locks[n], (uintptr_t)lock);
+			STORE(&table[n + 1], (uintptr_t)lock);
 		return 0;
 	}
 	return res_spin_lock_slow_abi(lock, n, val);
@@ -84,27 +86,27 @@ static inline __attribute__((always_inline)) int part_lock(rqspinlock_t *lock, u
 
 static inline __attribute__((always_inline)) void part_unlock(rqspinlock_t *lock, unsigned keep)
 {
-	held_t *t = RQSPINLOCK_INLINE_SELF();
+	_Atomic uintptr_t *table = RQSPINLOCK_INLINE_TABLE();
+	held_t *t = res_spin_inline_head(table);
 	uint32_t top = 0;
 
-	if (keep & KEEP_COUNT) {
+	if (keep & KEEP_COUNT)
 		top = LOAD(&t->cnt) - 1;
-		if (__builtin_expect(top >= RQSPINLOCK_NR_HELD, 0)) {
-			res_spin_unlock_slow_abi(lock);
-			return;
-		}
-	}
-	if ((keep & KEEP_ENTRY) && __builtin_expect(LOAD(&t->locks[top]) != (uintptr_t)lock, 0)) {
+	/* With the entry, its check is the bound check too (the record has an
+	 * empty slot either side of the table); without it, the count's own. */
+	if (__builtin_expect(keep & KEEP_ENTRY ? LOAD(&table[top + 1]) != (uintptr_t)lock
+	                                       : (keep & KEEP_COUNT) && top >= RQSPINLOCK_NR_HELD,
+	                     0)) {
 		res_spin_unlock_slow_abi(lock);
 		return;
 	}
 	if ((keep & KEEP_ENTRY) && (keep & KEEP_TAGS))
-		STORE(&t->locks[top], (uintptr_t)lock + 1);
+		STORE(&table[top + 1], (uintptr_t)lock + 1);
 	/* release: pairs with the next owner's acquire */
 	atomic_store_explicit((_Atomic uint8_t *)(void *)&lock->val, (uint8_t)0,
 	                      memory_order_release);
 	if (keep & KEEP_CLEAR)
-		STORE(&t->locks[top], RQSPINLOCK_HELD_NONE);
+		STORE(&table[top + 1], RQSPINLOCK_HELD_NONE);
 	atomic_signal_fence(memory_order_seq_cst);
 	if (keep & KEEP_COUNT)
 		STORE(&t->cnt, top);
@@ -113,7 +115,7 @@ static inline __attribute__((always_inline)) void part_unlock(rqspinlock_t *lock
 /* lazy-count: slot cnt - 1 is ours when it is empty; the count stays. */
 static __attribute__((noinline)) int lazy_lock(rqspinlock_t *lock)
 {
-	held_t *t = RQSPINLOCK_INLINE_SELF();
+	held_t *t = SELF();
 	uint32_t top, val = 0;
 
 	if (__builtin_expect(!lock, 0))
@@ -216,7 +218,7 @@ static int cmp_double(const void *a, const void *b)
 static double run_variant(const struct variant *v, long pairs)
 {
 	rqspinlock_t *l = v->lock == ql_lock ? qlp : lockp;
-	held_t *t = RQSPINLOCK_INLINE_SELF();
+	held_t *t = SELF();
 	double t0;
 
 	/* slot 0 empty: lazy-count takes it only so, and full leaves its

@@ -510,7 +510,7 @@ static void test_fast_unlock_leaves_entry(void)
 	rqspinlock_t a = RQSPINLOCK_INIT, b = RQSPINLOCK_INIT;
 	struct rq_thread *t = rq_self_get();
 
-	CHECK(rq_fast == t);
+	CHECK(rq_fast == rq_fast_table(t));
 	CHECK_EQ(res_spin_lock(&a), 0);
 	CHECK_EQ(res_spin_lock(&b), 0);
 	res_spin_unlock(&b);
@@ -526,6 +526,51 @@ static void test_fast_unlock_leaves_entry(void)
 	res_spin_unlock(&b);
 	CHECK_EQ(tu_word(&a), 0);
 	CHECK_EQ(tu_word(&b), 0);
+}
+
+/*
+ * More locks than the table holds: the count stops at RQ_HELD_OVERFLOW and
+ * deep has the number, so that the fast unlock's read of its top entry
+ * lands on none_above and sends every unlock to the slow path until the
+ * depth is back at RQ_NR_HELD. The tracked top, unlocked while the table is
+ * overflowed, leaves a hole (the first untracked lock moves into it); the
+ * untracked ones are released and uncounted; nothing counts as not held.
+ */
+#define OVERFLOW_LOCKS (RQ_NR_HELD + 3)
+
+static void test_held_overflow(void)
+{
+	static rqspinlock_t l[OVERFLOW_LOCKS];
+	struct rq_thread *t = rq_self_get();
+	struct rqspinlock_stats before, after;
+	uint32_t depth = OVERFLOW_LOCKS;
+
+	CHECK_EQ(res_spin_get_stats(&before), 0);
+	for (uint32_t i = 0; i < OVERFLOW_LOCKS; i++) {
+		CHECK_EQ(res_spin_lock(&l[i]), 0);
+		CHECK_EQ(rq_held_depth(t), i + 1);
+		CHECK_EQ(atomic_load(&t->held.cnt), i < RQ_NR_HELD ? i + 1 : RQ_HELD_OVERFLOW);
+	}
+	CHECK_EQ(atomic_load(&t->deep), OVERFLOW_LOCKS);
+	res_spin_unlock(&l[RQ_NR_HELD - 1]);
+	CHECK_EQ(tu_word(&l[RQ_NR_HELD - 1]), 0);
+	CHECK_EQ(rq_held_depth(t), --depth);
+	CHECK_EQ(atomic_load(&t->held.locks[RQ_NR_HELD - 1]), RQ_ENTRY_NONE);
+	for (int i = OVERFLOW_LOCKS - 1; i >= 0; i--) {
+		if (i == RQ_NR_HELD - 1)
+			continue;
+		res_spin_unlock(&l[i]);
+		CHECK_EQ(tu_word(&l[i]), 0);
+		CHECK_EQ(rq_held_depth(t), --depth);
+		CHECK_EQ(atomic_load(&t->held.cnt), depth <= RQ_NR_HELD ? depth : RQ_HELD_OVERFLOW);
+	}
+	CHECK_EQ(atomic_load(&t->held.none_below), RQ_ENTRY_NONE);
+	CHECK_EQ(atomic_load(&t->held.none_above), RQ_ENTRY_NONE);
+	CHECK_EQ(res_spin_get_stats(&after), 0);
+	CHECK_EQ(after.unlock_not_held, before.unlock_not_held);
+	CHECK_EQ(res_spin_lock(&l[0]), 0);
+	CHECK_EQ(res_spin_lock(&l[0]), -EDEADLK);
+	res_spin_unlock(&l[0]);
 }
 
 /*
@@ -626,7 +671,7 @@ static void *anonymous_fn(void *arg)
 	/* No owner id: the fast path's record is the sentinel, and the slow
 	 * entry did the work on the thread's own record. */
 	CHECK(!rq_thread_has_owner_id(t));
-	CHECK(rq_fast == (struct rq_thread *)&rq_unregistered);
+	CHECK(rq_fast == rq_fast_table(&rq_unregistered));
 	CHECK_EQ(atomic_load(&t->held.cnt), 1);
 	CHECK_EQ(atomic_load(&t->held.locks[0]), (uintptr_t)l);
 	CHECK_EQ(res_spin_lock(l), -EDEADLK);
@@ -651,7 +696,7 @@ static void test_fast_record_named_only(void)
 	CHECK(rq_thread_has_owner_id(t));
 	CHECK(rq_thread_has_owner_id(rq_thread_at(RQ_NR_OWNER_IDS - 1)));
 	CHECK(!rq_thread_has_owner_id(rq_thread_at(RQ_NR_OWNER_IDS)));
-	CHECK(rq_fast == t);
+	CHECK(rq_fast == rq_fast_table(t));
 	CHECK_EQ(res_spin_lock(&l), 0);
 	CHECK_EQ(atomic_load(&t->held.locks[0]), (uintptr_t)&l);
 	res_spin_unlock(&l);
@@ -680,6 +725,7 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_aa_window_fast_before_cas", test_aa_window_fast_before_cas, 20, TU_TAS),
     TU_TEST("deadlock_aa_window_shared_stale", test_aa_window_shared_stale, 20, 0),
     TU_TEST("core_fast_unlock_leaves_entry", test_fast_unlock_leaves_entry, 20, 0),
+    TU_TEST("core_held_overflow", test_held_overflow, 20, 0),
     TU_TEST("misuse_unlock_pre_cas_entry", test_misuse_unlock_pre_cas_entry, 20, TU_TAS),
     TU_TEST("misuse_unlock_stale_slot", test_misuse_unlock_stale_slot, 20, TU_TAS),
     TU_TEST("core_fast_record_named_only", test_fast_record_named_only, 20, 0,

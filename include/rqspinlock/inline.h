@@ -42,11 +42,10 @@ extern "C" {
 /**
  * Layout version of the per-thread record's head and the protocol below.
  * Whether an unlock clears its entry is not part of it: nothing reads a
- * slot above the count, so inline code that clears (built before the
- * unlock stopped doing so) and a library that does not work together, and
- * the other way round.
+ * slot above the count, so inline code that clears and a library that
+ * does not work together, and the other way round.
  */
-#define RQSPINLOCK_INLINE_ABI 4
+#define RQSPINLOCK_INLINE_ABI 5
 
 /*
  * C: <stdatomic.h> on _Atomic members, as the library. C++: the same
@@ -101,77 +100,93 @@ static inline uintptr_t res_spin_inline_load_own(const _Atomic uintptr_t *e)
 #define RQSPINLOCK_ABI_NAME_(name, v) name##_v##v
 #define RQSPINLOCK_ABI_NAME(name, v)  RQSPINLOCK_ABI_NAME_(name, v)
 #define rqspinlock_held_abi           RQSPINLOCK_ABI_NAME(rqspinlock_held, RQSPINLOCK_INLINE_ABI)
-#define rqspinlock_self_abi           RQSPINLOCK_ABI_NAME(rqspinlock_self, RQSPINLOCK_INLINE_ABI)
+#define rqspinlock_table_abi          RQSPINLOCK_ABI_NAME(rqspinlock_table, RQSPINLOCK_INLINE_ABI)
 #define res_spin_lock_slow_abi        RQSPINLOCK_ABI_NAME(res_spin_lock_slow, RQSPINLOCK_INLINE_ABI)
 #define res_spin_unlock_slow_abi      RQSPINLOCK_ABI_NAME(res_spin_unlock_slow, RQSPINLOCK_INLINE_ABI)
 
 /*
- * The head of the library's per-thread record: the value this thread's
- * acquisitions write into the lock word's locked byte, and the held-lock
- * table, oldest lock first. The locked byte names the owner: 2 + the
- * owner's registry slot for the first 254 slots (1 names nobody: a thread
- * beyond them or without a slot, or a process-shared lock). Entries are
- * lock addresses. The fast path below writes an entry before its CAS and
- * drops the count after its unlock store, leaving the entry; what an
- * untagged entry means, the locked byte says: the lock is held while the
- * byte names this thread. Bit 1 set (being acquired) marks the entry of a
- * slow-path acquisition, bit 0 (being released) one of an out-of-order
- * unlock. Slots above the count mean nothing (a fast unlock's entry stays
- * there until the next push overwrites it). Below the count, a slot that
- * names no lock holds RQSPINLOCK_HELD_NONE, never 0, so that no entry
- * equals a NULL lock: a hole (a held lock that is not tracked). cnt may
- * exceed RQSPINLOCK_NR_HELD (untracked locks). Only threads whose byte
- * can name them get a record here; the others get one whose cnt fails
- * every bound check below, so the library does their work out of line.
- * docs/DESIGN.md, "Fast path", has the protocol.
+ * The head of the library's per-thread record: the table's count, the
+ * value this thread's acquisitions write into the lock word's locked byte,
+ * and the held-lock table, oldest lock first, between two slots that never
+ * name a lock.
+ *
+ * The locked byte names the owner: 2 + the owner's registry slot for the
+ * first 254 slots (1 names nobody: a thread beyond them or without a slot,
+ * or a process-shared lock). Entries are lock addresses. The fast path
+ * below writes an entry before its CAS and drops the count after its
+ * unlock store, leaving the entry; what an untagged entry means, the
+ * locked byte says: the lock is held while the byte names this thread.
+ * Bit 1 set (being acquired) marks the entry of a slow-path acquisition,
+ * bit 0 (being released) one of an out-of-order unlock. Slots above the
+ * count mean nothing (a fast unlock's entry stays there until the next push
+ * overwrites it). Below the count, a slot that names no lock holds
+ * RQSPINLOCK_HELD_NONE, never 0, so that no entry equals a NULL lock: a
+ * hole (a held lock that is not tracked).
+ *
+ * cnt is at most RQSPINLOCK_HELD_OVERFLOW, which says that the table is
+ * full and more locks are held (untracked; the library keeps their number).
+ * Counted from none_below, the top entry is therefore always in the record:
+ * entry cnt, which is none_below for an empty table and none_above past a
+ * full one, and neither names a lock. The unlock's check of its top entry
+ * needs no bound check of its own.
+ *
+ * Only threads whose byte can name them get a record here; the others get
+ * one whose cnt is RQSPINLOCK_HELD_OVERFLOW, so the library does their work
+ * out of line. docs/DESIGN.md, "Fast path", has the protocol.
  */
-#define RQSPINLOCK_HELD_NONE ((uintptr_t)3)
+#define RQSPINLOCK_HELD_NONE     ((uintptr_t)3)
+#define RQSPINLOCK_HELD_OVERFLOW (RQSPINLOCK_NR_HELD + 1)
 
 struct rqspinlock_held_abi {
 	RQSPINLOCK_ATOMIC(uint32_t) cnt;
 	/* Set when the thread registers, read only by the thread itself. */
 	uint32_t owner;
+	/* Both always RQSPINLOCK_HELD_NONE. */
+	RQSPINLOCK_ATOMIC(uintptr_t) none_below;
 	RQSPINLOCK_ATOMIC(uintptr_t) locks[RQSPINLOCK_NR_HELD];
+	RQSPINLOCK_ATOMIC(uintptr_t) none_above;
 };
 
-/* This thread's record; a read-only one whose cnt fails every bound check
- * below until the thread's first call into the library, and for good in a
- * thread the locked byte cannot name (the library keeps its own pointer to
- * that thread's record). */
-#ifndef RQSPINLOCK_INLINE_SELF
-extern __thread struct rqspinlock_held_abi *rqspinlock_self_abi
+/*
+ * This thread's table as the fast path reads it: &none_below of its record,
+ * so that the entry a count of n includes is table[n] (the count store's
+ * value indexes the entry, and no constant offset remains for the compiler
+ * to fold into a second index). The record is a read-only one whose cnt is
+ * RQSPINLOCK_HELD_OVERFLOW until the thread's first call into the library,
+ * and for good in a thread the locked byte cannot name (the library keeps
+ * its own pointer to that thread's record).
+ */
+#ifndef RQSPINLOCK_INLINE_TABLE
+extern __thread RQSPINLOCK_ATOMIC(uintptr_t) * rqspinlock_table_abi
     __attribute__((tls_model("initial-exec")));
-#define RQSPINLOCK_INLINE_SELF() rqspinlock_self_abi
+#define RQSPINLOCK_INLINE_TABLE() rqspinlock_table_abi
 #endif
-/* The lock after a failed bound check (cnt >= RQSPINLOCK_NR_HELD) when
- * @idx is UINT32_MAX; else after a failed CAS that saw @val, with entry
- * @idx pushed. */
+/* The lock after a failed bound check (a full table, or more) when @idx
+ * is UINT32_MAX; else after a failed CAS that saw @val, with entry @idx
+ * pushed. */
 int res_spin_lock_slow_abi(rqspinlock_t *lock, uint32_t idx, uint32_t val);
 /* The unlock when @lock is not the top entry of a tracked table, or NULL. */
 void res_spin_unlock_slow_abi(rqspinlock_t *lock);
 
-/* Entry n of @t's table, from @n_plus_1: the count that includes it (the
- * value the count store has just computed; on 64-bit targets, where the
- * head is one entry wide, the entry's offset is 8 * n_plus_1 and the
- * compiler needs no second index). */
-static inline RQSPINLOCK_ATOMIC(uintptr_t) *
-    res_spin_inline_entry(struct rqspinlock_held_abi *t, uint32_t n_plus_1)
+/* The record whose table is @table (RQSPINLOCK_INLINE_TABLE()). */
+static inline struct rqspinlock_held_abi *res_spin_inline_head(RQSPINLOCK_ATOMIC(uintptr_t) * table)
 {
-	size_t off = offsetof(struct rqspinlock_held_abi, locks) - sizeof(uintptr_t) +
-	             sizeof(uintptr_t) * n_plus_1;
-
-	return (RQSPINLOCK_ATOMIC(uintptr_t) *)(void *)((char *)t + off);
+	return (
+	    struct rqspinlock_held_abi *)(void *)((char *)table -
+	                                          offsetof(struct rqspinlock_held_abi, none_below));
 }
 
 /** The fast path of res_spin_lock(); same results. */
 static inline int res_spin_inline_lock(rqspinlock_t *lock)
 {
+	RQSPINLOCK_ATOMIC(uintptr_t) * table;
 	struct rqspinlock_held_abi *t;
 	uint32_t n, val = 0;
 
 	if (__builtin_expect(!lock, 0))
 		return -EINVAL;
-	t = RQSPINLOCK_INLINE_SELF();
+	table = RQSPINLOCK_INLINE_TABLE();
+	t = res_spin_inline_head(table);
 	n = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
 	if (__builtin_expect(n >= RQSPINLOCK_NR_HELD, 0))
 		return res_spin_lock_slow_abi(lock, UINT32_MAX, 0);
@@ -180,7 +195,7 @@ static inline int res_spin_inline_lock(rqspinlock_t *lock)
 	/* A signal handler from here on pushes above index n. */
 	RQSPINLOCK_SIGNAL_FENCE();
 	/* The entry before the CAS: held from the CAS on (the byte names us). */
-	RQSPINLOCK_STORE_RELAXED(res_spin_inline_entry(t, n + 1), (uintptr_t)lock);
+	RQSPINLOCK_STORE_RELAXED(&table[n + 1], (uintptr_t)lock);
 	/* acquire: pairs with the unlock's release store */
 	if (__builtin_expect(RQSPINLOCK_CAS_ACQUIRE(&lock->val, &val, t->owner), 1))
 		return (int)val; /* 0: the CAS found what it expected */
@@ -190,15 +205,15 @@ static inline int res_spin_inline_lock(rqspinlock_t *lock)
 /** The fast path of res_spin_unlock(). */
 static inline void res_spin_inline_unlock(rqspinlock_t *lock)
 {
-	struct rqspinlock_held_abi *t = RQSPINLOCK_INLINE_SELF();
+	RQSPINLOCK_ATOMIC(uintptr_t) *table = RQSPINLOCK_INLINE_TABLE();
+	struct rqspinlock_held_abi *t = res_spin_inline_head(table);
 	uint32_t cnt = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
+	uint32_t below = cnt - 1; /* computed here, gcc needs no copy of cnt */
 
-	/* Not the top entry of a tracked table (cnt - 1 wraps for an empty
-	 * one), or NULL (no entry is 0, see RQSPINLOCK_HELD_NONE). */
-	if (__builtin_expect(cnt - 1 >= RQSPINLOCK_NR_HELD ||
-	                         RQSPINLOCK_LOAD_OWN(res_spin_inline_entry(t, cnt)) !=
-	                             (uintptr_t)lock,
-	                     0)) {
+	/* Not the top entry of a tracked table (that of an empty table is
+	 * none_below, of an overflowed one none_above), or NULL (no entry is
+	 * 0, see RQSPINLOCK_HELD_NONE). */
+	if (__builtin_expect(RQSPINLOCK_LOAD_OWN(&table[cnt]) != (uintptr_t)lock, 0)) {
 		res_spin_unlock_slow_abi(lock);
 		return;
 	}
@@ -209,7 +224,7 @@ static inline void res_spin_inline_unlock(rqspinlock_t *lock)
 	 * next push overwrites it). The count drops after the store: no
 	 * handler sees the byte name us without our entry below the count. */
 	RQSPINLOCK_SIGNAL_FENCE();
-	RQSPINLOCK_STORE_RELAXED(&t->cnt, cnt - 1);
+	RQSPINLOCK_STORE_RELAXED(&t->cnt, below);
 }
 
 #ifdef __cplusplus

@@ -15,7 +15,9 @@
  *                   kernel's per-CPU increment is not: the same on x86.)
  *   ql-rqtable      rqspinlock's (<rqspinlock/inline.h>, less its NULL
  *                   test): count, entry, lock; the check of the top entry
- *                   against the lock, unlock, count. Three table stores:
+ *                   against the lock (no bound check: the record has an
+ *                   empty slot either side of the table), unlock, count.
+ *                   Three table stores:
  *                   the entry stays above the count (the lock word's
  *                   owner byte says it claims nothing).
  *   ql-owner        no table: the locked byte holds the owner's id
@@ -24,11 +26,12 @@
  *   ql-owner-check  the same, and the unlock checks the id first.
  *
  * The table is the library's own per-thread record, reached as the inline
- * fast path reaches it (rqspinlock_self_abi), so the TLS and layout costs are
+ * fast path reaches it (rqspinlock_table_abi), so the TLS and layout costs are
  * those of rqspinlock. A thread registers (res_spin_thread_slot()) the
  * first time its count fails the bound check; past RQSPINLOCK_NR_HELD locks
- * the table is left alone, as the kernel does, and so is the read-only
- * record that a thread without an owner id keeps (beyond 254 threads).
+ * (rqtorture nests at most 8) the table is left alone, and so is the
+ * read-only record that a thread without an owner id keeps (beyond 254
+ * threads).
  * Like the kernel's, these tables expect unlocks in the reverse order of
  * the locks, which is how rqtorture's nesting releases them: another order
  * would leave stale entries that the library reads if the same thread
@@ -47,22 +50,16 @@ typedef struct rqspinlock_held_abi held_t;
 #define TABLE_LOAD(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define TABLE_STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 
-/* Count @l in @t's table at index @n and write its entry (the count
- * first, as the library and the kernel do). */
-static inline void table_put(held_t *t, uint32_t n, uintptr_t l)
+/* Count @l in the table @table (RQSPINLOCK_INLINE_TABLE(), read before the
+ * signal fence, which would make the compiler read the TLS pointer again)
+ * at index @n and write its entry (the count first, as the library and the
+ * kernel do). */
+static inline void table_put(_Atomic uintptr_t *table, uint32_t n, uintptr_t l)
 {
 	/* release: as in inline.h (what it pairs with is not measured here) */
-	atomic_store_explicit(&t->cnt, n + 1, memory_order_release);
+	atomic_store_explicit(&res_spin_inline_head(table)->cnt, n + 1, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
-	TABLE_STORE(&t->locks[n], l);
-}
-
-/* The unlock of an untracked lock: the count only (none in the read-only
- * record, whose count is UINT32_MAX). */
-static __attribute__((noinline, cold)) void table_pop_untracked(held_t *t, uint32_t top)
-{
-	if (top != UINT32_MAX - 1)
-		TABLE_STORE(&t->cnt, top);
+	TABLE_STORE(&table[n + 1], l);
 }
 
 /* Which table work an experiment does around QL. */
@@ -78,22 +75,18 @@ static __attribute__((noinline, cold)) int table_ql_contended(ql_spinlock_t *l)
 }
 
 /* table_lock() past the bound check: register the thread (its record is
- * the read-only sentinel until then; registering never fails, a thread
- * without a slot gets a writable record too), or count an untracked lock. */
+ * the read-only sentinel until then, and stays so without an owner id), or
+ * leave an untracked lock out of the table. */
 static __attribute__((noinline, cold)) int table_lock_cold(ql_spinlock_t *l)
 {
-	held_t *t;
+	_Atomic uintptr_t *table;
 	uint32_t n;
 
 	(void)res_spin_thread_slot();
-	t = RQSPINLOCK_INLINE_SELF();
-	n = TABLE_LOAD(&t->cnt);
-	if (n >= RQSPINLOCK_NR_HELD) {
-		if (n != UINT32_MAX)
-			TABLE_STORE(&t->cnt, n + 1);
-		return table_ql_contended(l);
-	}
-	table_put(t, n, (uintptr_t)l);
+	table = RQSPINLOCK_INLINE_TABLE();
+	n = TABLE_LOAD(&res_spin_inline_head(table)->cnt);
+	if (n < RQSPINLOCK_NR_HELD)
+		table_put(table, n, (uintptr_t)l);
 	return table_ql_contended(l);
 }
 
@@ -101,14 +94,14 @@ static __attribute__((noinline, cold)) int table_lock_cold(ql_spinlock_t *l)
  * path. Everything else is a tail call. */
 static inline __attribute__((always_inline)) int table_lock(ql_spinlock_t *l, enum table_kind kind)
 {
-	held_t *t = RQSPINLOCK_INLINE_SELF();
+	_Atomic uintptr_t *table = RQSPINLOCK_INLINE_TABLE();
 	uint32_t n = UINT32_MAX, val = 0;
 
 	if (kind != TABLE_NONE) {
-		n = TABLE_LOAD(&t->cnt);
+		n = TABLE_LOAD(&res_spin_inline_head(table)->cnt);
 		if (__builtin_expect(n >= RQSPINLOCK_NR_HELD, 0))
 			return table_lock_cold(l);
-		table_put(t, n, (uintptr_t)l);
+		table_put(table, n, (uintptr_t)l);
 	}
 	/* acquire: pairs with the unlock's release store, as in QL */
 	if (__builtin_expect(atomic_compare_exchange_strong_explicit(
@@ -126,11 +119,12 @@ static inline void table_ql_unlock(ql_spinlock_t *l)
 }
 
 /* The unlock: for rqspinlock's table its top check, then the count after
- * the unlock store (the entry stays); for the kernel's the clear before
- * the store and the count after it, unchecked. */
+ * the unlock store (the entry stays); for the kernel's a bound check, the
+ * clear before the store and the count after it. */
 static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
                                                                enum table_kind kind)
 {
+	_Atomic uintptr_t *table;
 	held_t *t;
 	uint32_t top;
 
@@ -138,18 +132,19 @@ static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
 		table_ql_unlock(l);
 		return;
 	}
-	t = RQSPINLOCK_INLINE_SELF();
+	table = RQSPINLOCK_INLINE_TABLE();
+	t = res_spin_inline_head(table);
 	top = TABLE_LOAD(&t->cnt) - 1;
-	if (__builtin_expect(top >= RQSPINLOCK_NR_HELD ||
-	                         (kind == TABLE_RQ && TABLE_LOAD(&t->locks[top]) != (uintptr_t)l),
+	/* &table[top + 1] is locks[top] */
+	if (__builtin_expect(kind == TABLE_RQ ? TABLE_LOAD(&table[top + 1]) != (uintptr_t)l
+	                                      : top >= RQSPINLOCK_NR_HELD,
 	                     0)) {
 		/* untracked (the experiments unlock in order) */
 		table_ql_unlock(l);
-		table_pop_untracked(t, top);
 		return;
 	}
 	if (kind == TABLE_KERNEL)
-		TABLE_STORE(&t->locks[top], RQSPINLOCK_HELD_NONE);
+		TABLE_STORE(&table[top + 1], RQSPINLOCK_HELD_NONE);
 	table_ql_unlock(l);
 	atomic_signal_fence(memory_order_seq_cst);
 	TABLE_STORE(&t->cnt, top);
