@@ -155,7 +155,7 @@ struct rq_link {
 	rqspinlock_t *waits; /* lock it waits for (NULL: not waiting) */
 	rqspinlock_t *holds; /* the chain's lock it holds */
 	uint32_t gen;        /* wait generation when read */
-	uint32_t depth;      /* held-table count when read */
+	uint32_t depth;      /* held-table depth when read (rq_held_depth_acquire()) */
 	uint32_t widx;       /* held index of the waiting context's entry */
 	bool frozen;         /* holds it through a tagged entry (frozen_culprit()) */
 };

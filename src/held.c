@@ -24,14 +24,14 @@ void rq_held_drop(struct rq_thread *t, uint32_t held_idx)
 	if (held_idx < RQ_NR_HELD)
 		held_set(t, held_idx, rq_entry_make(NULL, RQ_ENTRY_NONE));
 	/*
-	 * release (in rq_held_set_depth()): the cleared entry must be visible
+	 * release: the cleared entry must be visible
 	 * before the lower count. Otherwise a remote reader could see the
 	 * count of our next push with this stale entry and believe we still
 	 * want the lock we gave up on; pairs with the acquire load of cnt in
 	 * claim_below(). (The next push stores its count with release too, so
 	 * a reader that sees that one sees our clearing as well.)
 	 */
-	rq_held_set_depth(t, held_idx);
+	rq_held_set_depth_release(t, held_idx);
 }
 
 /*
@@ -48,7 +48,7 @@ static void held_remove_at(struct rq_thread *t, uint32_t i, uint32_t n)
 	for (; i + 1 < top; i++)
 		held_set(t, i, rq_held_entry(t, i + 1));
 	held_set(t, top - 1, rq_entry_make(NULL, RQ_ENTRY_NONE));
-	rq_held_set_depth(t, n - 1); /* release: as in rq_held_drop() */
+	rq_held_set_depth_release(t, n - 1); /* as in rq_held_drop() */
 }
 
 /* Index of the topmost tracked entry that is @want with @tags; -1 when
@@ -77,8 +77,9 @@ void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t depth)
 	rq_store_unlocked(&lock->val);
 	atomic_signal_fence(memory_order_seq_cst);
 	if (depth > RQ_NR_HELD) {
-		/* An untracked lock: the depth still covers it. */
-		rq_held_set_depth(t, depth - 1);
+		/* An untracked lock: the depth still covers it. No entry
+		 * changed, so the count has nothing to publish. */
+		rq_held_set_depth_explicit(t, depth - 1, memory_order_relaxed);
 		return;
 	}
 	i = depth ? held_find(t, NULL, RQ_ENTRY_NONE, depth) : -1;

@@ -67,28 +67,36 @@ static inline uint32_t rq_held_depth(const struct rq_thread *t)
 /* Another thread's depth, for a detector. */
 static inline uint32_t rq_held_depth_acquire(const struct rq_thread *t)
 {
-	/* acquire: pairs with rq_held_set_depth()'s release store of the count */
+	/* acquire: pairs with rq_held_set_depth_release()'s store of the count */
 	return rq_held_depth_from(t, atomic_load_explicit(&t->held.cnt, memory_order_acquire));
 }
 
 /*
- * @t now holds @depth locks. Past RQ_NR_HELD the number goes to deep first
- * and the count (RQ_HELD_OVERFLOW) after it, so that a signal handler,
- * which leaves both as it found them, never sees the overflowed count with
- * the number of an earlier overflow; a detector that sees the count sees
- * that number or a later one.
+ * @t now holds @depth locks, with the count stored with @order. Past
+ * RQ_NR_HELD the number goes to deep first and the count (RQ_HELD_OVERFLOW)
+ * after it. A signal handler restores the count, and deep whenever the
+ * count was RQ_HELD_OVERFLOW; as the depth moves by one at a time, a
+ * handler that finds the count at RQ_NR_HELD and goes past it returns with
+ * deep at RQ_HELD_OVERFLOW, the value a 31 -> 32 push wrote first. So the
+ * overflowed count never comes with the number of an earlier overflow.
  */
-static inline void rq_held_set_depth(struct rq_thread *t, uint32_t depth)
+static inline void rq_held_set_depth_explicit(struct rq_thread *t, uint32_t depth,
+                                              memory_order order)
 {
 	if (depth > RQ_NR_HELD) {
 		atomic_store_explicit(&t->deep, depth, memory_order_relaxed);
 		atomic_signal_fence(memory_order_seq_cst);
 		depth = RQ_HELD_OVERFLOW;
 	}
+	atomic_store_explicit(&t->held.cnt, depth, order);
+}
+
+/* A push or a drop: its entries, and deep, are seen with the count. */
+static inline void rq_held_set_depth_release(struct rq_thread *t, uint32_t depth)
+{
 	/* release: pairs with the acquire loads of cnt (claim_below(),
-	 * rq_held_depth_acquire()): the entries and deep written before it
-	 * are seen with it */
-	atomic_store_explicit(&t->held.cnt, depth, memory_order_release);
+	 * rq_held_depth_acquire()) */
+	rq_held_set_depth_explicit(t, depth, memory_order_release);
 }
 
 /*
@@ -151,7 +159,7 @@ static inline uint32_t rq_held_push(struct rq_thread *t, const rqspinlock_t *loc
 	uint32_t held_idx = rq_held_depth(t);
 
 	/* see rq_held_drop() for what the release store pairs with */
-	rq_held_set_depth(t, held_idx + 1);
+	rq_held_set_depth_release(t, held_idx + 1);
 	/* A signal handler from here on pushes above index held_idx. */
 	atomic_signal_fence(memory_order_seq_cst);
 	rq_held_set_tags(t, held_idx, lock, RQ_ENTRY_ACQUIRING);

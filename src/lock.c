@@ -38,7 +38,6 @@ RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 
 /* The inline fast path reaches the held table and the owner id through
  * rq_fast, and hard-codes the empty entry. */
-_Static_assert(offsetof(struct rq_thread, held) == 0, "the held table must come first");
 _Static_assert(offsetof(struct rq_held, locks) ==
                        offsetof(struct rq_held, none_below) + sizeof(uintptr_t) &&
                    offsetof(struct rq_held, none_above) ==

@@ -71,14 +71,15 @@ static inline __attribute__((always_inline)) int part_lock(rqspinlock_t *lock, u
 		atomic_signal_fence(memory_order_seq_cst);
 	}
 	if (keep & KEEP_ENTRY)
-		STORE(&table[n + 1], (uintptr_t)lock + (keep & KEEP_TAGS ? 2 : 0));
+		STORE(res_spin_inline_entry(table, n + 1),
+		      (uintptr_t)lock + (keep & KEEP_TAGS ? 2 : 0));
 	/* acquire: pairs with the unlock's release store */
 	if (__builtin_expect(atomic_compare_exchange_strong_explicit(&lock->val, &val, t->owner,
 	                                                             memory_order_acquire,
 	                                                             memory_order_relaxed),
 	                     1)) {
 		if ((keep & KEEP_ENTRY) && (keep & KEEP_TAGS))
-			STORE(&table[n + 1], (uintptr_t)lock);
+			STORE(res_spin_inline_entry(table, n + 1), (uintptr_t)lock);
 		return 0;
 	}
 	return res_spin_lock_slow_abi(lock, n, val);
@@ -94,19 +95,20 @@ static inline __attribute__((always_inline)) void part_unlock(rqspinlock_t *lock
 		top = LOAD(&t->cnt) - 1;
 	/* With the entry, its check is the bound check too (the record has an
 	 * empty slot either side of the table); without it, the count's own. */
-	if (__builtin_expect(keep & KEEP_ENTRY ? LOAD(&table[top + 1]) != (uintptr_t)lock
-	                                       : (keep & KEEP_COUNT) && top >= RQSPINLOCK_NR_HELD,
+	if (__builtin_expect(keep & KEEP_ENTRY
+	                         ? LOAD(res_spin_inline_entry(table, top + 1)) != (uintptr_t)lock
+	                         : (keep & KEEP_COUNT) && top >= RQSPINLOCK_NR_HELD,
 	                     0)) {
 		res_spin_unlock_slow_abi(lock);
 		return;
 	}
 	if ((keep & KEEP_ENTRY) && (keep & KEEP_TAGS))
-		STORE(&table[top + 1], (uintptr_t)lock + 1);
+		STORE(res_spin_inline_entry(table, top + 1), (uintptr_t)lock + 1);
 	/* release: pairs with the next owner's acquire */
 	atomic_store_explicit((_Atomic uint8_t *)(void *)&lock->val, (uint8_t)0,
 	                      memory_order_release);
 	if (keep & KEEP_CLEAR)
-		STORE(&table[top + 1], RQSPINLOCK_HELD_NONE);
+		STORE(res_spin_inline_entry(table, top + 1), RQSPINLOCK_HELD_NONE);
 	atomic_signal_fence(memory_order_seq_cst);
 	if (keep & KEEP_COUNT)
 		STORE(&t->cnt, top);

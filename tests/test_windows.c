@@ -573,6 +573,57 @@ static void test_held_overflow(void)
 	res_spin_unlock(&l[0]);
 }
 
+/* volatile: written by the handler on this thread, inside raise() */
+static volatile uint32_t overflow_handler_depth[2];
+static volatile int overflow_handler_err;
+
+/* Takes two locks and releases them, noting the depth after each lock. */
+static void overflow_handler(int sig)
+{
+	static rqspinlock_t extra[2];
+	struct rq_thread *t = rq_self_peek();
+
+	(void)sig;
+	for (int i = 0; i < 2; i++) {
+		overflow_handler_err |= res_spin_lock(&extra[i]);
+		overflow_handler_depth[i] = rq_held_depth(t);
+	}
+	res_spin_unlock(&extra[1]);
+	res_spin_unlock(&extra[0]);
+}
+
+/*
+ * A handler that interrupts a 31 -> 32 push between its two stores (deep
+ * written, the count not yet) sees 31 locks, goes past them itself, and
+ * returns with the count at 31 and deep at 32, the value the push wrote:
+ * the push's count store then makes the depth 32 (rq_held_set_depth_*()).
+ * The test writes the push's two stores itself, around raise().
+ */
+static void test_held_overflow_window(void)
+{
+	static rqspinlock_t l[RQ_NR_HELD];
+	struct rq_thread *t = rq_self_get();
+
+	for (int i = 0; i < RQ_NR_HELD; i++)
+		CHECK_EQ(res_spin_lock(&l[i]), 0);
+	tu_install_handler(SIGUSR1, overflow_handler);
+	atomic_store(&t->deep, RQ_HELD_OVERFLOW); /* the push's first store */
+	CHECK_EQ(raise(SIGUSR1), 0);
+	CHECK_EQ(overflow_handler_err, 0);
+	CHECK_EQ(overflow_handler_depth[0], RQ_NR_HELD + 1);
+	CHECK_EQ(overflow_handler_depth[1], RQ_NR_HELD + 2);
+	CHECK_EQ(atomic_load(&t->held.cnt), RQ_NR_HELD);
+	CHECK_EQ(atomic_load(&t->deep), RQ_HELD_OVERFLOW);
+	atomic_store(&t->held.cnt, RQ_HELD_OVERFLOW); /* its second */
+	CHECK_EQ(rq_held_depth(t), RQ_NR_HELD + 1);
+	atomic_store(&t->held.cnt, RQ_NR_HELD); /* undo the push */
+	for (int i = RQ_NR_HELD - 1; i >= 0; i--) {
+		res_spin_unlock(&l[i]);
+		CHECK_EQ(tu_word(&l[i]), 0);
+	}
+	CHECK_EQ(atomic_load(&t->held.cnt), 0);
+}
+
 /*
  * An unlock of @l, which another thread holds, that the top check takes
  * for the caller's own (the misuse res_spin_unlock() documents): @l is
@@ -726,6 +777,7 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_aa_window_shared_stale", test_aa_window_shared_stale, 20, 0),
     TU_TEST("core_fast_unlock_leaves_entry", test_fast_unlock_leaves_entry, 20, 0),
     TU_TEST("core_held_overflow", test_held_overflow, 20, 0),
+    TU_TEST("core_held_overflow_window", test_held_overflow_window, 20, 0),
     TU_TEST("misuse_unlock_pre_cas_entry", test_misuse_unlock_pre_cas_entry, 20, TU_TAS),
     TU_TEST("misuse_unlock_stale_slot", test_misuse_unlock_stale_slot, 20, TU_TAS),
     TU_TEST("core_fast_record_named_only", test_fast_record_named_only, 20, 0,

@@ -141,7 +141,7 @@ struct rqspinlock_held_abi {
 	RQSPINLOCK_ATOMIC(uint32_t) cnt;
 	/* Set when the thread registers, read only by the thread itself. */
 	uint32_t owner;
-	/* Both always RQSPINLOCK_HELD_NONE. */
+	/* RQSPINLOCK_HELD_NONE in every record the fast path reads. */
 	RQSPINLOCK_ATOMIC(uintptr_t) none_below;
 	RQSPINLOCK_ATOMIC(uintptr_t) locks[RQSPINLOCK_NR_HELD];
 	RQSPINLOCK_ATOMIC(uintptr_t) none_above;
@@ -149,9 +149,10 @@ struct rqspinlock_held_abi {
 
 /*
  * This thread's table as the fast path reads it: &none_below of its record,
- * so that the entry a count of n includes is table[n] (the count store's
- * value indexes the entry, and no constant offset remains for the compiler
- * to fold into a second index). The record is a read-only one whose cnt is
+ * so that the entry a count of n includes is n slots above it,
+ * res_spin_inline_entry(table, n) (the count store's value indexes the
+ * entry, and no constant offset remains for the compiler to fold into a
+ * second index). The record is a read-only one whose cnt is
  * RQSPINLOCK_HELD_OVERFLOW until the thread's first call into the library,
  * and for good in a thread the locked byte cannot name (the library keeps
  * its own pointer to that thread's record).
@@ -171,9 +172,18 @@ void res_spin_unlock_slow_abi(rqspinlock_t *lock);
 /* The record whose table is @table (RQSPINLOCK_INLINE_TABLE()). */
 static inline struct rqspinlock_held_abi *res_spin_inline_head(RQSPINLOCK_ATOMIC(uintptr_t) * table)
 {
-	return (
-	    struct rqspinlock_held_abi *)(void *)((char *)table -
-	                                          offsetof(struct rqspinlock_held_abi, none_below));
+	char *head = (char *)table - offsetof(struct rqspinlock_held_abi, none_below);
+
+	return (struct rqspinlock_held_abi *)(void *)head;
+}
+
+/* Slot @n of @table: none_below for 0, locks[n - 1] for 1 to
+ * RQSPINLOCK_NR_HELD, none_above for RQSPINLOCK_HELD_OVERFLOW. Computed in
+ * bytes within the record, as its slots are three members, not one array. */
+static inline RQSPINLOCK_ATOMIC(uintptr_t) *
+    res_spin_inline_entry(RQSPINLOCK_ATOMIC(uintptr_t) * table, uint32_t n)
+{
+	return (RQSPINLOCK_ATOMIC(uintptr_t) *)(void *)((char *)table + sizeof(uintptr_t) * n);
 }
 
 /** The fast path of res_spin_lock(); same results. */
@@ -195,7 +205,7 @@ static inline int res_spin_inline_lock(rqspinlock_t *lock)
 	/* A signal handler from here on pushes above index n. */
 	RQSPINLOCK_SIGNAL_FENCE();
 	/* The entry before the CAS: held from the CAS on (the byte names us). */
-	RQSPINLOCK_STORE_RELAXED(&table[n + 1], (uintptr_t)lock);
+	RQSPINLOCK_STORE_RELAXED(res_spin_inline_entry(table, n + 1), (uintptr_t)lock);
 	/* acquire: pairs with the unlock's release store */
 	if (__builtin_expect(RQSPINLOCK_CAS_ACQUIRE(&lock->val, &val, t->owner), 1))
 		return (int)val; /* 0: the CAS found what it expected */
@@ -208,12 +218,13 @@ static inline void res_spin_inline_unlock(rqspinlock_t *lock)
 	RQSPINLOCK_ATOMIC(uintptr_t) *table = RQSPINLOCK_INLINE_TABLE();
 	struct rqspinlock_held_abi *t = res_spin_inline_head(table);
 	uint32_t cnt = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
-	uint32_t below = cnt - 1; /* computed here, gcc needs no copy of cnt */
+	uint32_t below = cnt - 1; /* computed first: gcc then needs no copy of cnt */
 
 	/* Not the top entry of a tracked table (that of an empty table is
 	 * none_below, of an overflowed one none_above), or NULL (no entry is
 	 * 0, see RQSPINLOCK_HELD_NONE). */
-	if (__builtin_expect(RQSPINLOCK_LOAD_OWN(&table[cnt]) != (uintptr_t)lock, 0)) {
+	if (__builtin_expect(
+	        RQSPINLOCK_LOAD_OWN(res_spin_inline_entry(table, cnt)) != (uintptr_t)lock, 0)) {
 		res_spin_unlock_slow_abi(lock);
 		return;
 	}

@@ -47,6 +47,9 @@
 
 typedef struct rqspinlock_held_abi held_t;
 
+_Static_assert(RQT_MAX_NEST < RQSPINLOCK_NR_HELD,
+               "the experiments never hold more locks than the table tracks");
+
 #define TABLE_LOAD(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define TABLE_STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 
@@ -59,7 +62,7 @@ static inline void table_put(_Atomic uintptr_t *table, uint32_t n, uintptr_t l)
 	/* release: as in inline.h (what it pairs with is not measured here) */
 	atomic_store_explicit(&res_spin_inline_head(table)->cnt, n + 1, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
-	TABLE_STORE(&table[n + 1], l);
+	TABLE_STORE(res_spin_inline_entry(table, n + 1), l);
 }
 
 /* Which table work an experiment does around QL. */
@@ -135,16 +138,17 @@ static inline __attribute__((always_inline)) void table_unlock(ql_spinlock_t *l,
 	table = RQSPINLOCK_INLINE_TABLE();
 	t = res_spin_inline_head(table);
 	top = TABLE_LOAD(&t->cnt) - 1;
-	/* &table[top + 1] is locks[top] */
-	if (__builtin_expect(kind == TABLE_RQ ? TABLE_LOAD(&table[top + 1]) != (uintptr_t)l
-	                                      : top >= RQSPINLOCK_NR_HELD,
+	/* slot top + 1 is locks[top] */
+	if (__builtin_expect(kind == TABLE_RQ
+	                         ? TABLE_LOAD(res_spin_inline_entry(table, top + 1)) != (uintptr_t)l
+	                         : top >= RQSPINLOCK_NR_HELD,
 	                     0)) {
 		/* untracked (the experiments unlock in order) */
 		table_ql_unlock(l);
 		return;
 	}
 	if (kind == TABLE_KERNEL)
-		TABLE_STORE(&table[top + 1], RQSPINLOCK_HELD_NONE);
+		TABLE_STORE(res_spin_inline_entry(table, top + 1), RQSPINLOCK_HELD_NONE);
 	table_ql_unlock(l);
 	atomic_signal_fence(memory_order_seq_cst);
 	TABLE_STORE(&t->cnt, top);
