@@ -226,9 +226,137 @@ static void test_signal_queued_waiter(void)
 	res_spin_set_timeout_ns(0);
 }
 
+/* ---- handlers at the held table's overflow boundary ---- */
+
+#define OVF_BASE  34 /* the thread's own locks: 28 to 33 held, around the table's 31 */
+#define OVF_EXTRA 4  /* more, taken and released out of order */
+#define OVF_NEST  4  /* the handler's */
+
+static rqspinlock_t ovf_base[OVF_BASE], ovf_extra[OVF_EXTRA], ovf_nest[OVF_NEST];
+static volatile sig_atomic_t ovf_bad; /* the handler's failures, as bits */
+static atomic_int ovf_runs, ovf_stop;
+static uint32_t ovf_seed = 12345; /* the handler's own generator */
+
+static uint32_t ovf_rand(uint32_t *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 16;
+}
+
+/* Shuffles @ord, @n indices 0..n-1. */
+static void ovf_shuffle(int *ord, int n, uint32_t *seed)
+{
+	for (int i = 0; i < n; i++)
+		ord[i] = i;
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)(ovf_rand(seed) % (uint32_t)(i + 1)), x = ord[i];
+
+		ord[i] = ord[j];
+		ord[j] = x;
+	}
+}
+
+/* Takes 1 to OVF_NEST locks of its own and releases them in random order.
+ * Async-signal-safe. */
+static void ovf_handler(int sig)
+{
+	int saved_errno = errno, m = 1 + (int)(ovf_rand(&ovf_seed) % OVF_NEST), ord[OVF_NEST];
+
+	(void)sig;
+	for (int i = 0; i < m; i++)
+		if (res_spin_lock(&ovf_nest[i]) != 0)
+			ovf_bad |= 1;
+	ovf_shuffle(ord, m, &ovf_seed);
+	for (int i = 0; i < m; i++)
+		res_spin_unlock(&ovf_nest[ord[i]]);
+	for (int i = 0; i < m; i++)
+		if (tu_word(&ovf_nest[i]) != 0)
+			ovf_bad |= 2;
+	atomic_fetch_add_explicit(&ovf_runs, 1, memory_order_relaxed);
+	errno = saved_errno;
+}
+
+static void *ovf_sender(void *arg)
+{
+	pthread_t target = *(pthread_t *)arg;
+	uint32_t seed = 7;
+
+	while (!atomic_load_explicit(&ovf_stop, memory_order_relaxed)) {
+		pthread_kill(target, SIGUSR1);
+		for (volatile uint32_t i = 0, n = 200 + ovf_rand(&seed) % 400; i < n; i++)
+			;
+	}
+	return NULL;
+}
+
+/* One round: 28 to 33 locks (the table tracks 31), 1 to 4 more by lock or
+ * trylock, an AA probe, then the extras released out of order with one of
+ * the first locks among them, and the rest in reverse. */
+static void ovf_round(uint32_t *seed)
+{
+	int k = 28 + (int)(ovf_rand(seed) % 6), n = 1 + (int)(ovf_rand(seed) % OVF_EXTRA);
+	int ord[OVF_EXTRA], mid = (int)(ovf_rand(seed) % (uint32_t)k), mid_done = 0;
+
+	for (int i = 0; i < k; i++)
+		CHECK_EQ(res_spin_lock(&ovf_base[i]), 0);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(ovf_rand(seed) & 1 ? res_spin_trylock(&ovf_extra[i])
+		                            : res_spin_lock(&ovf_extra[i]),
+		         0);
+	CHECK_EQ(res_spin_lock(&ovf_base[mid < RQSPINLOCK_NR_HELD ? mid : 0]), -EDEADLK);
+	ovf_shuffle(ord, n, seed);
+	for (int i = 0; i < n; i++) {
+		if (!mid_done && ovf_rand(seed) & 1) {
+			res_spin_unlock(&ovf_base[mid]);
+			mid_done = 1;
+		}
+		res_spin_unlock(&ovf_extra[ord[i]]);
+	}
+	for (int i = k - 1; i >= 0; i--)
+		if (i != mid || !mid_done)
+			res_spin_unlock(&ovf_base[i]);
+	for (int i = 0; i < OVF_BASE; i++)
+		CHECK_EQ(tu_word(&ovf_base[i]), 0);
+	for (int i = 0; i < OVF_EXTRA; i++)
+		CHECK_EQ(tu_word(&ovf_extra[i]), 0);
+}
+
+/*
+ * A thread that holds about as many locks as its table tracks, and more,
+ * interrupted all the time by a handler that takes and releases locks of
+ * its own (signals from another thread, so they land anywhere, inside the
+ * library's count and depth updates too): every lock is taken and
+ * released, tracked locks stay detectable (AA), and no unlock is ever
+ * counted as one of a lock not held.
+ */
+static void test_signal_overflow(void)
+{
+	struct rqspinlock_stats before, after;
+	uint64_t end = tu_now_ns() + (uint64_t)(300 * tu_scale()) * TU_NS_PER_MS;
+	pthread_t self = pthread_self(), sender;
+	uint32_t seed = 1;
+	long rounds = 0;
+
+	tu_install_handler(SIGUSR1, ovf_handler);
+	tu_stats(&before);
+	tu_thread_start(&sender, ovf_sender, &self);
+	do {
+		ovf_round(&seed);
+		rounds++;
+	} while (tu_now_ns() < end && !ovf_bad);
+	atomic_store_explicit(&ovf_stop, 1, memory_order_relaxed);
+	tu_thread_join(sender);
+	tu_stats(&after);
+	printf("# %ld rounds, %d handler runs\n", rounds, atomic_load(&ovf_runs));
+	CHECK_EQ(ovf_bad, 0);
+	CHECK_GT(atomic_load(&ovf_runs), 0);
+	CHECK_EQ(after.unlock_not_held, before.unlock_not_held);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("core_irqsave", test_irqsave, 30, TU_TAS | TU_INLINE),
     TU_TEST("deadlock_signal_aa", test_signal_aa, 30, TU_TAS | TU_INLINE),
+    TU_TEST("core_signal_overflow", test_signal_overflow, 30, TU_TAS | TU_INLINE),
     /* A pending waiter, a queue head and a non-head waiter: only the queued
      * slow path builds a queue, TAS mode has none to interrupt. */
     TU_TEST("deadlock_signal_queued_waiter", test_signal_queued_waiter, 40, 0),
