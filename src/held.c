@@ -24,12 +24,12 @@ void rq_held_drop(struct rq_thread *t, uint32_t held_idx)
 	if (held_idx < RQ_NR_HELD)
 		held_set(t, held_idx, rq_entry_make(NULL, RQ_ENTRY_NONE));
 	/*
-	 * release: the cleared entry must be visible
-	 * before the lower count. Otherwise a remote reader could see the
-	 * count of our next push with this stale entry and believe we still
-	 * want the lock we gave up on; pairs with the acquire load of cnt in
-	 * claim_below(). (The next push stores its count with release too, so
-	 * a reader that sees that one sees our clearing as well.)
+	 * release: the cleared entry must be visible before the lower count.
+	 * Otherwise a remote reader could see the count of our next push with
+	 * this stale entry and believe we still want the lock we gave up on;
+	 * pairs with the acquire load of cnt in claim_below(). (The next push
+	 * stores its count with release too, so a reader that sees that one
+	 * sees our clearing as well.)
 	 */
 	rq_held_set_depth_release(t, held_idx);
 }
