@@ -113,8 +113,9 @@ static rqspinlock_t *wait_lock(const struct rq_thread *t, uint32_t k)
  * interrupted context owns it (between a slow entry's or trylock's CAS and
  * its mark) or is about to wait for it, where we could never overtake it.
  * RELEASING: owned until its unlock store, or re-taken by another thread
- * in the two instructions after it, which we cannot tell apart. Waiting instead would livelock a
- * thread hit by a timer signal faster than the wait (docs/DESIGN.md).
+ * in the two instructions after it, which we cannot tell apart. Waiting
+ * instead would livelock a thread hit by a timer signal faster than the
+ * wait (docs/DESIGN.md).
  */
 static bool tagged_entry_owns(const struct rq_thread *self, rqspinlock_t *lock, uint32_t nw)
 {

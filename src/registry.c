@@ -122,11 +122,10 @@ void rq_nap(void)
 
 static void clear_thread(struct rq_thread *t)
 {
-	atomic_store_explicit(&t->held.none_below, RQSPINLOCK_HELD_NONE, memory_order_relaxed);
-	for (uint32_t i = 0; i < RQ_NR_HELD; i++)
-		atomic_store_explicit(&t->held.locks[i], RQSPINLOCK_HELD_NONE,
-		                      memory_order_relaxed);
-	atomic_store_explicit(&t->held.none_above, RQSPINLOCK_HELD_NONE, memory_order_relaxed);
+	/* every slot the fast unlock may read: the table and its two guards */
+	for (uint32_t i = 0; i <= RQ_HELD_OVERFLOW; i++)
+		atomic_store_explicit(res_spin_inline_entry(rq_fast_table(t), i),
+		                      RQSPINLOCK_HELD_NONE, memory_order_relaxed);
 	atomic_store_explicit(&t->held.cnt, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->node_count, 0, memory_order_relaxed);
 	atomic_store_explicit(&t->wr.nwait, 0, memory_order_relaxed);

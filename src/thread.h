@@ -171,9 +171,9 @@ static inline _Atomic uintptr_t *rq_fast_table(const struct rq_thread *t)
  * rq_self and rq_fast (declared above) are &rq_unregistered and its table
  * until the thread's first lock call; rq_fast stays so in a thread without
  * an owner id. The sentinel's count (RQ_HELD_OVERFLOW, over an empty table)
- * sends the fast paths to their slow entries, so they need no separate test for
- * an unregistered or unnamed thread: the slow entries call rq_self_get().
- * Nothing ever writes the sentinel.
+ * sends the fast paths to their slow entries, so they need no separate
+ * test for an unregistered or unnamed thread: the slow entries call
+ * rq_self_get(). Nothing ever writes the sentinel.
  */
 extern const struct rq_thread rq_unregistered;
 struct rq_thread *rq_register_self(void);

@@ -49,7 +49,6 @@ enum {
 };
 
 typedef struct rqspinlock_held_abi held_t;
-#define SELF() res_spin_inline_head(RQSPINLOCK_INLINE_TABLE())
 
 #define LOAD(p)     atomic_load_explicit((p), memory_order_relaxed)
 #define STORE(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
@@ -117,7 +116,7 @@ static inline __attribute__((always_inline)) void part_unlock(rqspinlock_t *lock
 /* lazy-count: slot cnt - 1 is ours when it is empty; the count stays. */
 static __attribute__((noinline)) int lazy_lock(rqspinlock_t *lock)
 {
-	held_t *t = SELF();
+	held_t *t = res_spin_inline_self();
 	uint32_t top, val = 0;
 
 	if (__builtin_expect(!lock, 0))
@@ -220,7 +219,7 @@ static int cmp_double(const void *a, const void *b)
 static double run_variant(const struct variant *v, long pairs)
 {
 	rqspinlock_t *l = v->lock == ql_lock ? qlp : lockp;
-	held_t *t = SELF();
+	held_t *t = res_spin_inline_self();
 	double t0;
 
 	/* slot 0 empty: lazy-count takes it only so, and full leaves its

@@ -34,7 +34,7 @@
  * failed on a locked word. */
 static __attribute__((noinline)) int lkop_handover_lock(rqspinlock_t *lock)
 {
-	struct rqspinlock_held_abi *t = res_spin_inline_head(RQSPINLOCK_INLINE_TABLE());
+	struct rqspinlock_held_abi *t = res_spin_inline_self();
 	uint32_t n = RQSPINLOCK_LOAD_RELAXED(&t->cnt);
 
 	if (n >= RQSPINLOCK_NR_HELD)
@@ -95,8 +95,7 @@ static int one_pair(enum mode m)
 		return 0;
 	case STEAL:
 		if (lkop_steal_lock(lockp) != 0 ||
-		    word(m) !=
-		        (STEAL_TAIL | res_spin_inline_head(RQSPINLOCK_INLINE_TABLE())->owner))
+		    word(m) != (STEAL_TAIL | res_spin_inline_self()->owner))
 			return 1;
 		lkop_handover_unlock(lockp);
 		break;
@@ -158,8 +157,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	res_spin_lock_init(lockp);
-	if (RQSPINLOCK_LOAD_RELAXED(&res_spin_inline_head(RQSPINLOCK_INLINE_TABLE())->cnt) != 0 ||
-	    res_spin_lock(lockp)) {
+	if (RQSPINLOCK_LOAD_RELAXED(&res_spin_inline_self()->cnt) != 0 || res_spin_lock(lockp)) {
 		fprintf(stderr, "handover_pair: table not empty or lock not free afterwards\n");
 		return 1;
 	}

@@ -235,21 +235,15 @@ static void test_signal_queued_waiter(void)
 static rqspinlock_t ovf_base[OVF_BASE], ovf_extra[OVF_EXTRA], ovf_nest[OVF_NEST];
 static volatile sig_atomic_t ovf_bad; /* the handler's failures, as bits */
 static atomic_int ovf_runs, ovf_stop;
-static uint32_t ovf_seed = 12345; /* the handler's own generator */
-
-static uint32_t ovf_rand(uint32_t *seed)
-{
-	*seed = *seed * 1103515245u + 12345u;
-	return *seed >> 16;
-}
+static uint64_t ovf_seed = 12345; /* the handler's own tu_rand() state */
 
 /* Shuffles @ord, @n indices 0..n-1. */
-static void ovf_shuffle(int *ord, int n, uint32_t *seed)
+static void ovf_shuffle(int *ord, int n, uint64_t *seed)
 {
 	for (int i = 0; i < n; i++)
 		ord[i] = i;
 	for (int i = n - 1; i > 0; i--) {
-		int j = (int)(ovf_rand(seed) % (uint32_t)(i + 1)), x = ord[i];
+		int j = (int)(tu_rand(seed) % (uint64_t)(i + 1)), x = ord[i];
 
 		ord[i] = ord[j];
 		ord[j] = x;
@@ -260,7 +254,7 @@ static void ovf_shuffle(int *ord, int n, uint32_t *seed)
  * Async-signal-safe. */
 static void ovf_handler(int sig)
 {
-	int saved_errno = errno, m = 1 + (int)(ovf_rand(&ovf_seed) % OVF_NEST), ord[OVF_NEST];
+	int saved_errno = errno, m = 1 + (int)(tu_rand(&ovf_seed) % OVF_NEST), ord[OVF_NEST];
 
 	(void)sig;
 	for (int i = 0; i < m; i++)
@@ -279,11 +273,12 @@ static void ovf_handler(int sig)
 static void *ovf_sender(void *arg)
 {
 	pthread_t target = *(pthread_t *)arg;
-	uint32_t seed = 7;
+	uint64_t seed = 7;
 
 	while (!atomic_load_explicit(&ovf_stop, memory_order_relaxed)) {
 		pthread_kill(target, SIGUSR1);
-		for (volatile uint32_t i = 0, n = 200 + ovf_rand(&seed) % 400; i < n; i++)
+		for (volatile uint32_t i = 0, n = 200 + (uint32_t)(tu_rand(&seed) % 400); i < n;
+		     i++)
 			;
 	}
 	return NULL;
@@ -292,21 +287,21 @@ static void *ovf_sender(void *arg)
 /* One round: 28 to 33 locks (the table tracks 31), 1 to 4 more by lock or
  * trylock, an AA probe, then the extras released out of order with one of
  * the first locks among them, and the rest in reverse. */
-static void ovf_round(uint32_t *seed)
+static void ovf_round(uint64_t *seed)
 {
-	int k = 28 + (int)(ovf_rand(seed) % 6), n = 1 + (int)(ovf_rand(seed) % OVF_EXTRA);
-	int ord[OVF_EXTRA], mid = (int)(ovf_rand(seed) % (uint32_t)k), mid_done = 0;
+	int k = 28 + (int)(tu_rand(seed) % 6), n = 1 + (int)(tu_rand(seed) % OVF_EXTRA);
+	int ord[OVF_EXTRA], mid = (int)(tu_rand(seed) % (uint64_t)k), mid_done = 0;
 
 	for (int i = 0; i < k; i++)
 		CHECK_EQ(res_spin_lock(&ovf_base[i]), 0);
 	for (int i = 0; i < n; i++)
-		CHECK_EQ(ovf_rand(seed) & 1 ? res_spin_trylock(&ovf_extra[i])
-		                            : res_spin_lock(&ovf_extra[i]),
+		CHECK_EQ(tu_rand(seed) & 1 ? res_spin_trylock(&ovf_extra[i])
+		                           : res_spin_lock(&ovf_extra[i]),
 		         0);
 	CHECK_EQ(res_spin_lock(&ovf_base[mid < RQSPINLOCK_NR_HELD ? mid : 0]), -EDEADLK);
 	ovf_shuffle(ord, n, seed);
 	for (int i = 0; i < n; i++) {
-		if (!mid_done && ovf_rand(seed) & 1) {
+		if (!mid_done && tu_rand(seed) & 1) {
 			res_spin_unlock(&ovf_base[mid]);
 			mid_done = 1;
 		}
@@ -334,7 +329,7 @@ static void test_signal_overflow(void)
 	struct rqspinlock_stats before, after;
 	uint64_t end = tu_now_ns() + (uint64_t)(300 * tu_scale()) * TU_NS_PER_MS;
 	pthread_t self = pthread_self(), sender;
-	uint32_t seed = 1;
+	uint64_t seed = 1;
 	long rounds = 0;
 
 	tu_install_handler(SIGUSR1, ovf_handler);

@@ -545,7 +545,7 @@ static void test_held_overflow(void)
 	struct rqspinlock_stats before, after;
 	uint32_t depth = OVERFLOW_LOCKS;
 
-	CHECK_EQ(res_spin_get_stats(&before), 0);
+	tu_stats(&before);
 	for (uint32_t i = 0; i < OVERFLOW_LOCKS; i++) {
 		CHECK_EQ(res_spin_lock(&l[i]), 0);
 		CHECK_EQ(rq_held_depth(t), i + 1);
@@ -566,7 +566,7 @@ static void test_held_overflow(void)
 	}
 	CHECK_EQ(atomic_load(&t->held.none_below), RQ_ENTRY_NONE);
 	CHECK_EQ(atomic_load(&t->held.none_above), RQ_ENTRY_NONE);
-	CHECK_EQ(res_spin_get_stats(&after), 0);
+	tu_stats(&after);
 	CHECK_EQ(after.unlock_not_held, before.unlock_not_held);
 	CHECK_EQ(res_spin_lock(&l[0]), 0);
 	CHECK_EQ(res_spin_lock(&l[0]), -EDEADLK);
@@ -633,11 +633,11 @@ static void unlock_taken_for_own(struct rq_thread *t, rqspinlock_t *l, uint32_t 
 {
 	struct rqspinlock_stats before, after;
 
-	CHECK_EQ(res_spin_get_stats(&before), 0);
+	tu_stats(&before);
 	res_spin_unlock(l);
 	CHECK_EQ(atomic_load(&t->held.cnt), cnt_after);
 	CHECK_EQ(TU_LOCKED(tu_word(l)), 0);
-	CHECK_EQ(res_spin_get_stats(&after), 0);
+	tu_stats(&after);
 	CHECK_EQ(after.unlock_not_held, before.unlock_not_held);
 }
 
@@ -699,10 +699,10 @@ static void test_misuse_unlock_stale_slot(void)
 	/* The context goes on: its entry (now above the count) and its CAS. */
 	atomic_store(&t->held.locks[0], (uintptr_t)&y);
 	CHECK(atomic_compare_exchange_strong(&y.val, &free_word, t->held.owner));
-	CHECK_EQ(res_spin_get_stats(&before), 0);
+	tu_stats(&before);
 	res_spin_unlock(&y);
 	CHECK_EQ(tu_word(&y), 0);
-	CHECK_EQ(res_spin_get_stats(&after), 0);
+	tu_stats(&after);
 	CHECK_EQ(after.unlock_not_held, before.unlock_not_held + 1);
 	tu_holder_join(&z); /* Z's own unlock of the released lock */
 	CHECK_EQ(tu_word(&x), 0);

@@ -177,6 +177,13 @@ static inline struct rqspinlock_held_abi *res_spin_inline_head(RQSPINLOCK_ATOMIC
 	return (struct rqspinlock_held_abi *)(void *)head;
 }
 
+/* This thread's record, as the fast path reads it (for code that needs
+ * only its head; the fast path itself also keeps the table). */
+static inline struct rqspinlock_held_abi *res_spin_inline_self(void)
+{
+	return res_spin_inline_head(RQSPINLOCK_INLINE_TABLE());
+}
+
 /* Slot @n of @table: none_below for 0, locks[n - 1] for 1 to
  * RQSPINLOCK_NR_HELD, none_above for RQSPINLOCK_HELD_OVERFLOW. Computed in
  * bytes within the record, as its slots are three members, not one array. */

@@ -17,9 +17,8 @@
  *                   test): count, entry, lock; the check of the top entry
  *                   against the lock (no bound check: the record has an
  *                   empty slot either side of the table), unlock, count.
- *                   Three table stores:
- *                   the entry stays above the count (the lock word's
- *                   owner byte says it claims nothing).
+ *                   Three table stores: the entry stays above the count
+ *                   (the lock word's owner byte says it claims nothing).
  *   ql-owner        no table: the locked byte holds the owner's id
  *                   instead of 1 (after a contended acquisition, 1 until
  *                   QL's slow path returns).
@@ -31,11 +30,10 @@
  * first time its count fails the bound check; past RQSPINLOCK_NR_HELD locks
  * (rqtorture nests at most 8) the table is left alone, and so is the
  * read-only record that a thread without an owner id keeps (beyond 254
- * threads).
- * Like the kernel's, these tables expect unlocks in the reverse order of
- * the locks, which is how rqtorture's nesting releases them: another order
- * would leave stale entries that the library reads if the same thread
- * later calls it. Named only: "all" leaves them out.
+ * threads). Like the kernel's, these tables expect unlocks in the reverse
+ * order of the locks, which is how rqtorture's nesting releases them:
+ * another order would leave stale entries that the library reads if the
+ * same thread later calls it. Named only: "all" leaves them out.
  * docs/BENCHMARKS.md, "The table's share", has what they showed.
  */
 #define RQSPINLOCK_INLINE
