@@ -102,7 +102,12 @@ RQSPINLOCK_STATIC_ASSERT(sizeof(rqspinlock_t) == 4 && RQSPINLOCK_ALIGNOF(rqspinl
 #define RQSPINLOCK_MIN_TIMEOUT_NS (1000ULL)
 /** Largest accepted timeout; larger values are lowered to it. */
 #define RQSPINLOCK_MAX_TIMEOUT_NS (3600ULL * 1000 * 1000 * 1000)
-/** Locks per thread whose ownership is tracked for deadlock detection. */
+/**
+ * Locks per thread whose ownership is tracked for deadlock detection. A
+ * thread may hold more; while it holds untracked ones, an AA on any lock is
+ * still found where the lock word names the thread (docs/DESIGN.md
+ * section 7), and ends in -ETIMEDOUT where it cannot.
+ */
 #define RQSPINLOCK_NR_HELD 31
 /** Most live threads with a registry slot (the tail's 14 bits, minus 0). */
 #define RQSPINLOCK_MAX_THREADS 16383

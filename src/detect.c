@@ -11,7 +11,8 @@
  *
  * AA: the lock we want is in our table below our own entry and a context
  * we interrupted owns it (untagged_entry_held(), tagged_entry_owns()); or
- * an interrupted context of ours is waiting for it (wait record).
+ * an interrupted context of ours is waiting for it (wait record); or, while
+ * we hold locks the table does not track, the locked byte names us.
  *
  * ABBA and longer cycles: follow the waits-for chain. Only threads that are
  * waiting (their innermost context sits in a slow path) can be links: find
@@ -126,19 +127,37 @@ static bool tagged_entry_owns(const struct rq_thread *self, rqspinlock_t *lock, 
 	return byte != 0;
 }
 
+/*
+ * Does the locked byte of @lock name @self? Then a context of this thread
+ * holds it, tracked or not. Asked only of a thread that holds untracked
+ * locks: a lock left held by an exited thread whose slot @self now has
+ * names @self too, and a thread with a complete table would take that
+ * abandoned lock for its own.
+ */
+static bool byte_names_self(const struct rq_thread *self, rqspinlock_t *lock)
+{
+	return rq_thread_has_owner_id(self) && named_owner(lock) == self->slot;
+}
+
 int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx)
 {
 	uint32_t nw = atomic_load_explicit(&self->wr.nwait, memory_order_relaxed);
+	/* Past the table's end, or a hole in it: some held lock is untracked. */
+	bool untracked = held_idx > RQ_NR_HELD;
 
 	for (uint32_t i = 0; i < rq_held_tracked(held_idx); i++) {
 		struct rq_entry e = rq_held_entry(self, i);
 
+		if (rq_entry_is(e, NULL, RQ_ENTRY_NONE))
+			untracked = true;
 		if (rq_entry_lock(e) != lock)
 			continue;
 		if (rq_entry_tags(e) ? tagged_entry_owns(self, lock, nw)
 		                     : untagged_entry_held(self, lock))
 			return -EDEADLK;
 	}
+	if (untracked && byte_names_self(self, lock))
+		return -EDEADLK;
 	/* Waits of the contexts we interrupted (their entries lie below ours). */
 	for (uint32_t i = 0; i < nw && i < RQ_NR_WAIT; i++) {
 		uint32_t widx = atomic_load_explicit(&self->wr.held_idx[i], memory_order_relaxed);

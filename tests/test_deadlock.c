@@ -266,23 +266,40 @@ static int lock_timed(rqspinlock_t *l, uint64_t *elapsed)
 	return r;
 }
 
-static void test_held_max(void)
+/*
+ * An AA on a lock the table does not track: found through the locked byte,
+ * which names this thread, where the thread has an owner id; otherwise only
+ * the timeout ends it.
+ */
+static void check_untracked_aa(rqspinlock_t *l)
 {
-	const uint64_t timeout = 50 * TU_NS_PER_MS;
-	rqspinlock_t locks[HELD_MAX_LOCKS];
 	uint64_t elapsed;
 
+	res_spin_set_timeout_ns(tu_owner() != 1 ? TU_LONG_TIMEOUT_NS : 20 * TU_NS_PER_MS);
+	if (tu_owner() != 1) {
+		CHECK_EQ(lock_timed(l, &elapsed), -EDEADLK);
+		CHECK_LT(elapsed, TU_LONG_TIMEOUT_NS / 4);
+	} else {
+		CHECK_EQ(lock_timed(l, &elapsed), -ETIMEDOUT);
+		CHECK_GE(elapsed, 20 * TU_NS_PER_MS);
+	}
+	CHECK_EQ(TU_LOCKED(tu_word(l)), tu_owner());
+}
+
+static void test_held_max(void)
+{
+	rqspinlock_t locks[HELD_MAX_LOCKS];
+
 	_Static_assert(RQSPINLOCK_NR_HELD == 31, "the indices below assume 31 tracked entries");
-	res_spin_set_timeout_ns(timeout);
 	for (int i = 0; i < HELD_MAX_LOCKS; i++)
 		res_spin_lock_init(&locks[i]);
 	for (int i = 0; i < HELD_MAX_LOCKS; i++)
 		CHECK_EQ(res_spin_lock(&locks[i]), 0);
-	/* Entries 31 and up are not tracked: only the timeout ends the AA. */
-	CHECK_EQ(lock_timed(&locks[32], &elapsed), -ETIMEDOUT);
-	CHECK_GE(elapsed, timeout);
-	CHECK_EQ(lock_timed(&locks[31], &elapsed), -ETIMEDOUT);
-	CHECK_GE(elapsed, timeout);
+	/* Entries 31 and up are not tracked. */
+	check_untracked_aa(&locks[32]);
+	check_untracked_aa(&locks[31]);
+	check_untracked_aa(&locks[33]);
+	res_spin_set_timeout_ns(50 * TU_NS_PER_MS);
 	/* Tracked entries (0..30) are still detected. */
 	CHECK_EQ(res_spin_lock(&locks[4]), -EDEADLK);
 	CHECK_EQ(res_spin_lock(&locks[30]), -EDEADLK);
@@ -387,8 +404,8 @@ static void test_held_max_ooo(void)
 			if (!held[i])
 				continue;
 			r = res_spin_lock(&locks[i]);
-			/* Tracked when taken: must be found. Untracked: may time out. */
-			if (i < RQSPINLOCK_NR_HELD)
+			/* Tracked when taken, or named by the byte: found. */
+			if (i < RQSPINLOCK_NR_HELD || tu_owner() != 1)
 				CHECK_EQ(r, -EDEADLK);
 			else
 				CHECK(r == -EDEADLK || r == -ETIMEDOUT);
@@ -407,6 +424,41 @@ static void test_held_max_ooo(void)
 	CHECK_EQ(res_spin_lock(&locks[33]), 0);
 	check_aa(&locks[33]);
 	res_spin_unlock(&locks[33]);
+	res_spin_set_timeout_ns(0);
+}
+
+#define HOLES_LOCKS 40
+#define HOLES_FREED 30
+
+/*
+ * Take 40 locks (the last 9 untracked), then release the 30 oldest: the
+ * thread holds 10, one tracked and nine in holes the unlocks left. An AA
+ * on any of the ten is still found, and the locks work again afterwards.
+ */
+static void test_untracked_holes(void)
+{
+	rqspinlock_t locks[HOLES_LOCKS];
+
+	for (int i = 0; i < HOLES_LOCKS; i++) {
+		res_spin_lock_init(&locks[i]);
+		CHECK_EQ(res_spin_lock(&locks[i]), 0);
+	}
+	for (int i = 0; i < HOLES_FREED; i++)
+		res_spin_unlock(&locks[i]);
+	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
+	CHECK_EQ(res_spin_lock(&locks[HOLES_FREED]), -EDEADLK); /* tracked */
+	for (int i = HOLES_FREED + 1; i < HOLES_LOCKS; i++)
+		check_untracked_aa(&locks[i]);
+	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
+	for (int i = HOLES_LOCKS - 1; i >= HOLES_FREED; i--)
+		res_spin_unlock(&locks[i]);
+	for (int i = 0; i < HOLES_LOCKS; i += 3) {
+		CHECK_EQ(tu_word(&locks[i]), 0);
+		check_no_stale_entry(&locks[i]);
+	}
+	CHECK_EQ(res_spin_lock(&locks[HOLES_LOCKS - 1]), 0);
+	check_aa(&locks[HOLES_LOCKS - 1]);
+	res_spin_unlock(&locks[HOLES_LOCKS - 1]);
 	res_spin_set_timeout_ns(0);
 }
 
@@ -834,6 +886,7 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_held_max", test_held_max, 30, TU_TAS | TU_INLINE),
     TU_TEST("deadlock_ooo_unlock", test_ooo_unlock, 30, TU_TAS | TU_INLINE),
     TU_TEST("deadlock_held_max_ooo", test_held_max_ooo, 40, TU_TAS | TU_INLINE),
+    TU_TEST("deadlock_untracked_holes", test_untracked_holes, 30, TU_TAS | TU_INLINE),
     TU_TEST("deadlock_ooo_random", test_ooo_random, 40, TU_TAS),
     TU_TEST("deadlock_ooo_concurrent", test_ooo_concurrent, 40, TU_TAS),
     TU_TEST("deadlock_report_hook", test_report_hook, 40, TU_TAS),
