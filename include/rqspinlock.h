@@ -421,7 +421,8 @@ struct rqspinlock_report {
  *
  * Called on the failing thread after the lock attempt has been fully undone
  * and before res_spin_lock() returns; the library holds no internal lock then,
- * and cancellation is disabled during the call.
+ * and cancellation is disabled during the call. The caller's errno is
+ * restored after it, whatever the hook sets.
  * Because the failing call may run inside a signal handler, the hook must be
  * async-signal-safe (write(2), no malloc, no stdio) unless the application
  * never takes locks from signal handlers. It must not take the lock named in
@@ -444,6 +445,10 @@ void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg);
 /**
  * @brief The stock reporter: formats @p report to stderr with write(2) only
  * (async-signal-safe), including the stack trace when one was captured.
+ *
+ * A stderr whose reader has gone loses the report, nothing more: SIGPIPE
+ * is blocked during the writes and one they raise is discarded (a SIGPIPE
+ * already pending stays pending).
  */
 void res_spin_report_stderr(const struct rqspinlock_report *report, void *arg);
 

@@ -15,7 +15,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "slowpath.h"
@@ -238,6 +240,18 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 	pthread_setcancelstate(cancel_state, NULL);
 }
 
+/* The report, with the caller's errno kept: the failing call may run in a
+ * signal handler whose interrupted code reads errno, and the hook's
+ * writes, backtrace() or the hook itself may set it. */
+static void report(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t *lock,
+                   uint32_t held_idx, int err, const struct rq_cycle *cycle)
+{
+	int saved_errno = errno;
+
+	call_hook(h, t, lock, held_idx, err, cycle);
+	errno = saved_errno;
+}
+
 int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
             const struct rq_cycle *cycle, bool was_waiting)
 {
@@ -251,7 +265,7 @@ int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
 		rq_wait_pop(t);
 	count_failure(t, event_of(err, cycle), cycle);
 	if (hooked)
-		call_hook(&h, t, lock, held_idx, err, cycle);
+		report(&h, t, lock, held_idx, err, cycle);
 	return err;
 }
 
@@ -363,9 +377,61 @@ static const char *event_name(enum rqspinlock_event ev)
 	return "failure";
 }
 
+/*
+ * SIGPIPE held off for the stock reporter's writes: a stderr whose reader
+ * has gone must cost the report, not the process (SIGPIPE's default action
+ * ends it). The signal is blocked around the writes, and one raised
+ * meanwhile (it was not pending before) is taken back before the mask is
+ * restored; a SIGPIPE that was already pending stays so.
+ */
+struct rq_sigpipe {
+	sigset_t set, old;
+	bool was_pending;
+};
+
+static bool sigpipe_pending(void)
+{
+	sigset_t pending;
+
+	return sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+}
+
+static void sigpipe_hold(struct rq_sigpipe *p)
+{
+	sigemptyset(&p->set);
+	sigaddset(&p->set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &p->set, &p->old);
+	p->was_pending = sigpipe_pending();
+}
+
+static void sigpipe_release(struct rq_sigpipe *p)
+{
+	static const struct timespec now = {0, 0};
+
+	if (!p->was_pending && sigpipe_pending())
+		sigtimedwait(&p->set, NULL, &now);
+	pthread_sigmask(SIG_SETMASK, &p->old, NULL);
+}
+
+/* All @n bytes of @s to @fd; false when the descriptor fails. */
+static bool write_all(int fd, const char *s, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(fd, s + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		off += (size_t)w;
+	}
+	return true;
+}
+
 RQ_EXPORT void res_spin_report_stderr(const struct rqspinlock_report *r, void *arg)
 {
 	struct rq_buf b = {.n = 0};
+	struct rq_sigpipe guard;
 
 	(void)arg;
 	put_str(&b, "rqspinlock: ");
@@ -381,14 +447,9 @@ RQ_EXPORT void res_spin_report_stderr(const struct rqspinlock_report *r, void *a
 		put_owner(&b, &r->owner);
 	if (r->nr_frames)
 		put_str(&b, "  stack:\n");
-	for (size_t off = 0; off < b.n;) {
-		ssize_t w = write(STDERR_FILENO, b.s + off, b.n - off);
-
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	/* Symbolizes without malloc, straight to the descriptor. */
-	if (r->nr_frames)
+	sigpipe_hold(&guard);
+	if (write_all(STDERR_FILENO, b.s, b.n) && r->nr_frames)
+		/* Symbolizes without malloc, straight to the descriptor. */
 		backtrace_symbols_fd((void *const *)r->frames, (int)r->nr_frames, STDERR_FILENO);
+	sigpipe_release(&guard);
 }

@@ -672,6 +672,85 @@ static void test_report_stderr(void)
 	CHECK(strstr(buf, addr) != NULL);
 }
 
+/* A hook that sets errno, as a hook that writes may. */
+static void clobber_errno(const struct rqspinlock_report *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	errno = EIO;
+}
+
+/* The caller's errno survives a report, whatever the hook does to it. */
+static void test_report_errno(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+
+	res_spin_set_report_hook(clobber_errno, NULL);
+	CHECK_EQ(res_spin_lock(&l), 0);
+	errno = 4242;
+	CHECK_EQ(res_spin_lock(&l), -EDEADLK);
+	CHECK_EQ(errno, 4242);
+	res_spin_unlock(&l);
+	res_spin_set_report_hook(NULL, NULL);
+}
+
+static int sigpipe_pending(void)
+{
+	sigset_t pending;
+
+	CHECK_EQ(sigpending(&pending), 0);
+	return sigismember(&pending, SIGPIPE) == 1;
+}
+
+/* One AA reported by the stock reporter to a stderr whose reader is gone. */
+static void aa_to_broken_stderr(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	int p[2], saved;
+
+	CHECK_EQ(pipe(p), 0);
+	close(p[0]);
+	saved = dup(STDERR_FILENO);
+	CHECK(saved >= 0);
+	CHECK_EQ(dup2(p[1], STDERR_FILENO), STDERR_FILENO);
+	close(p[1]);
+	CHECK_EQ(res_spin_lock(&l), 0);
+	errno = 4242;
+	CHECK_EQ(res_spin_lock(&l), -EDEADLK);
+	CHECK_EQ(errno, 4242);
+	res_spin_unlock(&l);
+	CHECK_EQ(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	close(saved);
+}
+
+/*
+ * Run with RQSPINLOCK_REPORT=1. The stock reporter writing to a broken
+ * pipe: SIGPIPE's default action (ending the process) does not happen, no
+ * SIGPIPE is left pending, errno is kept; and a SIGPIPE the caller had
+ * pending (blocked) before stays pending.
+ */
+static void test_report_stderr_broken(void)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigset_t set, old;
+	int sig;
+
+	CHECK_EQ(sigaction(SIGPIPE, &dfl, NULL), 0);
+	aa_to_broken_stderr();
+	CHECK(!sigpipe_pending());
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	CHECK_EQ(pthread_sigmask(SIG_BLOCK, &set, &old), 0);
+	CHECK_EQ(pthread_kill(pthread_self(), SIGPIPE), 0);
+	CHECK(sigpipe_pending());
+	aa_to_broken_stderr();
+	CHECK(sigpipe_pending());
+	CHECK_EQ(sigwait(&set, &sig), 0);
+	CHECK_EQ(sig, SIGPIPE);
+	CHECK_EQ(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+}
+
 /* ---- the report hook changed while failures are being reported ---- */
 
 static int cookie_a, cookie_b;
@@ -894,6 +973,9 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_stale_entry_abba", test_stale_entry_abba, 40, TU_TAS | TU_INLINE),
     TU_TEST("deadlock_stale_entry_owner", test_stale_entry_owner, 20, TU_TAS),
     TU_TEST("deadlock_report_stderr", test_report_stderr, 20, TU_TAS, .env = "RQSPINLOCK_REPORT=1"),
+    TU_TEST("deadlock_report_errno", test_report_errno, 20, 0),
+    TU_TEST("deadlock_report_stderr_broken", test_report_stderr_broken, 20, 0,
+            .env = "RQSPINLOCK_REPORT=1"),
 };
 
 TU_MAIN(tests)
