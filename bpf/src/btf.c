@@ -71,35 +71,161 @@ static const struct btf_type *skip_mods(const struct btf *btf, uint32_t id, uint
 	return t;
 }
 
-/* Byte offset of a struct named @p want inside type @p id, or -1. */
-static int32_t find_struct(const struct btf *btf, uint32_t id, const char *want, int depth)
+/*
+ * The locks of a map value or data section, found as the kernel's BTF field
+ * parser finds them (btf_parse_fields()), since which layouts hold a usable
+ * lock is part of the interface:
+ *  - a lock is a member (or data-section variable) whose type is exactly
+ *    struct bpf_res_spin_lock or struct bpf_spin_lock, or an array of one
+ *    element of it: a const, volatile or typedef'd lock is no lock;
+ *  - members that are structs (or one-element arrays of them, again with
+ *    no modifier) are searched in turn; unions are not;
+ *  - two locks of one kind among the members of one struct, an array of
+ *    more than one, or both kinds anywhere in the value make the value's
+ *    fields invalid: it has no valid lock of either kind;
+ *  - of several locks of one kind in different nested structs, the last
+ *    one (in member order) counts.
+ */
+enum lock_kind { LOCK_NONE = 0, LOCK_RES = 1, LOCK_SPIN = 2 };
+
+struct lock_fields {
+	int32_t res_off;  /* the bpf_res_spin_lock that counts, -1: none */
+	int32_t spin_off; /* the bpf_spin_lock that counts, -1: none */
+	bool bad;         /* the fields are invalid: no valid lock */
+};
+
+#define LOCK_FIELDS_NONE ((struct lock_fields){-1, -1, false})
+/* Nested structs searched; deeper ones are taken to hold no lock. */
+#define LOCK_MAX_DEPTH 8
+
+static enum lock_kind lock_kind_of(const struct btf *btf, const struct btf_type *t)
 {
-	const struct btf_type *t = skip_mods(btf, id, &id);
-	const struct btf_member *m;
+	const char *name;
 
-	if (!t || depth > 8 || !(btf_is_struct(t) || btf_is_union(t)))
-		return -1;
-	if (btf_is_struct(t) && !strcmp(btf_name(btf, t->name_off), want))
-		return 0;
-	m = btf_members(t);
-	for (uint16_t i = 0; i < btf_vlen(t); i++) {
-		int32_t sub = find_struct(btf, m[i].type, want, depth + 1);
-
-		if (sub >= 0)
-			return (int32_t)(btf_member_bit_offset(t, i) / 8) + sub;
-	}
-	return -1;
+	if (!btf_is_struct(t))
+		return LOCK_NONE;
+	name = btf_name(btf, t->name_off);
+	if (!strcmp(name, "bpf_res_spin_lock"))
+		return LOCK_RES;
+	return !strcmp(name, "bpf_spin_lock") ? LOCK_SPIN : LOCK_NONE;
 }
 
-static void find_locks(const struct btf *btf, uint32_t id, int32_t base, struct rqbpf_map_desc *d)
+/* Type @p id through its array dimensions (modifiers are not skipped);
+ * @p nelems: the number of elements. */
+static const struct btf_type *array_elem(const struct btf *btf, uint32_t id, uint64_t *nelems)
 {
-	int32_t res = find_struct(btf, id, "bpf_res_spin_lock", 0);
-	int32_t spin = find_struct(btf, id, "bpf_spin_lock", 0);
+	const struct btf_type *t = btf__type_by_id(btf, id);
 
-	if (res >= 0 && d->res_lock_off < 0)
-		d->res_lock_off = base + res;
-	if (spin >= 0 && d->spin_lock_off < 0)
-		d->spin_lock_off = base + spin;
+	*nelems = 1;
+	for (int depth = 0; t && btf_is_array(t) && depth < 32; depth++) {
+		*nelems *= btf_array(t)->nelems;
+		t = btf__type_by_id(btf, btf_array(t)->type);
+	}
+	return t && btf_is_array(t) ? NULL : t;
+}
+
+static void note_lock(struct lock_fields *f, enum lock_kind k, int32_t off)
+{
+	if (k == LOCK_RES)
+		f->res_off = off;
+	else
+		f->spin_off = off;
+}
+
+static void struct_locks(const struct btf *btf, const struct btf_type *t, int32_t base,
+                         struct lock_fields *f, int depth);
+
+/* A member or variable of type @p id at @p off, among siblings that so far
+ * hold the lock kinds in @p seen. */
+static void field_locks(const struct btf *btf, uint32_t id, int32_t off, unsigned *seen,
+                        struct lock_fields *f, int depth)
+{
+	uint64_t n;
+	const struct btf_type *t = array_elem(btf, id, &n);
+	enum lock_kind k;
+
+	if (!t || n == 0)
+		return;
+	k = lock_kind_of(btf, t);
+	if (k != LOCK_NONE) {
+		f->bad |= n != 1 || (*seen & k);
+		*seen |= k;
+		note_lock(f, k, off);
+	} else if (btf_is_struct(t) && depth < LOCK_MAX_DEPTH) {
+		struct lock_fields sub = LOCK_FIELDS_NONE;
+
+		struct_locks(btf, t, off, &sub, depth + 1);
+		f->bad |= sub.bad || (n != 1 && (sub.res_off >= 0 || sub.spin_off >= 0));
+		if (sub.res_off >= 0)
+			note_lock(f, LOCK_RES, sub.res_off);
+		if (sub.spin_off >= 0)
+			note_lock(f, LOCK_SPIN, sub.spin_off);
+	}
+}
+
+static void struct_locks(const struct btf *btf, const struct btf_type *t, int32_t base,
+                         struct lock_fields *f, int depth)
+{
+	const struct btf_member *m = btf_members(t);
+	unsigned seen = 0;
+
+	for (uint16_t i = 0; i < btf_vlen(t); i++)
+		field_locks(btf, m[i].type, base + (int32_t)(btf_member_bit_offset(t, i) / 8),
+		            &seen, f, depth);
+}
+
+/* The map's lock offsets from @p f: none when the fields are invalid. */
+static void set_locks(struct rqbpf_map_desc *d, const struct lock_fields *f)
+{
+	bool bad = f->bad || (f->res_off >= 0 && f->spin_off >= 0);
+
+	d->res_lock_off = bad ? -1 : f->res_off;
+	d->spin_lock_off = bad ? -1 : f->spin_off;
+}
+
+/* A BTF map's value type (modifiers and typedefs at the top are skipped,
+ * as the kernel's btf_type_id_size() does; a value that is a lock or a
+ * union holds none). */
+static void value_locks(const struct btf *btf, uint32_t id, struct rqbpf_map_desc *d)
+{
+	const struct btf_type *t = skip_mods(btf, id, NULL);
+	struct lock_fields f = LOCK_FIELDS_NONE;
+
+	if (t && btf_is_struct(t))
+		struct_locks(btf, t, 0, &f, 0);
+	set_locks(d, &f);
+}
+
+/*
+ * Would the kernel load this BTF? It parses the fields of every struct
+ * with a member of type exactly struct bpf_spin_lock (the kernel's
+ * allocatable-object check) and refuses the whole BTF when they are
+ * invalid; libbpf then loads the object without BTF, and no map has a
+ * usable lock.
+ */
+static bool btf_loadable(const struct btf *btf)
+{
+	for (uint32_t id = 1; id < btf__type_cnt(btf); id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_member *m;
+		struct lock_fields f = LOCK_FIELDS_NONE;
+		bool spin_member = false;
+
+		if (!btf_is_struct(t))
+			continue;
+		m = btf_members(t);
+		for (uint16_t i = 0; i < btf_vlen(t) && !spin_member; i++) {
+			const struct btf_type *mt = btf__type_by_id(btf, m[i].type);
+
+			spin_member = mt && lock_kind_of(btf, mt) == LOCK_SPIN;
+		}
+		if (!spin_member)
+			continue;
+		struct_locks(btf, t, 0, &f, 0);
+		if (f.bad || (f.res_off >= 0 && f.spin_off >= 0))
+			return false;
+	}
+	return true;
 }
 
 /* __uint(name, N) is `int (*name)[N]`. */
@@ -172,7 +298,7 @@ static int parse_map_def(const struct btf *btf, uint32_t var_type, struct rqbpf_
 			return rqbpf_fail(err, -EINVAL, "map %s: bad field '%s'", m->name, field);
 	}
 	if (m->btf_value)
-		find_locks(btf, m->btf_value, 0, &m->desc);
+		value_locks(btf, m->btf_value, &m->desc);
 	return 0;
 }
 
@@ -213,14 +339,14 @@ static int64_t var_offset(const struct rqbpf_object *obj, uint32_t shndx, const 
 	return -1;
 }
 
-/* A section's locks: as in the kernel, a value holds at most one lock of
- * each kind, so a section with two variables holding one has none. */
+/* A section's locks: its variables are the members of one level. */
 static void data_locks(const struct rqbpf_object *obj, struct rqbpf_map *m)
 {
 	const struct btf_type *sec =
 	    obj->btf ? find_datasec(obj->btf, obj->secs[m->sec_idx].name) : NULL;
 	const struct btf_var_secinfo *vi;
-	int nres = 0, nspin = 0;
+	struct lock_fields f = LOCK_FIELDS_NONE;
+	unsigned seen = 0;
 
 	if (!sec)
 		return;
@@ -236,14 +362,9 @@ static void data_locks(const struct rqbpf_object *obj, struct rqbpf_map *m)
 			off = vi[i].offset;
 		if (off < 0 || off >= (int64_t)m->desc.value_size)
 			continue;
-		nres += find_struct(obj->btf, var->type, "bpf_res_spin_lock", 0) >= 0;
-		nspin += find_struct(obj->btf, var->type, "bpf_spin_lock", 0) >= 0;
-		find_locks(obj->btf, var->type, (int32_t)off, &m->desc);
+		field_locks(obj->btf, var->type, (int32_t)off, &seen, &f, 0);
 	}
-	if (nres > 1)
-		m->desc.res_lock_off = -1;
-	if (nspin > 1)
-		m->desc.spin_lock_off = -1;
+	set_locks(&m->desc, &f);
 }
 
 static void data_map(struct rqbpf_object *obj, uint32_t shndx, struct rqbpf_map *m)
@@ -312,9 +433,29 @@ static int fill_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 	return ret;
 }
 
+/*
+ * Maps the kernel would end up creating without BTF, as libbpf retries
+ * without it: all of them when it refuses the object's BTF (or there is
+ * none), and one whose lock it refuses (in a read-only section, or in a
+ * kind of map that takes no lock). Their locks cannot be used.
+ */
+static void drop_btf(struct rqbpf_map_desc *d, bool btf_ok)
+{
+	bool lock = d->res_lock_off >= 0 || d->spin_lock_off >= 0;
+	bool lock_ok =
+	    !d->read_only && (d->type == BPF_MAP_TYPE_ARRAY || d->type == BPF_MAP_TYPE_HASH);
+
+	if (btf_ok && (!lock || lock_ok))
+		return;
+	d->no_btf = true;
+	d->res_lock_off = -1;
+	d->spin_lock_off = -1;
+}
+
 int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 {
 	int ret = open_btf(obj, err);
+	bool btf_ok;
 	size_t n;
 
 	if (ret)
@@ -330,7 +471,9 @@ int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 		obj->maps[i].desc.spin_lock_off = -1;
 	}
 	ret = fill_maps(obj, err);
+	btf_ok = obj->btf && btf_loadable(obj->btf);
 	for (size_t i = 0; i < obj->map_cnt; i++) {
+		drop_btf(&obj->maps[i].desc, btf_ok);
 		obj->maps[i].desc.name = obj->maps[i].name;
 		obj->descs[i] = obj->maps[i].desc;
 	}

@@ -50,6 +50,7 @@ struct rqbpf_map_desc {
 	int32_t spin_lock_off; /* offset of struct bpf_spin_lock in the value, -1 if none */
 	bool global_data;      /* a data section, not a BTF map */
 	bool read_only;        /* .rodata */
+	bool no_btf;           /* as the kernel would have it, without BTF: no usable lock */
 };
 
 /* One program, linked and ready to verify or run. Owned by the loader. */

@@ -87,6 +87,11 @@ static int check_lock_arg(struct venv *env, const struct vreg *reg, int regno, b
 		return -1;
 	}
 	m = &env->prog->maps[reg->map];
+	if (m->no_btf) {
+		verr(env, env->insn_idx, "map '%s' has to have BTF in order to use %s_lock",
+		     m->name ? m->name : "", lock_str);
+		return -1;
+	}
 	lock_off = res ? m->res_lock_off : m->spin_lock_off;
 	if (lock_off < 0) {
 		verr(env, env->insn_idx, "map '%s' has no valid %s_lock", m->name ? m->name : "",
@@ -167,25 +172,35 @@ static void irq_flag_expected(struct venv *env, int argno, bool init)
 
 /* The stack slot an irq-flag argument points to, or NULL (message set).
  * @init: the call expects a saved flag there (restore), else a free slot.
- * A misaligned flag fails as the kernel's does: its last line says the
- * flag is not in the expected state (the line before it names the offset). */
+ * As the kernel's: a flag at a variable, misaligned or non-negative offset
+ * fails with a line naming the problem, then one saying the flag is not in
+ * the expected state (the last line, the one compared); below the stack, a
+ * save fails as the write it would do, a restore as a flag not saved. */
 static struct vslot_state *irq_slot(struct venv *env, struct vstate *st, int regno, int argno,
                                     bool init)
 {
 	const struct vreg *reg = &cur_frame(st)->regs[regno];
 	int off;
 
-	if (reg->type != T_STACK || !rng_is_const(&reg->r)) {
+	if (reg->type != T_STACK) {
 		verr(env, env->insn_idx, "arg#%d doesn't point to an irq flag on stack", argno);
 		return NULL;
 	}
-	off = reg->off + (int)reg->r.smin;
-	if (off % 8 && off >= -V_STACK_SIZE && off < 0) {
+	if (!rng_is_const(&reg->r)) {
 		irq_flag_expected(env, argno, init);
 		return NULL;
 	}
-	if (off < -V_STACK_SIZE || off >= 0) {
-		verr(env, env->insn_idx, "arg#%d doesn't point to an irq flag on stack", argno);
+	off = reg->off + (int)reg->r.smin;
+	if (off % 8 || off >= 0) {
+		irq_flag_expected(env, argno, init);
+		return NULL;
+	}
+	if (off < -V_STACK_SIZE) {
+		if (init)
+			irq_flag_expected(env, argno, init);
+		else
+			verr(env, env->insn_idx, "invalid write to stack R%d off=%d size=8", regno,
+			     off);
 		return NULL;
 	}
 	return &st->frame[reg->frameno]->stack[(-off - 1) / 8];

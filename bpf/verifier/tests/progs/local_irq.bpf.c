@@ -106,4 +106,52 @@ int irq_restore_under_lock(struct __sk_buff *ctx)
 	return 0;
 }
 
+/*
+ * Flags at offsets no flag can have: variable, at or above the frame
+ * pointer, below the stack. The kernel names the problem on one line and
+ * ends with the flag's expected state, except for a save below the stack,
+ * which fails as the write it would do.
+ */
+#define IRQ_ASM(name, body)                                                                        \
+	SEC("?tc") __attribute__((naked)) int name(void)                                           \
+	{                                                                                          \
+		asm volatile(                                                                      \
+		    body ::[save] "i"(bpf_local_irq_save), [restore] "i"(bpf_local_irq_restore),   \
+		    [lock_irqsave] "i"(bpf_res_spin_lock_irqsave), [lock] "i"(&irq_lock));         \
+	}
+
+IRQ_ASM(irq_flag_var_off, "r2 = *(u32 *)(r1 + 0);"
+                          "r2 &= 8;"
+                          "r1 = r10;"
+                          "r1 += -16;"
+                          "r1 += r2;"
+                          "call %[save];"
+                          "r0 = 0;"
+                          "exit;")
+IRQ_ASM(irq_flag_at_fp, "r1 = r10;"
+                        "call %[save];"
+                        "r0 = 0;"
+                        "exit;")
+IRQ_ASM(irq_restore_above_fp, "r1 = r10;"
+                              "r1 += 8;"
+                              "call %[restore];"
+                              "r0 = 0;"
+                              "exit;")
+IRQ_ASM(irq_flag_below_stack, "r1 = r10;"
+                              "r1 += -520;"
+                              "call %[save];"
+                              "r0 = 0;"
+                              "exit;")
+IRQ_ASM(irq_restore_below_stack, "r1 = r10;"
+                                 "r1 += -520;"
+                                 "call %[restore];"
+                                 "r0 = 0;"
+                                 "exit;")
+IRQ_ASM(irq_lock_flag_above_fp, "r1 = %[lock] ll;"
+                                "r2 = r10;"
+                                "r2 += 16;"
+                                "call %[lock_irqsave];"
+                                "r0 = 0;"
+                                "exit;")
+
 char _license[] SEC("license") = "GPL";
