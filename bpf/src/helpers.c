@@ -48,8 +48,8 @@ static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 	return i < obj->map_cnt && (uintptr_t)&obj->maps[i] == v ? &obj->maps[i] : NULL;
 }
 
-/* A hash value is valid until the run's read-side section ends; the run
- * remembers the last RQBPF_DYN_REGIONS of them for its bounds checks. */
+/* A hash value is valid until the run's read-side section ends; the
+ * accesses that follow its lookup find it as the last region. */
 static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key, uint64_t *reg)
 {
 	uint8_t *p;
@@ -71,12 +71,8 @@ static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key,
 	} else {
 		p = rqbpf_map_elem(m, key);
 	}
-	if (p && m->hash) {
-		r->dyn[r->dyn_next] = (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, true};
-		r->dyn_next = (r->dyn_next + 1) % RQBPF_DYN_REGIONS;
-		if (r->ndyn < RQBPF_DYN_REGIONS)
-			r->ndyn++;
-	}
+	if (p && m->hash)
+		r->last = (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, true};
 	reg[BPF_REG_0] = (uintptr_t)p;
 	return 0;
 }

@@ -44,12 +44,13 @@ struct rqbpf_map {
 	struct rqbpf_map_desc desc; /* desc.name points into name[] */
 	char name[64];
 	struct rqbpf_object *obj;
-	struct rqmap_array *array; /* array and data maps, once loaded */
-	struct rqmap_hash *hash;   /* hash maps, once loaded */
-	uint32_t elem_size;        /* array stride: value_size rounded up to 8 */
-	uint8_t *values;           /* array values: max_entries * elem_size bytes */
-	uint32_t sec_idx;          /* data maps: the ELF section */
-	uint32_t btf_value;        /* BTF maps: the value type id, 0 if unknown */
+	struct rqmap_array *array;            /* array and data maps, once loaded */
+	struct rqmap_hash *hash;              /* hash maps, once loaded */
+	struct rqmap_hash_values hash_values; /* hash maps: where every value lies */
+	uint32_t elem_size;                   /* array stride: value_size rounded up to 8 */
+	uint8_t *values;                      /* array values: max_entries * elem_size bytes */
+	uint32_t sec_idx;                     /* data maps: the ELF section */
+	uint32_t btf_value;                   /* BTF maps: the value type id, 0 if unknown */
 };
 
 /* One piece of ELF code: a function symbol in an executable section. */

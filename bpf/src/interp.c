@@ -31,6 +31,22 @@ static bool in_region(const struct rqbpf_region *g, uintptr_t a, size_t size, bo
 	return a - g->base < g->size && size <= g->size - (a - g->base) && (!write || g->writable);
 }
 
+/* The value of the hash element @p a lies in, if it lies in one: any value
+ * of the map, as a verified program only reaches one through a lookup, and
+ * elements are recycled, never freed, while the map lives. */
+static bool hash_value_at(const struct rqmap_hash_values *v, uintptr_t a, struct rqbpf_region *out)
+{
+	uintptr_t off = a - (uintptr_t)v->base, in;
+
+	if (!v->base || off >= (uintptr_t)v->count * v->stride)
+		return false;
+	in = off % v->stride;
+	if (in < v->value_off || in - v->value_off >= v->value_size)
+		return false;
+	*out = (struct rqbpf_region){a - (in - v->value_off), v->value_size, true};
+	return true;
+}
+
 /* The map regions and the context, searched in full; a hit is remembered. */
 void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
 {
@@ -48,12 +64,10 @@ void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write
 		                          !m->desc.read_only};
 		if (m->values && in_region(&g, a, size, write))
 			goto hit;
-	}
-	for (int i = 0; i < r->ndyn; i++)
-		if (in_region(&r->dyn[i], a, size, write)) {
-			g = r->dyn[i];
+		if (m->hash && hash_value_at(&m->hash_values, a, &g) &&
+		    in_region(&g, a, size, write))
 			goto hit;
-		}
+	}
 	return NULL;
 hit:
 	r->last = g;
@@ -465,7 +479,6 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.msg_size = sizeof(res->msg);
 	r.nheld = 0;
 	r.irq_seq = 0;
-	r.ndyn = r.dyn_next = 0;
 	r.rcu = false;
 	r.last = (struct rqbpf_region){0, 0, false};
 	reg[BPF_REG_1] = (uintptr_t)ctx;

@@ -59,7 +59,8 @@ static int create_hash(struct rqbpf_map *m, struct rqbpf_error *err)
 		return rqbpf_fail(err, ret, "map %s: cannot create the hash map (%s)", m->name,
 		                  strerror(-ret));
 	m->obj->has_hash = true;
-	return 0;
+	ret = rqmap_hash_values(m->hash, &m->hash_values);
+	return ret ? rqbpf_fail(err, ret, "map %s: hash values not preallocated", m->name) : 0;
 }
 
 /* Memory one map may preallocate for its keys and values: an object's sizes
@@ -137,6 +138,10 @@ int rqbpf_map_update(struct rqbpf_map *m, const void *key, const void *value, ui
 
 	if (ret || !value)
 		return ret ? ret : -EINVAL;
+	/* As the kernel's: BPF_F_LOCK copies under a bpf_spin_lock only; a
+	 * value whose lock is a bpf_res_spin_lock (or none) refuses it. */
+	if ((flags & BPF_F_LOCK) && m->desc.spin_lock_off < 0)
+		return -EINVAL;
 	return m->array ? rqmap_array_update(m->array, key, value, flags)
 	                : rqmap_hash_update(m->hash, key, value, flags);
 }

@@ -15,9 +15,6 @@ struct rqbpf_region {
 	bool writable;
 };
 
-/* Hash-map values a run looked up recently: valid until the run ends. */
-#define RQBPF_DYN_REGIONS 32
-
 /* How a held lock was taken: its unlock must be of the same kind, and a run
  * that ends holding it releases it as that unlock would. */
 enum rqbpf_held_kind {
@@ -47,8 +44,6 @@ struct rqbpf_run {
 	struct rqbpf_held held[RQBPF_MAX_HELD];
 	struct rqbpf_region last; /* the region the last slow check found */
 	bool rcu;                 /* a read-side section is open (in-place hash lookups) */
-	int ndyn, dyn_next;
-	struct rqbpf_region dyn[RQBPF_DYN_REGIONS];
 	_Alignas(16) uint8_t stack[RQBPF_MAX_FRAMES * RQBPF_STACK_SIZE];
 };
 

@@ -39,6 +39,8 @@ static const struct case_ cases[] = {
     {"hash", "hash_count", 3},
     {"hash", "hash_aa", 1},
     {"hash", "hash_delete", 1},
+    {"hash", "hash_many_lookups", 1},
+    {"hash", "hash_update_f_lock", 1},
     {"spin_lock", "spin_count", 1},
     {"spin_lock", "spin_hold_long", 1},
     {"spin_lock", "spin_hash_count", 8},

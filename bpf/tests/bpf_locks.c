@@ -294,6 +294,15 @@ static void test_hash(void)
 			         -ENOENT);
 		}
 		CHECK_EQ(bt_run(obj, "hash_aa"), 0);
+		/* 41 values looked up in one run, the first written last. */
+		CHECK_EQ(bt_run(obj, "hash_many_lookups"), 6);
+		/* BPF_F_LOCK needs a bpf_spin_lock: -EINVAL, from a program
+		 * and from the C API. */
+		CHECK_EQ(bt_run(obj, "hash_update_f_lock"), -EINVAL);
+		memset(v, 0, sizeof(v));
+		CHECK_EQ(rqbpf_map_update(rqbpf_object_find_map(obj, "table"), &(uint32_t){3}, v,
+		                          BPF_F_LOCK),
+		         -EINVAL);
 		rqbpf_object_close(obj);
 	}
 }

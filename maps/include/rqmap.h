@@ -240,6 +240,28 @@ int rqmap_hash_lookup_and_delete_batch(struct rqmap_hash *map, uint32_t *cursor,
  */
 void *rqmap_hash_lookup_elem(struct rqmap_hash *map, const void *key);
 
+/**
+ * Where a preallocated hash map keeps its values, for a BPF runtime that
+ * checks a program's accesses: the value of element i, for i < count, is
+ * the value_size bytes at (char *)base + i * stride + value_off. Every
+ * pointer rqmap_hash_lookup_elem() returns is one of them; elements are
+ * recycled, never freed, while the map lives.
+ */
+struct rqmap_hash_values {
+	const void *base;    /**< the first element */
+	uint32_t count;      /**< elements: the map's capacity */
+	uint32_t stride;     /**< bytes from one element to the next */
+	uint32_t value_off;  /**< bytes from an element to its value */
+	uint32_t value_size; /**< as created */
+};
+
+/**
+ * @brief Where @p map keeps its values (see struct rqmap_hash_values).
+ * @return 0; -EINVAL (a NULL argument); -ENOTSUP for a map created with
+ *  RQMAP_F_NO_PREALLOC, whose elements are allocated one by one.
+ */
+int rqmap_hash_values(const struct rqmap_hash *map, struct rqmap_hash_values *out);
+
 /** Element accounting of a hash map. */
 struct rqmap_hash_info {
 	uint32_t max_entries; /**< as created */

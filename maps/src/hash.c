@@ -436,6 +436,23 @@ void *rqmap_hash_lookup_elem(struct rqmap_hash *m, const void *key)
 	return e ? (void *)elem_value(m, e) : NULL;
 }
 
+int rqmap_hash_values(const struct rqmap_hash *m, struct rqmap_hash_values *out)
+{
+	if (!m || !out)
+		return -EINVAL;
+	if (m->flags & RQMAP_F_NO_PREALLOC)
+		return -ENOTSUP;
+	*out = (struct rqmap_hash_values){
+	    .base = m->pool,
+	    .count = m->capacity,
+	    .stride = m->elem_size,
+	    .value_off =
+	        (uint32_t)(offsetof(struct htab_elem, data) + sizeof(rqmap_word_t) * m->value_off),
+	    .value_size = m->value_size,
+	};
+	return 0;
+}
+
 static int delete_common_impl(struct rqmap_hash *m, const void *key, void *value, uint64_t flags)
 {
 	struct htab_elem *e;

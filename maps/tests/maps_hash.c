@@ -312,6 +312,46 @@ static void test_stress(uint32_t flags)
 	rqmap_hash_destroy(c.m);
 }
 
+/*
+ * rqmap_hash_values(): every pointer an in-place lookup returns is the value
+ * of an element of the pool it describes, at its value offset.
+ */
+static void test_values(void)
+{
+	struct rqmap_hash *m = make(64, 0, 0), *np = make(4, 0, RQMAP_F_NO_PREALLOC);
+	struct rqmap_hash_values v;
+
+	CHECK_EQ(rqmap_hash_values(NULL, &v), -EINVAL);
+	CHECK_EQ(rqmap_hash_values(m, NULL), -EINVAL);
+	CHECK_EQ(rqmap_hash_values(np, &v), -ENOTSUP);
+	CHECK_EQ(rqmap_hash_values(m, &v), 0);
+	CHECK(v.base != NULL);
+	CHECK_GE(v.count, 64);
+	CHECK_EQ(v.value_size, 8);
+	CHECK_EQ(v.value_off % 8, 0);
+	CHECK_GE(v.stride, v.value_off + v.value_size);
+	for (uint32_t k = 0; k < 64; k++) {
+		uint64_t val = 1000 + k;
+
+		CHECK_EQ(rqmap_hash_update(m, &k, &val, RQMAP_ANY), 0);
+	}
+	CHECK_EQ(rqmap_read_lock(), 0);
+	for (uint32_t k = 0; k < 64; k++) {
+		const char *p = rqmap_hash_lookup_elem(m, &k);
+		size_t off;
+
+		CHECK(p != NULL);
+		CHECK(p >= (const char *)v.base + v.value_off);
+		off = (size_t)(p - (const char *)v.base) - v.value_off;
+		CHECK_EQ(off % v.stride, 0);
+		CHECK_LT(off / v.stride, v.count);
+		CHECK_EQ(*(const uint64_t *)(const void *)p, 1000 + k);
+	}
+	rqmap_read_unlock();
+	rqmap_hash_destroy(np);
+	rqmap_hash_destroy(m);
+}
+
 static void test_maps_hash(void)
 {
 	rqmap_thread_init();
@@ -321,6 +361,7 @@ static void test_maps_hash(void)
 	test_get_next_key();
 	test_batch();
 	test_f_lock();
+	test_values();
 	test_stress(0);
 	test_stress(RQMAP_F_NO_PREALLOC);
 }

@@ -72,4 +72,41 @@ int hash_delete(struct __sk_buff *ctx)
 	return (int)v->n;
 }
 
+#define MANY 40
+
+/* Looks up key 36, then MANY other keys (writing each value), then writes
+ * through the first pointer again: every value a run looked up stays
+ * accessible (rqbpf once remembered only the last 32). Returns 6. */
+SEC("tc")
+int hash_many_lookups(struct __sk_buff *ctx)
+{
+	struct hval *first, *v;
+	int i;
+
+	first = get(36);
+	if (!first)
+		return -1;
+	first->n = 5;
+	for (i = 1; i <= MANY; i++) {
+		v = get((36 + i) % 64);
+		if (!v)
+			return -2;
+		v->n = i;
+	}
+	first->n += 1;
+	return (int)first->n;
+}
+
+/* BPF_F_LOCK copies under a bpf_spin_lock only: with a bpf_res_spin_lock
+ * in the value the update fails with -EINVAL (-22), as in the kernel. */
+SEC("tc")
+int hash_update_f_lock(struct __sk_buff *ctx)
+{
+	struct hval zero = {};
+	__u32 key = 3;
+
+	bpf_map_update_elem(&table, &key, &zero, BPF_ANY);
+	return bpf_map_update_elem(&table, &key, &zero, BPF_F_LOCK);
+}
+
 char _license[] SEC("license") = "GPL";
