@@ -104,9 +104,11 @@ RQSPINLOCK_STATIC_ASSERT(sizeof(rqspinlock_t) == 4 && RQSPINLOCK_ALIGNOF(rqspinl
 #define RQSPINLOCK_MAX_TIMEOUT_NS (3600ULL * 1000 * 1000 * 1000)
 /**
  * Locks per thread whose ownership is tracked for deadlock detection. A
- * thread may hold more; while it holds untracked ones, an AA on any lock is
- * still found where the lock word names the thread (docs/DESIGN.md
- * section 7), and ends in -ETIMEDOUT where it cannot.
+ * thread may hold more. While it holds more than this many, or still holds
+ * some it took beyond this many (after releasing older ones), an AA on any
+ * lock is still found where the lock word names the thread
+ * (docs/DESIGN.md section 7), and ends in -ETIMEDOUT where it cannot. (A
+ * lock untracked for another reason, see res_spin_unlock(), is not found.)
  */
 #define RQSPINLOCK_NR_HELD 31
 /** Most live threads with a registry slot (the tail's 14 bits, minus 0). */

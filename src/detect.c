@@ -12,7 +12,8 @@
  * AA: the lock we want is in our table below our own entry and a context
  * we interrupted owns it (untagged_entry_held(), tagged_entry_owns()); or
  * an interrupted context of ours is waiting for it (wait record); or, while
- * we hold locks the table does not track, the locked byte names us.
+ * the table shows that we hold locks it does not track (depth past its end,
+ * or a hole), the locked byte names us.
  *
  * ABBA and longer cycles: follow the waits-for chain. Only threads that are
  * waiting (their innermost context sits in a slow path) can be links: find

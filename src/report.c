@@ -207,6 +207,9 @@ static int is_nested(struct rq_thread *t, uint32_t held_idx)
 static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t *lock,
                       uint32_t held_idx, int err, const struct rq_cycle *cycle)
 {
+	/* The failing call may run in a signal handler whose interrupted code
+	 * reads errno: backtrace(), the hook and its writes must not change it. */
+	int saved_errno = errno;
 	struct rqspinlock_report r;
 	int cancel_state;
 
@@ -238,17 +241,6 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	h->fn(&r, h->arg);
 	pthread_setcancelstate(cancel_state, NULL);
-}
-
-/* The report, with the caller's errno kept: the failing call may run in a
- * signal handler whose interrupted code reads errno, and the hook's
- * writes, backtrace() or the hook itself may set it. */
-static void report(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t *lock,
-                   uint32_t held_idx, int err, const struct rq_cycle *cycle)
-{
-	int saved_errno = errno;
-
-	call_hook(h, t, lock, held_idx, err, cycle);
 	errno = saved_errno;
 }
 
@@ -265,7 +257,7 @@ int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
 		rq_wait_pop(t);
 	count_failure(t, event_of(err, cycle), cycle);
 	if (hooked)
-		report(&h, t, lock, held_idx, err, cycle);
+		call_hook(&h, t, lock, held_idx, err, cycle);
 	return err;
 }
 
@@ -380,13 +372,15 @@ static const char *event_name(enum rqspinlock_event ev)
 /*
  * SIGPIPE held off for the stock reporter's writes: a stderr whose reader
  * has gone must cost the report, not the process (SIGPIPE's default action
- * ends it). The signal is blocked around the writes, and one raised
- * meanwhile (it was not pending before) is taken back before the mask is
- * restored; a SIGPIPE that was already pending stays so.
+ * ends it). The signal is blocked around the writes; when one failed with
+ * EPIPE and no SIGPIPE was pending before, the one it raised is taken back
+ * before the mask is restored (sigtimedwait() with a zero timeout: not on
+ * POSIX's async-signal-safe list, but on Linux one system call, like the
+ * mask changes around it; cancellation is off during the hook).
  */
 struct rq_sigpipe {
 	sigset_t set, old;
-	bool was_pending;
+	bool was_pending, raised;
 };
 
 static bool sigpipe_pending(void)
@@ -408,7 +402,7 @@ static void sigpipe_release(struct rq_sigpipe *p)
 {
 	static const struct timespec now = {0, 0};
 
-	if (!p->was_pending && sigpipe_pending())
+	if (p->raised && !p->was_pending && sigpipe_pending())
 		sigtimedwait(&p->set, NULL, &now);
 	pthread_sigmask(SIG_SETMASK, &p->old, NULL);
 }
@@ -448,8 +442,10 @@ RQ_EXPORT void res_spin_report_stderr(const struct rqspinlock_report *r, void *a
 	if (r->nr_frames)
 		put_str(&b, "  stack:\n");
 	sigpipe_hold(&guard);
+	errno = 0;
 	if (write_all(STDERR_FILENO, b.s, b.n) && r->nr_frames)
 		/* Symbolizes without malloc, straight to the descriptor. */
 		backtrace_symbols_fd((void *const *)r->frames, (int)r->nr_frames, STDERR_FILENO);
+	guard.raised = errno == EPIPE;
 	sigpipe_release(&guard);
 }

@@ -121,6 +121,84 @@ static void test_exit_holding(void)
 	check_lock_usable(&l);
 }
 
+/* A thread in the slot of the exited owner: what its AA check makes of
+ * the abandoned lock, whose byte names that slot. */
+struct recycled {
+	rqspinlock_t *abandoned;
+	int held;      /* locks it takes first */
+	int same_slot; /* it got the exited owner's slot */
+	int result;
+	uint64_t elapsed; /* ns in res_spin_lock() on the abandoned lock */
+};
+
+#define RECYCLED_MAX_HELD 40
+
+static void *recycled_thread(void *arg)
+{
+	struct recycled *a = arg;
+	rqspinlock_t locks[RECYCLED_MAX_HELD];
+	uint64_t t0;
+
+	a->same_slot = tu_owner() == atomic_load(&exited_owner);
+	if (!a->same_slot)
+		return NULL;
+	for (int i = 0; i < a->held; i++) {
+		res_spin_lock_init(&locks[i]);
+		CHECK_EQ(res_spin_lock(&locks[i]), 0);
+	}
+	t0 = tu_now_ns();
+	a->result = res_spin_lock(a->abandoned);
+	a->elapsed = tu_now_ns() - t0;
+	for (int i = a->held - 1; i >= 0; i--)
+		res_spin_unlock(&locks[i]);
+	return NULL;
+}
+
+/* Runs @p a in fresh threads until one gets the exited owner's slot. */
+static void run_in_recycled_slot(struct recycled *a)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		pthread_t t;
+
+		tu_thread_start(&t, recycled_thread, a);
+		tu_thread_join(t);
+		if (a->same_slot)
+			return;
+	}
+	CHECK(a->same_slot); /* the registry recycles a freed slot */
+}
+
+/*
+ * The price of finding AAs on untracked locks through the locked byte
+ * (docs/DESIGN.md section 7): a thread in an exited owner's slot waits for
+ * that owner's abandoned lock like anyone else (-ETIMEDOUT) while its own
+ * table is complete, but gets -EDEADLK at once while it holds more than 31
+ * locks.
+ */
+static void test_exit_holding_untracked(void)
+{
+	const uint64_t timeout = 20 * TU_NS_PER_MS;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct recycled a = {.abandoned = &l, .held = 3};
+	pthread_t t;
+
+	tu_thread_start(&t, lock_and_exit, &l);
+	tu_thread_join(t);
+	CHECK_EQ(TU_LOCKED(tu_word(&l)), atomic_load(&exited_owner));
+	res_spin_set_timeout_ns(timeout);
+	run_in_recycled_slot(&a);
+	CHECK_EQ(a.result, -ETIMEDOUT);
+	CHECK_GE(a.elapsed, timeout);
+	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
+	a = (struct recycled){.abandoned = &l, .held = RECYCLED_MAX_HELD};
+	run_in_recycled_slot(&a);
+	CHECK_EQ(a.result, -EDEADLK);
+	CHECK_LT(a.elapsed, TU_LONG_TIMEOUT_NS / 4);
+	res_spin_lock_init(&l);
+	res_spin_set_timeout_ns(0);
+	check_lock_usable(&l);
+}
+
 /* ---- re-initialising a lock while its pending waiter waits ---- */
 
 /*
@@ -437,6 +515,7 @@ static void test_garbage_no_tail(void)
 static const struct tu_test tests[] = {
     TU_TEST("core_stalled_owner", test_stalled_owner, 40, TU_TAS),
     TU_TEST("core_exit_holding", test_exit_holding, 40, TU_TAS),
+    TU_TEST("core_exit_holding_untracked", test_exit_holding_untracked, 40, TU_TAS),
     TU_TEST("core_reinit_pending", test_reinit_pending, 40, 0),
     TU_TEST("core_reinit_contended", test_reinit_contended, 40, TU_TAS),
     TU_TEST("core_reinit_shared_pending", test_reinit_shared_pending, 40, 0),

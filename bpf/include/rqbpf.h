@@ -146,9 +146,12 @@ int rqbpf_map_get_info(const struct rqbpf_map *map, struct rqbpf_map_info *info)
  * Needs a loaded object. @return 0, -ENOENT, -EINVAL, -EPERM (not loaded).
  */
 int rqbpf_map_lookup(struct rqbpf_map *map, const void *key, void *value);
-/** @brief Set @p key to @p value; @p flags BPF_ANY/BPF_NOEXIST/BPF_EXIST.
+/** @brief Set @p key to @p value; @p flags BPF_ANY/BPF_NOEXIST/BPF_EXIST,
+ *  with BPF_F_LOCK to copy under the value's bpf_spin_lock.
  *  A lock field in the value is left as it is.
- *  @return 0, -E2BIG (index out of range), -EEXIST, -ENOENT, -EINVAL, -EPERM. */
+ *  @return 0, -E2BIG (index out of range), -EEXIST, -ENOENT, -EINVAL (also
+ *  BPF_F_LOCK without a bpf_spin_lock in the value: a bpf_res_spin_lock
+ *  does not serve, as in the kernel), -EPERM. */
 int rqbpf_map_update(struct rqbpf_map *map, const void *key, const void *value, uint64_t flags);
 /** @brief Delete @p key. @return 0, -ENOENT, -EINVAL (arrays cannot delete), -EPERM. */
 int rqbpf_map_delete(struct rqbpf_map *map, const void *key);

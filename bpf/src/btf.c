@@ -76,21 +76,27 @@ static const struct btf_type *skip_mods(const struct btf *btf, uint32_t id, uint
  * parser finds them (btf_parse_fields()), since which layouts hold a usable
  * lock is part of the interface:
  *  - a lock is a member (or data-section variable) whose type is exactly
- *    struct bpf_res_spin_lock or struct bpf_spin_lock, or an array of one
- *    element of it: a const, volatile or typedef'd lock is no lock;
+ *    struct bpf_res_spin_lock or struct bpf_spin_lock (4 bytes), or an
+ *    array of one element of it, at a 4-byte aligned offset in its struct:
+ *    a const, volatile or typedef'd lock is no lock, nor is a misaligned
+ *    one;
  *  - members that are structs (or one-element arrays of them, again with
  *    no modifier) are searched in turn; unions are not;
  *  - two locks of one kind among the members of one struct, an array of
  *    more than one, or both kinds anywhere in the value make the value's
  *    fields invalid: it has no valid lock of either kind;
  *  - of several locks of one kind in different nested structs, the last
- *    one (in member order) counts.
+ *    one (in member order) counts;
+ *  - a member at an offset that is not a whole byte makes the fields
+ *    invalid (no C compiler emits one).
+ * Offsets are summed in 64 bits: an object's BTF is untrusted input, and a
+ * lock that does not lie inside the value is taken as invalid.
  */
 enum lock_kind { LOCK_NONE = 0, LOCK_RES = 1, LOCK_SPIN = 2 };
 
 struct lock_fields {
-	int32_t res_off;  /* the bpf_res_spin_lock that counts, -1: none */
-	int32_t spin_off; /* the bpf_spin_lock that counts, -1: none */
+	int64_t res_off;  /* the bpf_res_spin_lock that counts, -1: none */
+	int64_t spin_off; /* the bpf_spin_lock that counts, -1: none */
 	bool bad;         /* the fields are invalid: no valid lock */
 };
 
@@ -102,7 +108,7 @@ static enum lock_kind lock_kind_of(const struct btf *btf, const struct btf_type 
 {
 	const char *name;
 
-	if (!btf_is_struct(t))
+	if (!btf_is_struct(t) || t->size != 4)
 		return LOCK_NONE;
 	name = btf_name(btf, t->name_off);
 	if (!strcmp(name, "bpf_res_spin_lock"))
@@ -124,7 +130,7 @@ static const struct btf_type *array_elem(const struct btf *btf, uint32_t id, uin
 	return t && btf_is_array(t) ? NULL : t;
 }
 
-static void note_lock(struct lock_fields *f, enum lock_kind k, int32_t off)
+static void note_lock(struct lock_fields *f, enum lock_kind k, int64_t off)
 {
 	if (k == LOCK_RES)
 		f->res_off = off;
@@ -132,13 +138,14 @@ static void note_lock(struct lock_fields *f, enum lock_kind k, int32_t off)
 		f->spin_off = off;
 }
 
-static void struct_locks(const struct btf *btf, const struct btf_type *t, int32_t base,
+static void struct_locks(const struct btf *btf, const struct btf_type *t, int64_t base,
                          struct lock_fields *f, int depth);
 
-/* A member or variable of type @p id at @p off, among siblings that so far
- * hold the lock kinds in @p seen. */
-static void field_locks(const struct btf *btf, uint32_t id, int32_t off, unsigned *seen,
-                        struct lock_fields *f, int depth)
+/* A member or variable of type @p id at @p off in the value, @p rel in its
+ * struct (or section), among siblings that so far hold the lock kinds in
+ * @p seen. */
+static void field_locks(const struct btf *btf, uint32_t id, int64_t off, int64_t rel,
+                        unsigned *seen, struct lock_fields *f, int depth)
 {
 	uint64_t n;
 	const struct btf_type *t = array_elem(btf, id, &n);
@@ -147,11 +154,11 @@ static void field_locks(const struct btf *btf, uint32_t id, int32_t off, unsigne
 	if (!t || n == 0)
 		return;
 	k = lock_kind_of(btf, t);
-	if (k != LOCK_NONE) {
+	if (k != LOCK_NONE && rel % 4 == 0) {
 		f->bad |= n != 1 || (*seen & k);
 		*seen |= k;
 		note_lock(f, k, off);
-	} else if (btf_is_struct(t) && depth < LOCK_MAX_DEPTH) {
+	} else if (k == LOCK_NONE && btf_is_struct(t) && depth < LOCK_MAX_DEPTH) {
 		struct lock_fields sub = LOCK_FIELDS_NONE;
 
 		struct_locks(btf, t, off, &sub, depth + 1);
@@ -163,24 +170,33 @@ static void field_locks(const struct btf *btf, uint32_t id, int32_t off, unsigne
 	}
 }
 
-static void struct_locks(const struct btf *btf, const struct btf_type *t, int32_t base,
+static void struct_locks(const struct btf *btf, const struct btf_type *t, int64_t base,
                          struct lock_fields *f, int depth)
 {
 	const struct btf_member *m = btf_members(t);
 	unsigned seen = 0;
 
-	for (uint16_t i = 0; i < btf_vlen(t); i++)
-		field_locks(btf, m[i].type, base + (int32_t)(btf_member_bit_offset(t, i) / 8),
-		            &seen, f, depth);
+	for (uint16_t i = 0; i < btf_vlen(t); i++) {
+		uint32_t bits = btf_member_bit_offset(t, i);
+
+		f->bad |= bits % 8 != 0;
+		field_locks(btf, m[i].type, base + bits / 8, bits / 8, &seen, f, depth);
+	}
+}
+
+static bool lock_outside(const struct rqbpf_map_desc *d, int64_t off)
+{
+	return off >= 0 && (off > INT32_MAX - 4 || off + 4 > (int64_t)d->value_size);
 }
 
 /* The map's lock offsets from @p f: none when the fields are invalid. */
 static void set_locks(struct rqbpf_map_desc *d, const struct lock_fields *f)
 {
-	bool bad = f->bad || (f->res_off >= 0 && f->spin_off >= 0);
+	bool bad = f->bad || (f->res_off >= 0 && f->spin_off >= 0) || lock_outside(d, f->res_off) ||
+	           lock_outside(d, f->spin_off);
 
-	d->res_lock_off = bad ? -1 : f->res_off;
-	d->spin_lock_off = bad ? -1 : f->spin_off;
+	d->res_lock_off = bad ? -1 : (int32_t)f->res_off;
+	d->spin_lock_off = bad ? -1 : (int32_t)f->spin_off;
 }
 
 /* A BTF map's value type (modifiers and typedefs at the top are skipped,
@@ -362,7 +378,7 @@ static void data_locks(const struct rqbpf_object *obj, struct rqbpf_map *m)
 			off = vi[i].offset;
 		if (off < 0 || off >= (int64_t)m->desc.value_size)
 			continue;
-		field_locks(obj->btf, var->type, (int32_t)off, &seen, &f, 0);
+		field_locks(obj->btf, var->type, off, off, &seen, &f, 0);
 	}
 	set_locks(&m->desc, &f);
 }

@@ -96,7 +96,8 @@ static int map_helper(struct rqbpf_run *r, int32_t id, uint64_t *reg)
 	case BPF_FUNC_map_lookup_elem:
 		return map_lookup(r, m, key, reg);
 	case BPF_FUNC_map_update_elem:
-		reg[BPF_REG_0] = (uint64_t)(int64_t)rqbpf_map_update(m, key, value, reg[BPF_REG_4]);
+		reg[BPF_REG_0] =
+		    (uint64_t)(int64_t)rqbpf_map_update_helper(m, key, value, reg[BPF_REG_4]);
 		break;
 	default:
 		reg[BPF_REG_0] = (uint64_t)(int64_t)rqbpf_map_delete(m, key);

@@ -146,6 +146,10 @@ int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err);
 int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err);
 void rqbpf_maps_free(struct rqbpf_object *obj);
 void *rqbpf_map_elem(struct rqbpf_map *map, const void *key);
+/* rqbpf_map_update() as the bpf_map_update_elem() helper does it: the
+ * same results, with the map code's errors before a refused BPF_F_LOCK. */
+int rqbpf_map_update_helper(struct rqbpf_map *map, const void *key, const void *value,
+                            uint64_t flags);
 /* interp.c: NULL when instruction @p i is one the interpreter runs, else why
  * not; and the target of a jump or call (true when it has one). */
 const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i);

@@ -60,7 +60,9 @@ static int create_hash(struct rqbpf_map *m, struct rqbpf_error *err)
 		                  strerror(-ret));
 	m->obj->has_hash = true;
 	ret = rqmap_hash_values(m->hash, &m->hash_values);
-	return ret ? rqbpf_fail(err, ret, "map %s: hash values not preallocated", m->name) : 0;
+	return ret ? rqbpf_fail(err, ret, "map %s: hash values not preallocated (%s)", m->name,
+	                        strerror(-ret))
+	           : 0;
 }
 
 /* Memory one map may preallocate for its keys and values: an object's sizes
@@ -132,18 +134,51 @@ int rqbpf_map_lookup(struct rqbpf_map *m, const void *key, void *value)
 	                : rqmap_hash_lookup(m->hash, key, value, 0);
 }
 
+/* BPF_F_LOCK copies under a bpf_spin_lock only: a value whose lock is a
+ * bpf_res_spin_lock (or that has none) refuses it, as the kernel's do. */
+static bool f_lock_refused(const struct rqbpf_map *m, uint64_t flags)
+{
+	return (flags & BPF_F_LOCK) && m->desc.spin_lock_off < 0;
+}
+
+/* The error of a refused BPF_F_LOCK update from a program: the kernel's
+ * map code checks the flags, and an array's index and BPF_NOEXIST, first. */
+static int f_lock_refused_in_map(const struct rqbpf_map *m, const void *key, uint64_t flags)
+{
+	uint32_t idx;
+
+	if ((flags & ~(uint64_t)BPF_F_LOCK) > BPF_EXIST || !m->array)
+		return -EINVAL;
+	memcpy(&idx, key, sizeof(idx));
+	if (idx >= m->desc.max_entries)
+		return -E2BIG;
+	return flags & BPF_NOEXIST ? -EEXIST : -EINVAL;
+}
+
+static int update(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
+{
+	return m->array ? rqmap_array_update(m->array, key, value, flags)
+	                : rqmap_hash_update(m->hash, key, value, flags);
+}
+
+/* The bpf(2) command's order: BPF_F_LOCK is checked before the map's. */
 int rqbpf_map_update(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
 {
 	int ret = check(m, key);
 
 	if (ret || !value)
 		return ret ? ret : -EINVAL;
-	/* As the kernel's: BPF_F_LOCK copies under a bpf_spin_lock only; a
-	 * value whose lock is a bpf_res_spin_lock (or none) refuses it. */
-	if ((flags & BPF_F_LOCK) && m->desc.spin_lock_off < 0)
-		return -EINVAL;
-	return m->array ? rqmap_array_update(m->array, key, value, flags)
-	                : rqmap_hash_update(m->hash, key, value, flags);
+	return f_lock_refused(m, flags) ? -EINVAL : update(m, key, value, flags);
+}
+
+int rqbpf_map_update_helper(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
+{
+	int ret = check(m, key);
+
+	if (ret || !value)
+		return ret ? ret : -EINVAL;
+	return f_lock_refused(m, flags) ? f_lock_refused_in_map(m, key, flags)
+	                                : update(m, key, value, flags);
 }
 
 int rqbpf_map_delete(struct rqbpf_map *m, const void *key)

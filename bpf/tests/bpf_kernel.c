@@ -32,6 +32,7 @@ static const struct case_ cases[] = {
     {"res_lock", "same_element_twice", 1},
     {"res_lock", "order_ab", 1},
     {"res_lock", "order_ba", 1},
+    {"res_lock", "array_update_f_lock", 1},
     {"irqsave", "irqsave_nested", 1},
     {"irqsave", "irqsave_aa", 1},
     {"irqsave", "handler_take", 1},

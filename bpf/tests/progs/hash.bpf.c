@@ -75,8 +75,8 @@ int hash_delete(struct __sk_buff *ctx)
 #define MANY 40
 
 /* Looks up key 36, then MANY other keys (writing each value), then writes
- * through the first pointer again: every value a run looked up stays
- * accessible (rqbpf once remembered only the last 32). Returns 6. */
+ * through the first pointer again: a pointer kept across 40 more lookups
+ * stays accessible. Returns 6. */
 SEC("tc")
 int hash_many_lookups(struct __sk_buff *ctx)
 {

@@ -115,4 +115,21 @@ int beyond_held_table(struct __sk_buff *ctx)
 	return ret;
 }
 
+/* BPF_F_LOCK updates of an array whose value holds a bpf_res_spin_lock
+ * (no bpf_spin_lock): refused with -EINVAL, after the index (-E2BIG) and
+ * BPF_NOEXIST (-EEXIST) checks, as in the kernel. Returns the three errors
+ * as decimal digit pairs: 220717. */
+SEC("tc")
+int array_update_f_lock(struct __sk_buff *ctx)
+{
+	struct slot zero = {};
+	__u32 key = 0, far = 1000;
+	long a, b, c;
+
+	a = bpf_map_update_elem(&slots, &key, &zero, BPF_F_LOCK);
+	b = bpf_map_update_elem(&slots, &far, &zero, BPF_F_LOCK);
+	c = bpf_map_update_elem(&slots, &key, &zero, BPF_NOEXIST | BPF_F_LOCK);
+	return (int)(-a * 10000 - b * 100 - c);
+}
+
 char _license[] SEC("license") = "GPL";

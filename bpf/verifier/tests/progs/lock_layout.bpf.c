@@ -42,6 +42,25 @@ typedef struct {
 ARRAY_OF(typedef_values, value_t);
 TAKE(typedef_value, typedef_values, value_t, lock)
 
+/* A misaligned lock (in a packed struct) is no lock. */
+struct __attribute__((packed)) packed_value {
+	char c;
+	struct bpf_res_spin_lock lock;
+};
+ARRAY_OF(packed, struct packed_value);
+
+SEC("?tc")
+int misaligned_lock(struct __sk_buff *ctx)
+{
+	int key = 0;
+	char *v = bpf_map_lookup_elem(&packed, &key);
+
+	if (!v || bpf_res_spin_lock((void *)(v + 1)))
+		return 0;
+	bpf_res_spin_unlock((void *)(v + 1));
+	return 2;
+}
+
 /* Arrays of one element count; of more, the value has no valid lock. */
 struct array1 {
 	int a;
