@@ -98,9 +98,14 @@ struct lock_fields {
 	int64_t res_off;  /* the bpf_res_spin_lock that counts, -1: none */
 	int64_t spin_off; /* the bpf_spin_lock that counts, -1: none */
 	bool bad;         /* the fields are invalid: no valid lock */
+	uint32_t *budget; /* members left to visit; none left: invalid */
 };
 
-#define LOCK_FIELDS_NONE ((struct lock_fields){-1, -1, false})
+/* Members one search may visit: nested structs multiply, and a crafted
+ * BTF could otherwise make the walk take forever. Far more than any real
+ * value has. */
+#define LOCK_MEMBER_BUDGET  (1u << 16)
+#define LOCK_FIELDS_NONE(b) ((struct lock_fields){-1, -1, false, (b)})
 /* Nested structs searched; deeper ones are taken to hold no lock. */
 #define LOCK_MAX_DEPTH 8
 
@@ -117,7 +122,8 @@ static enum lock_kind lock_kind_of(const struct btf *btf, const struct btf_type 
 }
 
 /* Type @p id through its array dimensions (modifiers are not skipped);
- * @p nelems: the number of elements. */
+ * @p nelems: the number of elements, 0, 1, or 2 for more (an untrusted
+ * BTF's dimensions could overflow any product). */
 static const struct btf_type *array_elem(const struct btf *btf, uint32_t id, uint64_t *nelems)
 {
 	const struct btf_type *t = btf__type_by_id(btf, id);
@@ -125,6 +131,8 @@ static const struct btf_type *array_elem(const struct btf *btf, uint32_t id, uin
 	*nelems = 1;
 	for (int depth = 0; t && btf_is_array(t) && depth < 32; depth++) {
 		*nelems *= btf_array(t)->nelems;
+		if (*nelems > 2)
+			*nelems = 2;
 		t = btf__type_by_id(btf, btf_array(t)->type);
 	}
 	return t && btf_is_array(t) ? NULL : t;
@@ -159,7 +167,7 @@ static void field_locks(const struct btf *btf, uint32_t id, int64_t off, int64_t
 		*seen |= k;
 		note_lock(f, k, off);
 	} else if (k == LOCK_NONE && btf_is_struct(t) && depth < LOCK_MAX_DEPTH) {
-		struct lock_fields sub = LOCK_FIELDS_NONE;
+		struct lock_fields sub = LOCK_FIELDS_NONE(f->budget);
 
 		struct_locks(btf, t, off, &sub, depth + 1);
 		f->bad |= sub.bad || (n != 1 && (sub.res_off >= 0 || sub.spin_off >= 0));
@@ -176,9 +184,14 @@ static void struct_locks(const struct btf *btf, const struct btf_type *t, int64_
 	const struct btf_member *m = btf_members(t);
 	unsigned seen = 0;
 
-	for (uint16_t i = 0; i < btf_vlen(t); i++) {
+	for (uint16_t i = 0; i < btf_vlen(t) && !f->bad; i++) {
 		uint32_t bits = btf_member_bit_offset(t, i);
 
+		if (!*f->budget) {
+			f->bad = true;
+			return;
+		}
+		--*f->budget;
 		f->bad |= bits % 8 != 0;
 		field_locks(btf, m[i].type, base + bits / 8, bits / 8, &seen, f, depth);
 	}
@@ -205,7 +218,8 @@ static void set_locks(struct rqbpf_map_desc *d, const struct lock_fields *f)
 static void value_locks(const struct btf *btf, uint32_t id, struct rqbpf_map_desc *d)
 {
 	const struct btf_type *t = skip_mods(btf, id, NULL);
-	struct lock_fields f = LOCK_FIELDS_NONE;
+	uint32_t budget = LOCK_MEMBER_BUDGET;
+	struct lock_fields f = LOCK_FIELDS_NONE(&budget);
 
 	if (t && btf_is_struct(t))
 		struct_locks(btf, t, 0, &f, 0);
@@ -217,14 +231,17 @@ static void value_locks(const struct btf *btf, uint32_t id, struct rqbpf_map_des
  * with a member of type exactly struct bpf_spin_lock (the kernel's
  * allocatable-object check) and refuses the whole BTF when they are
  * invalid; libbpf then loads the object without BTF, and no map has a
- * usable lock.
+ * usable lock. A BTF that exhausts the search's budget is taken as
+ * refused.
  */
 static bool btf_loadable(const struct btf *btf)
 {
+	uint32_t budget = 16 * LOCK_MEMBER_BUDGET;
+
 	for (uint32_t id = 1; id < btf__type_cnt(btf); id++) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
 		const struct btf_member *m;
-		struct lock_fields f = LOCK_FIELDS_NONE;
+		struct lock_fields f = LOCK_FIELDS_NONE(&budget);
 		bool spin_member = false;
 
 		if (!btf_is_struct(t))
@@ -361,7 +378,8 @@ static void data_locks(const struct rqbpf_object *obj, struct rqbpf_map *m)
 	const struct btf_type *sec =
 	    obj->btf ? find_datasec(obj->btf, obj->secs[m->sec_idx].name) : NULL;
 	const struct btf_var_secinfo *vi;
-	struct lock_fields f = LOCK_FIELDS_NONE;
+	uint32_t budget = LOCK_MEMBER_BUDGET;
+	struct lock_fields f = LOCK_FIELDS_NONE(&budget);
 	unsigned seen = 0;
 
 	if (!sec)
