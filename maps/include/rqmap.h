@@ -311,20 +311,23 @@ void rqmap_lpm_destroy(struct rqmap_lpm *trie);
  */
 int rqmap_lpm_update(struct rqmap_lpm *trie, const void *key, const void *value, uint64_t flags);
 
-/** @brief Delete the exact prefix @p key. @return 0; -ENOENT; -EINVAL; lock errors. */
+/** @brief Delete the exact prefix @p key.
+ *  @return 0; -ENOENT; -EINVAL (prefixlen > data bits); lock errors. */
 int rqmap_lpm_delete(struct rqmap_lpm *trie, const void *key);
 
 /**
  * @brief Longest-prefix match: the value of the longest stored prefix that
  * matches the first key->prefixlen bits of key->data. Takes no lock.
- * @return 0; -ENOENT (no prefix matches); -EINVAL.
+ * @return 0; -ENOENT (no prefix matches, also for prefixlen > data bits,
+ *  as in the kernel); -EINVAL (a NULL argument).
  */
 int rqmap_lpm_lookup(struct rqmap_lpm *trie, const void *key, void *value);
 
 /**
  * @brief Iterate in the kernel's order (post-order: longer prefixes before the
- * prefixes that contain them). @p key NULL or not stored: the first key.
- * @return 0; -ENOENT after the last key; -EINVAL.
+ * prefixes that contain them). @p key NULL or not stored (prefixlen > data
+ * bits included, as in the kernel): the first key.
+ * @return 0; -ENOENT after the last key; -EINVAL (a NULL trie or next_key).
  */
 int rqmap_lpm_get_next_key(struct rqmap_lpm *trie, const void *key, void *next_key);
 

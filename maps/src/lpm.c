@@ -370,8 +370,8 @@ int rqmap_lpm_lookup(struct rqmap_lpm *t, const void *key, void *value)
 	if (!t || !key || !value)
 		return -EINVAL;
 	ret = keyed_op_start(t, key, &k);
-	if (ret)
-		return ret;
+	if (ret) /* a prefix longer than the keys': nothing matches, as in the kernel */
+		return ret == -EINVAL ? -ENOENT : ret;
 	rqmap_rcu_lock();
 	for (n = root_of(t); n;) {
 		uint32_t plen = node_plen(n), m = prefix_match(t, n, &k);
@@ -452,9 +452,11 @@ int rqmap_lpm_get_next_key(struct rqmap_lpm *t, const void *key, void *next_key)
 
 	if (!t || !next_key)
 		return -EINVAL;
-	ret = key ? key_prepare(t, key, &k) : 0;
-	if (!ret)
-		ret = rqmap_thread_ensure();
+	/* A prefix longer than the keys' is not stored: the first key follows,
+	 * as in the kernel. */
+	if (key && key_prepare(t, key, &k))
+		key = NULL;
+	ret = rqmap_thread_ensure();
 	if (ret)
 		return ret;
 	rqmap_rcu_lock();

@@ -18,9 +18,10 @@
 
 _Thread_local bool rqmap_tls_registered;
 _Thread_local unsigned rqmap_tls_depth;
-/* Inside urcu's update side (registration, a grace-period wait, recycling a
- * batch this thread took): a handler that interrupted it must not wait for a
- * grace period (urcu's mutexes; the batch it would wait for is ours). */
+/* Inside urcu's update side (unregistration, a grace-period wait, recycling
+ * a batch this thread took): a handler that interrupted it must not wait for
+ * a grace period (urcu's mutexes; the batch it would wait for is ours).
+ * Registration blocks signals instead. */
 static _Thread_local unsigned tls_in_update_side;
 #ifdef RQ_SANITIZE_THREAD
 char rqmap_tsan_gp;
@@ -46,18 +47,32 @@ static void make_exit_key(void)
 	(void)pthread_key_create(&exit_key, unregister_at_exit);
 }
 
+/*
+ * Registration runs with every signal blocked: a handler that used a map
+ * inside it would register the thread a second time (liburcu asserts and
+ * aborts) or wait for the registry mutex the interrupted registration
+ * holds. A signal that arrives meanwhile runs its handler once the thread
+ * is registered. A handler that ran before the mask may have registered
+ * the thread already.
+ */
 int rqmap_thread_register_slow(void)
 {
+	sigset_t all, old;
+	int ret = 0;
+
 	pthread_once(&exit_key_once, make_exit_key);
-	if (pthread_setspecific(exit_key, (void *)1))
-		return -ENOMEM;
-	tls_in_update_side++;
-	atomic_signal_fence(memory_order_seq_cst); /* a handler sees it */
-	urcu_memb_register_thread();
-	rqmap_tls_registered = true;
-	atomic_signal_fence(memory_order_seq_cst);
-	tls_in_update_side--;
-	return 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (!rqmap_tls_registered) {
+		if (pthread_setspecific(exit_key, (void *)1)) {
+			ret = -ENOMEM;
+		} else {
+			urcu_memb_register_thread();
+			rqmap_tls_registered = true;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 
 int rqmap_thread_init(void)

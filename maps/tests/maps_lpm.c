@@ -189,6 +189,18 @@ static void test_errors(void)
 	k.plen = 16;
 	CHECK_EQ(rqmap_lpm_delete(t, &k), 0);
 	CHECK_EQ(rqmap_lpm_count(t), 1);
+	/* A prefix longer than the keys: update and delete refuse it, a
+	 * lookup finds nothing, get_next_key starts over (the kernel's
+	 * results). */
+	k.plen = 33;
+	CHECK_EQ(rqmap_lpm_delete(t, &k), -EINVAL);
+	CHECK_EQ(rqmap_lpm_lookup(t, &k, &v), -ENOENT);
+	{
+		struct key next = {0};
+
+		CHECK_EQ(rqmap_lpm_get_next_key(t, &k, &next), 0);
+		CHECK_EQ(next.plen, 8);
+	}
 	rqmap_lpm_destroy(t);
 }
 
