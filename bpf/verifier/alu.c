@@ -26,6 +26,24 @@ static bool ptr_arith_ok(struct venv *env, const struct vreg *ptr, int regno)
 	return true;
 }
 
+/* The kernel's check_reg_sane_offset() for a variable part (the scalar's,
+ * or the pointer's own) of a pointer sum. */
+static bool var_off_sane(struct venv *env, const struct vrange *r, const struct vreg *ptr)
+{
+	if (r->smin == INT64_MIN) {
+		verr(env, env->insn_idx,
+		     "math between %s pointer and register with unbounded min value is not allowed",
+		     vtype_name(ptr->type));
+		return false;
+	}
+	if (r->smin >= MAX_PTR_OFF || r->smin <= -MAX_PTR_OFF) {
+		verr(env, env->insn_idx, "value %lld makes %s pointer be out of bounds",
+		     (long long)r->smin, vtype_name(ptr->type));
+		return false;
+	}
+	return true;
+}
+
 /* dst = ptr +/- scalar (or scalar + ptr). */
 static int ptr_add_scalar(struct venv *env, struct vreg *dst, const struct vreg *ptr,
                           const struct vreg *scalar, bool sub, int regno)
@@ -34,6 +52,8 @@ static int ptr_add_scalar(struct venv *env, struct vreg *dst, const struct vreg 
 	struct vrange s = scalar->r;
 
 	if (!ptr_arith_ok(env, ptr, regno))
+		return -1;
+	if (!rng_is_const(&s) && (!var_off_sane(env, &s, ptr) || !var_off_sane(env, &ptr->r, ptr)))
 		return -1;
 	if (rng_is_const(&s)) {
 		int64_t v = sub ? -(int64_t)s.umin : (int64_t)s.umin;

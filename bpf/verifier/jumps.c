@@ -314,9 +314,11 @@ int cond_jump(struct venv *env, struct vstate *st, int idx, int *next, struct vs
 		verr(env, idx, "out of memory");
 		return -1;
 	}
-	/* st continues at the fall-through, fork takes the jump. */
-	if (!is32 && dst->type == T_MAP_VALUE_OR_NULL && is_const_zero(&src) &&
-	    (op == BPF_JEQ || op == BPF_JNE)) {
+	/* st continues at the fall-through, fork takes the jump. A null check
+	 * is the kernel's: a compare with the immediate 0, not with a register
+	 * that holds 0. */
+	if (!is32 && dst->type == T_MAP_VALUE_OR_NULL && BPF_SRC(in->code) == BPF_K &&
+	    in->imm == 0 && (op == BPF_JEQ || op == BPF_JNE)) {
 		uint32_t id = dst->id;
 
 		mark_null_checked(env, fork, id, op == BPF_JEQ);

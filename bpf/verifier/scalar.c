@@ -311,56 +311,6 @@ static struct vrange low32(const struct vrange *r)
 	return v;
 }
 
-static int64_t sdiv64(int64_t a, int64_t b, bool mod)
-{
-	if (b == -1)
-		return mod ? 0 : (int64_t)(0 - (uint64_t)a);
-	return mod ? a % b : a / b;
-}
-
-static uint64_t const_divmod(uint64_t a, uint64_t b, uint8_t op, bool is64, bool sign)
-{
-	if (!is64) {
-		a = (uint32_t)a;
-		b = (uint32_t)b;
-	}
-	if (b == 0)
-		return op == BPF_DIV ? 0 : a;
-	if (sign && is64)
-		return (uint64_t)sdiv64((int64_t)a, (int64_t)b, op == BPF_MOD);
-	if (sign)
-		return (uint32_t)(int32_t)sdiv64((int32_t)a, (int32_t)b, op == BPF_MOD);
-	return op == BPF_DIV ? a / b : a % b;
-}
-
-static void rng_divmod(struct vrange *dst, const struct vrange *src, uint8_t op, bool is64,
-                       bool sign)
-{
-	if (rng_is_const(dst) && rng_is_const(src)) {
-		rng_const(dst, const_divmod(dst->umin, src->umin, op, is64, sign));
-	} else if (!sign && op == BPF_DIV && rng_is_const(src) && src->umin) {
-		dst->umin /= src->umin;
-		dst->umax /= src->umin;
-		dst->smin = INT64_MIN;
-		dst->smax = INT64_MAX;
-		dst->s32min = INT32_MIN;
-		dst->s32max = INT32_MAX;
-		dst->u32min = 0;
-		dst->u32max = UINT32_MAX;
-		rng_sync(dst);
-	} else if (!sign && op == BPF_MOD) {
-		/* x % y <= x, and x % 0 is x: only a divisor that cannot be 0
-		 * bounds the result by y - 1. */
-		uint64_t m = src->umin ? umin64(dst->umax, src->umax - 1) : dst->umax;
-
-		rng_unknown(dst);
-		dst->umax = m;
-		rng_sync(dst);
-	} else {
-		rng_unknown(dst);
-	}
-}
-
 static uint64_t bswap_const(uint64_t v, int bits, bool to_le)
 {
 	if (to_le) /* this host is little-endian: to_le only truncates */
@@ -418,7 +368,9 @@ int rng_alu(struct vrange *dst, const struct vrange *src, uint8_t op, bool is64,
 		break;
 	case BPF_DIV:
 	case BPF_MOD:
-		rng_divmod(&a, &b, op, is64, off == 1);
+		/* As the 6.18 kernel: the result is not tracked, even from two
+		 * constants (a bound here would accept programs it rejects). */
+		rng_unknown(&a);
 		break;
 	case BPF_AND:
 	case BPF_OR:

@@ -60,4 +60,59 @@ __attribute__((naked)) int prune_x(void)
 	             : "memory");
 }
 
+/* A remainder or quotient is not tracked (Linux 6.18), even by a divisor
+ * that cannot be 0, or of two constants: the 64-bit result is unbounded
+ * and may not be added to a pointer. */
+SEC("?tc")
+__attribute__((naked)) int mod_nonzero(void)
+{
+	asm volatile(LOOKUP_R8 "r1 = *(u32 *)(r6 + 0);"
+	                       "r2 = *(u64 *)(r8 + 0);"
+	                       "r2 &= 7;"
+	                       "r2 |= 1;" MOD64_R1_R2 LOAD_AT_R1
+	             :
+	             : LOOKUP_ARGS
+	             : "memory");
+}
+
+SEC("?tc")
+__attribute__((naked)) int div_of_constants(void)
+{
+	asm volatile(LOOKUP_R8 "r1 = 8;"
+	                       "r1 /= 2;" LOAD_AT_R1
+	             :
+	             : LOOKUP_ARGS
+	             : "memory");
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4);
+	__type(key, int);
+	__type(value, __u64);
+} hashed SEC(".maps");
+
+/* A null check is a compare with the immediate 0: one with a register
+ * that holds 0 leaves the pointer possibly NULL (a hash lookup: an array's
+ * with a constant key in range is never NULL). */
+SEC("?tc")
+__attribute__((naked)) int null_check_by_register(void)
+{
+	asm volatile("r1 = 0;"
+	             "*(u32 *)(r10 - 4) = r1;"
+	             "r2 = r10;"
+	             "r2 += -4;"
+	             "r1 = %[hashed] ll;"
+	             "call %[lookup];"
+	             "r1 = 0;"
+	             "if r0 == r1 goto 1f;"
+	             "r0 = *(u64 *)(r0 + 0);"
+	             "exit;"
+	             "1: r0 = 0;"
+	             "exit;"
+	             :
+	             : [hashed] "i"(&hashed), [lookup] "i"(bpf_map_lookup_elem)
+	             : "memory");
+}
+
 char _license[] SEC("license") = "GPL";
