@@ -225,7 +225,7 @@ static int subprog_call(struct venv *env, struct vstate *st, int idx, int *next)
 	struct vframe *caller = cur_frame(st), *callee;
 
 	if (st->curframe + 1 >= V_MAX_FRAMES) {
-		verr(env, idx, "the call stack of %d frames is too deep !", st->curframe + 2);
+		verr(env, idx, "the call stack of %d frames is too deep", st->curframe + 2);
 		return -1;
 	}
 	callee = frame_new(idx, target);
@@ -270,9 +270,14 @@ int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **for
  * call), or end the path in the main program (*next = -1). */
 int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
 {
+	const struct bpf_insn *in = &env->prog->insns[idx];
 	struct vreg *r0 = &cur_frame(st)->regs[BPF_REG_0];
 
 	*next = -1;
+	if (in->imm || in->src_reg || in->dst_reg) {
+		verr(env, idx, "BPF_EXIT uses reserved fields");
+		return -1;
+	}
 	if (!st->curframe && locks_held(st)) {
 		verr(env, idx,
 		     "BPF_EXIT instruction in main prog cannot be used inside bpf_spin_lock-ed "
@@ -309,4 +314,60 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
 		return -1;
 	}
 	return 0;
+}
+
+/* A frame's stack as the kernel counts it against the 512 bytes of a call
+ * chain: its depth rounded up to 16 (the JIT's granularity). */
+static int frame_stack(const struct venv *env, int start)
+{
+	return (env->stack_depth[start] + 15) & ~15;
+}
+
+/*
+ * The kernel's check_max_stack_depth(), after the walk: along every chain
+ * of calls from the main program, taken by the walk or not (a call behind
+ * a branch no path takes, a recursion the walk bounded), at most 8 frames
+ * and 512 bytes of stack in all.
+ */
+int check_call_chains(struct venv *env)
+{
+	int ret_insn[V_MAX_FRAMES], ret_start[V_MAX_FRAMES];
+	int n = (int)env->prog->insn_cnt, frame = 0, start = 0, i = 0;
+	int depth = frame_stack(env, 0);
+
+	if (depth > V_STACK_SIZE) {
+		verr(env, 0, "combined stack size of 1 calls is %d. Too large", depth);
+		return -1;
+	}
+	for (;;) {
+		for (; i < n && env->subprog_of[i] == start; i++) {
+			const struct bpf_insn *in = &env->prog->insns[i];
+
+			if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg != BPF_PSEUDO_CALL)
+				continue;
+			ret_insn[frame] = i + 1;
+			ret_start[frame] = start;
+			start = i + in->imm + 1;
+			i = start;
+			if (++frame >= V_MAX_FRAMES) {
+				verr(env, ret_insn[frame - 1] - 1,
+				     "the call stack of %d frames is too deep !", frame);
+				return -1;
+			}
+			depth += frame_stack(env, start);
+			if (depth > V_STACK_SIZE) {
+				verr(env, ret_insn[frame - 1] - 1,
+				     "combined stack size of %d calls is %d. Too large", frame + 1,
+				     depth);
+				return -1;
+			}
+			i--; /* the loop's i++ would skip the callee's first insn */
+		}
+		if (frame == 0)
+			return 0;
+		depth -= frame_stack(env, start);
+		frame--;
+		i = ret_insn[frame];
+		start = ret_start[frame];
+	}
 }

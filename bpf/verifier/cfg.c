@@ -64,6 +64,14 @@ static int check_ldimm64(struct venv *env, uint8_t *second_half)
 	int n = (int)env->prog->insn_cnt;
 
 	for (int i = 0; i < n; i++) {
+		/* Checked with the ld_imm64 pairs, on every instruction, as the
+		 * kernel does before its walk. */
+		if (BPF_CLASS(insns[i].code) == BPF_LDX &&
+		    ((BPF_MODE(insns[i].code) != BPF_MEM && BPF_MODE(insns[i].code) != BPF_MEMSX) ||
+		     insns[i].imm)) {
+			verr(env, i, "BPF_LDX uses reserved fields");
+			return -1;
+		}
 		if (!is_ldimm64(&insns[i]))
 			continue;
 		if (i + 1 >= n || insns[i + 1].code || insns[i + 1].dst_reg ||

@@ -64,7 +64,9 @@ static int check_jmp_fields(struct venv *env, const struct bpf_insn *in)
 		verr(env, env->insn_idx, "invalid BPF_JMP/JMP32 opcode %x", op);
 		return -1;
 	}
-	if (in->dst_reg > BPF_REG_10 || in->src_reg > BPF_REG_10) {
+	/* An operand field the source bit does not use must be zero. */
+	if (in->dst_reg > BPF_REG_10 || in->src_reg > BPF_REG_10 ||
+	    (BPF_SRC(in->code) == BPF_X ? in->imm != 0 : in->src_reg != BPF_REG_0)) {
 		verr(env, env->insn_idx, "BPF_JMP/JMP32 uses reserved fields");
 		return -1;
 	}

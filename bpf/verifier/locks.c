@@ -203,6 +203,7 @@ static struct vslot_state *irq_slot(struct venv *env, struct vstate *st, int reg
 			     off);
 		return NULL;
 	}
+	mem_note_stack(env, st->frame[reg->frameno], off);
 	return &st->frame[reg->frameno]->stack[(-off - 1) / 8];
 }
 

@@ -26,6 +26,14 @@ static uint8_t *stack_byte(struct vframe *f, int off, struct vslot_state **slot)
 	return &f->stack[spi].bytes[b];
 }
 
+void mem_note_stack(struct venv *env, const struct vframe *f, int off)
+{
+	uint16_t *d = &env->stack_depth[f->subprog_start];
+
+	if (off < 0 && -off > *d)
+		*d = (uint16_t)-off;
+}
+
 /* Bytes of a spilled register that is partly overwritten become misc. */
 static void unspill(struct vslot_state *s)
 {
@@ -136,6 +144,7 @@ static int stack_access(struct venv *env, struct vstate *st, int regno, int off,
 			     off - reg->off, size);
 			return -1;
 		}
+		mem_note_stack(env, f, off);
 		if (!write)
 			return stack_read(env, f, off, size, val, sign_ext);
 		stack_write(f, off, size, val);
@@ -153,6 +162,7 @@ static int stack_access(struct venv *env, struct vstate *st, int regno, int off,
 		     dir_str(write), regno, off, size);
 		return -1;
 	}
+	mem_note_stack(env, f, lo);
 	if (write) {
 		stack_write_bytes(f, lo, hi, S_MISC);
 		return 0;
@@ -320,6 +330,7 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 		     regno, off, size);
 		return -1;
 	}
+	mem_note_stack(env, f, off);
 	for (int i = 0; i < size; i++) {
 		struct vslot_state *s;
 		uint8_t *b = stack_byte(f, off + i, &s);

@@ -222,6 +222,12 @@ static int store(struct venv *env, struct vstate *st, int idx)
 		verr(env, idx, "unknown opcode %02x", in->code);
 		return -1;
 	}
+	/* The operand a store does not use must be zero, as the kernel checks. */
+	if (BPF_CLASS(in->code) == BPF_ST ? in->src_reg != BPF_REG_0 : in->imm != 0) {
+		verr(env, idx, "%s uses reserved fields",
+		     BPF_CLASS(in->code) == BPF_ST ? "BPF_ST" : "BPF_STX");
+		return -1;
+	}
 	if (check_reg_read(env, st, in->dst_reg))
 		return -1;
 	if (BPF_CLASS(in->code) == BPF_ST) {
@@ -448,16 +454,20 @@ static int verify(struct venv *env)
 	env->decided = calloc(n, 1);
 	env->linked = calloc(n, sizeof(*env->linked));
 	env->subprog_of = calloc(n, sizeof(int));
+	env->stack_depth = calloc(n, sizeof(uint16_t));
 	w.at = calloc(n, sizeof(struct explored *));
 	w.nstates = calloc(n, sizeof(*w.nstates));
 	env->idmap = idmap_new();
 	if (!env->prune_point || !env->live_in || !env->prec_in || !env->sprec_in ||
-	    !env->decided || !env->linked || !env->subprog_of || !w.at || !w.nstates || !env->idmap)
+	    !env->decided || !env->linked || !env->subprog_of || !env->stack_depth || !w.at ||
+	    !w.nstates || !env->idmap)
 		rc = -2;
 	else
 		rc = cfg_check(env);
 	if (!rc)
 		rc = walk_all(env, &w);
+	if (!rc)
+		rc = check_call_chains(env);
 	if (!rc)
 		vlogf(env, "processed %llu insns (limit %d) total_states %llu\n",
 		      (unsigned long long)env->processed, V_INSN_LIMIT,
@@ -471,6 +481,7 @@ static int verify(struct venv *env)
 	free(env->linked);
 	free(env->maybe_ptr);
 	free(env->subprog_of);
+	free(env->stack_depth);
 	free(env->idmap);
 	return rc;
 }

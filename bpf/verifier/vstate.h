@@ -163,6 +163,7 @@ struct venv {
 	struct vlink *linked;               /* per insn: copies a jump narrowed together */
 	bool prec_dirty;                    /* decided or linked changed: redo precision */
 	int *subprog_of;                    /* per insn: the start of its subprogram */
+	uint16_t *stack_depth;              /* per subprogram start: stack bytes its frames used */
 	uint64_t jmps;                      /* prune points visited */
 	uint64_t prev_jmps, prev_processed; /* ... when a state was last remembered */
 	struct idmap *idmap;                /* scratch for state comparison */
@@ -224,6 +225,9 @@ int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size
                struct vreg *val, bool sign_ext);
 int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size);
 bool mem_const_key(struct vstate *st, int regno, int size, uint64_t *key);
+/* Frame @f's stack is used down to offset @off (negative): its subprogram's
+ * depth, for check_call_chains(). */
+void mem_note_stack(struct venv *env, const struct vframe *f, int off);
 
 /* locks.c: lock and irq-flag references */
 int lock_process(struct venv *env, struct vstate *st, int regno, bool is_lock, bool res, bool irq);
@@ -235,6 +239,7 @@ bool map_has_lock_field(const struct venv *env, int map);
 
 /* calls.c: helpers, kfuncs, subprogram calls and exits */
 int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next);
+int check_call_chains(struct venv *env);
 int exit_check(struct venv *env, struct vstate *st, int idx, int *next_idx);
 
 /* jumps.c: conditional jumps */
