@@ -53,7 +53,7 @@ static int ptr_add_scalar(struct venv *env, struct vreg *dst, const struct vreg 
 
 	if (!ptr_arith_ok(env, ptr, regno))
 		return -1;
-	if (!rng_is_const(&s) && (!var_off_sane(env, &s, ptr) || !var_off_sane(env, &ptr->r, ptr)))
+	if ((!rng_is_const(&s) && !var_off_sane(env, &s, ptr)) || !var_off_sane(env, &ptr->r, ptr))
 		return -1;
 	if (rng_is_const(&s)) {
 		int64_t v = sub ? -(int64_t)s.umin : (int64_t)s.umin;

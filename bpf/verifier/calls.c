@@ -323,45 +323,119 @@ static int frame_stack(const struct venv *env, int start)
 	return (env->stack_depth[start] + 15) & ~15;
 }
 
+/* Past the limits: a chain worst case is kept only up to these. */
+#define CHAIN_FRAMES_PAST V_MAX_FRAMES
+#define CHAIN_STACK_PAST  (V_STACK_SIZE + 16)
+
+static bool is_subprog_call(const struct bpf_insn *in)
+{
+	return in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL;
+}
+
+/* The next call at or after *@i inside subprogram @start: its target, or -1. */
+static int next_call(const struct venv *env, int start, int *i)
+{
+	int n = (int)env->prog->insn_cnt;
+
+	for (; *i < n && env->subprog_of[*i] == start; ++*i)
+		if (is_subprog_call(&env->prog->insns[*i]))
+			return *i + env->prog->insns[*i].imm + 1;
+	return -1;
+}
+
+struct chain_worst {
+	uint8_t *state;  /* per subprogram start: 0 unseen, 1 being searched, 2 done */
+	uint8_t *frames; /* frames of the longest chain from it, itself included */
+	uint16_t *stack; /* stack of the deepest chain from it, itself included */
+	int *path, *pos; /* the search's path of subprograms, each one's next insn */
+};
+
+/* Subprogram @parent calls @child, whose worst case is known: fold it in. */
+static void fold_worst(const struct venv *env, struct chain_worst *w, int parent, int child)
+{
+	int f = 1 + w->frames[child], st = frame_stack(env, parent) + w->stack[child];
+
+	if (f > w->frames[parent])
+		w->frames[parent] = (uint8_t)(f < CHAIN_FRAMES_PAST ? f : CHAIN_FRAMES_PAST);
+	if (st > w->stack[parent])
+		w->stack[parent] = (uint16_t)(st < CHAIN_STACK_PAST ? st : CHAIN_STACK_PAST);
+}
+
+static void enter_worst(const struct venv *env, struct chain_worst *w, int *top, int start)
+{
+	w->state[start] = 1;
+	w->frames[start] = 1;
+	w->stack[start] = (uint16_t)frame_stack(env, start);
+	w->path[++*top] = start;
+	w->pos[*top] = start;
+}
+
+/*
+ * Every subprogram's worst case over the chains of calls from it, in one
+ * depth-first search (each subprogram and call once): a chain through a
+ * cycle counts as past both limits. Lets check_call_chains() follow only
+ * calls that lead to an error, instead of every chain, whose number grows
+ * exponentially with nested calls.
+ */
+static void chain_worsts(const struct venv *env, struct chain_worst *w)
+{
+	int top = -1;
+
+	enter_worst(env, w, &top, 0);
+	while (top >= 0) {
+		int s = w->path[top], c = next_call(env, s, &w->pos[top]);
+
+		if (c < 0) {
+			w->state[s] = 2;
+			if (--top >= 0)
+				fold_worst(env, w, w->path[top], s);
+			continue;
+		}
+		w->pos[top]++;
+		if (w->state[c] == 1) {
+			w->frames[s] = CHAIN_FRAMES_PAST;
+			w->stack[s] = CHAIN_STACK_PAST;
+		} else if (w->state[c] == 2) {
+			fold_worst(env, w, s, c);
+		} else {
+			enter_worst(env, w, &top, c);
+		}
+	}
+}
+
 /*
  * The kernel's check_max_stack_depth(), after the walk: along every chain
  * of calls from the main program, taken by the walk or not (a call behind
  * a branch no path takes, a recursion the walk bounded), at most 8 frames
- * and 512 bytes of stack in all.
+ * and 512 bytes of stack in all. The chains are followed in the kernel's
+ * order, so the first error is its; a call whose worst case stays within
+ * both limits is not followed.
  */
-int check_call_chains(struct venv *env)
+static int first_chain_error(struct venv *env, const struct chain_worst *w)
 {
 	int ret_insn[V_MAX_FRAMES], ret_start[V_MAX_FRAMES];
-	int n = (int)env->prog->insn_cnt, frame = 0, start = 0, i = 0;
-	int depth = frame_stack(env, 0);
+	int frame = 0, start = 0, i = 0, c, depth = frame_stack(env, 0);
 
-	if (depth > V_STACK_SIZE) {
-		verr(env, 0, "combined stack size of 1 calls is %d. Too large", depth);
-		return -1;
-	}
 	for (;;) {
-		for (; i < n && env->subprog_of[i] == start; i++) {
-			const struct bpf_insn *in = &env->prog->insns[i];
+		while ((c = next_call(env, start, &i)) >= 0) {
+			int call = i++;
 
-			if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg != BPF_PSEUDO_CALL)
+			if (frame + w->frames[c] < V_MAX_FRAMES &&
+			    depth + w->stack[c] <= V_STACK_SIZE)
 				continue;
-			ret_insn[frame] = i + 1;
+			ret_insn[frame] = i;
 			ret_start[frame] = start;
-			start = i + in->imm + 1;
-			i = start;
+			start = i = c;
 			if (++frame >= V_MAX_FRAMES) {
-				verr(env, ret_insn[frame - 1] - 1,
-				     "the call stack of %d frames is too deep !", frame);
+				verr(env, call, "the call stack of %d frames is too deep !", frame);
 				return -1;
 			}
 			depth += frame_stack(env, start);
 			if (depth > V_STACK_SIZE) {
-				verr(env, ret_insn[frame - 1] - 1,
-				     "combined stack size of %d calls is %d. Too large", frame + 1,
-				     depth);
+				verr(env, call, "combined stack size of %d calls is %d. Too large",
+				     frame + 1, depth);
 				return -1;
 			}
-			i--; /* the loop's i++ would skip the callee's first insn */
 		}
 		if (frame == 0)
 			return 0;
@@ -370,4 +444,25 @@ int check_call_chains(struct venv *env)
 		i = ret_insn[frame];
 		start = ret_start[frame];
 	}
+}
+
+int check_call_chains(struct venv *env)
+{
+	size_t n = env->prog->insn_cnt;
+	struct chain_worst w = {calloc(n, 1), calloc(n, 1), calloc(n, sizeof(uint16_t)),
+	                        calloc(n, sizeof(int)), calloc(n, sizeof(int))};
+	int rc = -1;
+
+	if (w.state && w.frames && w.stack && w.path && w.pos) {
+		chain_worsts(env, &w);
+		rc = first_chain_error(env, &w);
+	} else {
+		verr(env, 0, "out of memory");
+	}
+	free(w.state);
+	free(w.frames);
+	free(w.stack);
+	free(w.path);
+	free(w.pos);
+	return rc;
 }

@@ -369,9 +369,11 @@ int rng_alu(struct vrange *dst, const struct vrange *src, uint8_t op, bool is64,
 	case BPF_DIV:
 	case BPF_MOD:
 		/* As the 6.18 kernel: the result is not tracked, even from two
-		 * constants (a bound here would accept programs it rejects). */
-		rng_unknown(&a);
-		break;
+		 * constants, and a 32-bit one is not even zero-extended (its
+		 * log: `w1 %= w2 ; R1=scalar()`); a bound here would accept
+		 * programs it rejects. */
+		rng_unknown(dst);
+		return 0;
 	case BPF_AND:
 	case BPF_OR:
 	case BPF_XOR:

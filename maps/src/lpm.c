@@ -369,9 +369,12 @@ int rqmap_lpm_lookup(struct rqmap_lpm *t, const void *key, void *value)
 
 	if (!t || !key || !value)
 		return -EINVAL;
-	ret = keyed_op_start(t, key, &k);
-	if (ret) /* a prefix longer than the keys': nothing matches, as in the kernel */
-		return ret == -EINVAL ? -ENOENT : ret;
+	/* A prefix longer than the keys': nothing matches, as in the kernel. */
+	if (key_prepare(t, key, &k))
+		return -ENOENT;
+	ret = rqmap_thread_ensure();
+	if (ret)
+		return ret;
 	rqmap_rcu_lock();
 	for (n = root_of(t); n;) {
 		uint32_t plen = node_plen(n), m = prefix_match(t, n, &k);

@@ -30,16 +30,22 @@ char rqmap_tsan_gp;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
-/* liburcu requires unregistration before a registered thread exits. */
+/* liburcu requires unregistration before a registered thread exits. It
+ * runs with every signal blocked, as registration does: a handler in
+ * between would read maps unregistered, unseen by grace periods. */
 static void unregister_at_exit(void *arg)
 {
+	sigset_t all, old;
+
 	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	if (rqmap_tls_registered) {
 		tls_in_update_side++; /* never lowered: the thread is exiting */
-		atomic_signal_fence(memory_order_seq_cst);
 		urcu_memb_unregister_thread();
 		rqmap_tls_registered = false;
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void make_exit_key(void)
@@ -53,16 +59,17 @@ static void make_exit_key(void)
  * aborts) or wait for the registry mutex the interrupted registration
  * holds. A signal that arrives meanwhile runs its handler once the thread
  * is registered. A handler that ran before the mask may have registered
- * the thread already.
+ * the thread already. (pthread_once() too: a handler inside it would wait
+ * for itself.)
  */
 int rqmap_thread_register_slow(void)
 {
 	sigset_t all, old;
 	int ret = 0;
 
-	pthread_once(&exit_key_once, make_exit_key);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_once(&exit_key_once, make_exit_key);
 	if (!rqmap_tls_registered) {
 		if (pthread_setspecific(exit_key, (void *)1)) {
 			ret = -ENOMEM;

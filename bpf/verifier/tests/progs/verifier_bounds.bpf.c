@@ -75,6 +75,19 @@ __attribute__((naked)) int mod_nonzero(void)
 	             : "memory");
 }
 
+/* A 32-bit remainder is not even zero-extended: bounding its low half
+ * leaves the register unbounded. */
+SEC("?tc")
+__attribute__((naked)) int mod32_low_half_bounded(void)
+{
+	asm volatile(LOOKUP_R8 "r1 = *(u32 *)(r6 + 0);"
+	                       "r2 = *(u64 *)(r8 + 0);"
+	                       "r2 &= 7;" MOD32_R1_R2 "if w1 > 7 goto 1f;" LOAD_AT_R1
+	             :
+	             : LOOKUP_ARGS
+	             : "memory");
+}
+
 SEC("?tc")
 __attribute__((naked)) int div_of_constants(void)
 {
