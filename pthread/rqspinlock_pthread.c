@@ -66,14 +66,16 @@ static enum rqp_on_fail read_policy(void)
 {
 	enum rqp_on_fail p;
 
-	return rqp_parse_on_fail(getenv("RQSPINLOCK_PTHREAD_ON_FAIL"), &p) ? RQP_ON_FAIL_RETURN : p;
+	return rqp_parse_on_fail(secure_getenv("RQSPINLOCK_PTHREAD_ON_FAIL"), &p)
+	           ? RQP_ON_FAIL_RETURN
+	           : p;
 }
 
 /* Reads the environment; invalid values are reported and the defaults stay. */
 static void install_policy(void)
 {
-	const char *ms = getenv("RQSPINLOCK_PTHREAD_TIMEOUT_MS");
-	const char *on_fail = getenv("RQSPINLOCK_PTHREAD_ON_FAIL");
+	const char *ms = secure_getenv("RQSPINLOCK_PTHREAD_TIMEOUT_MS");
+	const char *on_fail = secure_getenv("RQSPINLOCK_PTHREAD_ON_FAIL");
 	enum rqp_on_fail p;
 	uint64_t ns;
 

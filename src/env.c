@@ -82,7 +82,7 @@ int rq_env_parse_report(const char *s, bool *on)
 
 static uint32_t env_slots(void)
 {
-	const char *s = getenv("RQSPINLOCK_SLOTS");
+	const char *s = secure_getenv("RQSPINLOCK_SLOTS");
 	uint32_t slots;
 
 	if (rq_env_parse_slots(s, &slots) == 0)
@@ -95,7 +95,7 @@ static uint32_t env_slots(void)
 
 static enum rqspinlock_mode env_mode(void)
 {
-	const char *s = getenv("RQSPINLOCK_MODE");
+	const char *s = secure_getenv("RQSPINLOCK_MODE");
 	enum rqspinlock_mode mode;
 
 	if (rq_env_parse_mode(s, &mode) == 0)
@@ -109,7 +109,7 @@ static enum rqspinlock_mode env_mode(void)
 
 static bool env_report(void)
 {
-	const char *s = getenv("RQSPINLOCK_REPORT");
+	const char *s = secure_getenv("RQSPINLOCK_REPORT");
 	bool on;
 
 	if (rq_env_parse_report(s, &on) == 0)

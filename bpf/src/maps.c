@@ -59,7 +59,7 @@ static int create_hash(struct rqbpf_map *m, struct rqbpf_error *err)
 		return rqbpf_fail(err, ret, "map %s: cannot create the hash map (%s)", m->name,
 		                  strerror(-ret));
 	m->obj->has_hash = true;
-	ret = rqmap_hash_values(m->hash, &m->hash_values);
+	ret = rqmap_hash_get_values(m->hash, &m->hash_values);
 	return ret ? rqbpf_fail(err, ret, "map %s: hash values not preallocated (%s)", m->name,
 	                        strerror(-ret))
 	           : 0;

@@ -41,6 +41,12 @@ grep -qx 'key=00000000 value=0b000000160000002100000002c000000' <<<"$out" ||
 out=$("$bin" run "$obj" --prog order_ab --set slots:1=0000000005000000 --dump slots) ||
 	fail "run --set --dump"
 grep -qx 'key=01000000 value=0000000005000000' <<<"$out" || fail "--set: $out"
+# A key or value that is not exactly what --set takes is refused, not read
+# as something else.
+for bad in slots:1x=0000000005000000 slots:4294967297=0000000005000000 slots:=0000000005000000 \
+	"slots:1= 000000005000000" slots:1=-100000005000000 slots:1=00000000050000; do
+	expect_rc 2 "$bin" run "$obj" --prog order_ab --set "$bad"
+done
 
 bobj=${obj/res_lock/bad}
 expect_rc 1 "$bin" run "$bobj" --prog read_past_value --no-verify

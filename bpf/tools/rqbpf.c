@@ -208,17 +208,47 @@ static int dump_map(struct rqbpf_object *obj, const char *name)
 	return ret == -ENOENT ? 0 : 1;
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Exactly 2 * @n hex digits into @n bytes; -1 for anything else. */
 static int hex_bytes(const char *s, uint8_t *out, size_t n)
 {
 	if (strlen(s) != 2 * n)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		unsigned v;
+		int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
 
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+		if (hi < 0 || lo < 0)
 			return -1;
-		out[i] = (uint8_t)v;
+		out[i] = (uint8_t)(hi << 4 | lo);
 	}
+	return 0;
+}
+
+/* A decimal index up to @end (exclusive): digits only, in range. */
+static int decimal_key(const char *s, const char *end, uint32_t *key)
+{
+	uint64_t v = 0;
+
+	if (s == end)
+		return -1;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > UINT32_MAX)
+			return -1;
+	}
+	*key = (uint32_t)v;
 	return 0;
 }
 
@@ -226,7 +256,6 @@ static int hex_bytes(const char *s, uint8_t *out, size_t n)
 static int set_map(struct rqbpf_object *obj, const char *spec)
 {
 	char name[64];
-	unsigned long key;
 	const char *colon = strchr(spec, ':'), *eq = strchr(spec, '=');
 	struct rqbpf_map *m;
 	struct rqbpf_map_info mi;
@@ -237,11 +266,11 @@ static int set_map(struct rqbpf_object *obj, const char *spec)
 	if (!colon || !eq || eq < colon || (size_t)(colon - spec) >= sizeof(name))
 		return -EINVAL;
 	snprintf(name, sizeof(name), "%.*s", (int)(colon - spec), spec);
-	key = strtoul(colon + 1, NULL, 10);
+	if (decimal_key(colon + 1, eq, &k))
+		return -EINVAL;
 	m = rqbpf_object_find_map(obj, name);
 	if (!m || rqbpf_map_get_info(m, &mi) || mi.key_size != 4 || !(val = malloc(mi.value_size)))
 		return -EINVAL;
-	k = (uint32_t)key;
 	ret = hex_bytes(eq + 1, val, mi.value_size) ? -EINVAL : rqbpf_map_update(m, &k, val, 0);
 	free(val);
 	return ret;
@@ -256,6 +285,7 @@ struct worker {
 	int64_t retvals[MAX_RETVALS];
 	long counts[MAX_RETVALS];
 	int nret;
+	long others; /* runs whose value came after MAX_RETVALS distinct ones */
 	int faults;
 	char fault[160];
 };
@@ -275,7 +305,9 @@ static void count_retval(struct worker *w, int64_t v)
 			w->counts[i]++;
 			return;
 		}
-	if (w->nret < MAX_RETVALS) {
+	if (w->nret == MAX_RETVALS) {
+		w->others++;
+	} else {
 		w->retvals[w->nret] = v;
 		w->counts[w->nret++] = 1;
 	}
@@ -319,12 +351,17 @@ static void report(struct worker *w, long nthreads, long repeat, uint32_t *all)
 	struct worker sum = {0};
 	size_t total = (size_t)nthreads * (size_t)repeat;
 
-	for (long t = 0; t < nthreads; t++)
+	for (long t = 0; t < nthreads; t++) {
 		for (int i = 0; i < w[t].nret; i++)
 			for (long c = 0; c < w[t].counts[i]; c++)
 				count_retval(&sum, w[t].retvals[i]);
+		sum.others += w[t].others;
+	}
 	for (int i = 0; i < sum.nret; i++)
 		printf("retval=%lld count=%ld\n", (long long)sum.retvals[i], sum.counts[i]);
+	if (sum.others)
+		printf("retval=other count=%ld (values past the first %d distinct ones)\n",
+		       sum.others, MAX_RETVALS);
 	qsort(all, total, sizeof(*all), cmp_u32);
 	printf("runs=%zu ns_per_run=%u\n", total, all[total / 2]);
 }

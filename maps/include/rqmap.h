@@ -260,7 +260,7 @@ struct rqmap_hash_values {
  * @return 0; -EINVAL (a NULL argument); -ENOTSUP for a map created with
  *  RQMAP_F_NO_PREALLOC, whose elements are allocated one by one.
  */
-int rqmap_hash_values(const struct rqmap_hash *map, struct rqmap_hash_values *out);
+int rqmap_hash_get_values(const struct rqmap_hash *map, struct rqmap_hash_values *out);
 
 /** Element accounting of a hash map. */
 struct rqmap_hash_info {
@@ -279,11 +279,24 @@ struct rqmap_hash_info {
  */
 int rqmap_hash_info(struct rqmap_hash *map, struct rqmap_hash_info *info);
 
+/* C++ has no flexible array members: g++ takes `__extension__` before the
+ * one below, clang++ a pragma, so that -pedantic-errors accepts it. */
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wc99-extensions"
+#pragma clang diagnostic ignored "-Wflexible-array-extensions"
+#endif
 /** Key of an LPM trie: prefix length in bits, then the data (network order). */
 struct rqmap_lpm_key {
 	uint32_t prefixlen; /**< bits of data that count */
-	uint8_t data[];     /**< key_size - 4 bytes */
+#if defined(__cplusplus) && !defined(__clang__)
+	__extension__
+#endif
+	    uint8_t data[]; /**< key_size - 4 bytes */
 };
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 /** Attributes of an LPM trie. */
 struct rqmap_lpm_attr {

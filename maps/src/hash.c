@@ -436,7 +436,7 @@ void *rqmap_hash_lookup_elem(struct rqmap_hash *m, const void *key)
 	return e ? (void *)elem_value(m, e) : NULL;
 }
 
-int rqmap_hash_values(const struct rqmap_hash *m, struct rqmap_hash_values *out)
+int rqmap_hash_get_values(const struct rqmap_hash *m, struct rqmap_hash_values *out)
 {
 	if (!m || !out)
 		return -EINVAL;

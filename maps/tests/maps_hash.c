@@ -313,7 +313,7 @@ static void test_stress(uint32_t flags)
 }
 
 /*
- * rqmap_hash_values(): every pointer an in-place lookup returns is the value
+ * rqmap_hash_get_values(): every pointer an in-place lookup returns is the value
  * of an element of the pool it describes, at its value offset.
  */
 static void test_values(void)
@@ -321,10 +321,10 @@ static void test_values(void)
 	struct rqmap_hash *m = make(64, 0, 0), *np = make(4, 0, RQMAP_F_NO_PREALLOC);
 	struct rqmap_hash_values v;
 
-	CHECK_EQ(rqmap_hash_values(NULL, &v), -EINVAL);
-	CHECK_EQ(rqmap_hash_values(m, NULL), -EINVAL);
-	CHECK_EQ(rqmap_hash_values(np, &v), -ENOTSUP);
-	CHECK_EQ(rqmap_hash_values(m, &v), 0);
+	CHECK_EQ(rqmap_hash_get_values(NULL, &v), -EINVAL);
+	CHECK_EQ(rqmap_hash_get_values(m, NULL), -EINVAL);
+	CHECK_EQ(rqmap_hash_get_values(np, &v), -ENOTSUP);
+	CHECK_EQ(rqmap_hash_get_values(m, &v), 0);
 	CHECK(v.base != NULL);
 	CHECK_GE(v.count, 64);
 	CHECK_EQ(v.value_size, 8);

@@ -106,17 +106,24 @@ int main(int argc, char **argv)
 	delay_calibrate();
 	switch (cfg.mode) {
 	case MODE_LIST:
-		return list_locks();
+		rc = list_locks();
+		break;
 	case MODE_SWEEP:
-		return bench_sweep(&cfg);
+		rc = bench_sweep(&cfg);
+		break;
 	case MODE_UNCONTENDED:
-		return bench_uncontended(&cfg);
+		rc = bench_uncontended(&cfg);
+		break;
 	case MODE_HAMMER:
-		return bench_hammer(&cfg);
+		rc = bench_hammer(&cfg);
+		break;
 	case MODE_INJECT:
-		return inject_all(&cfg);
+		rc = inject_all(&cfg);
+		break;
 	case MODE_TORTURE:
 	default:
-		return torture_all(&cfg);
+		rc = torture_all(&cfg);
+		break;
 	}
+	return output_status(rc);
 }

@@ -76,7 +76,9 @@ static const char usage_text[] =
     "  -h, --help               this text\n"
     "\n"
     "Every run ends with '--- End of test: SUCCESS' or '--- End of test: FAILURE'.\n"
-    "Exit status: 0 success, 1 failure, 2 bad usage or unavailable lock type,\n"
+    "Exit status: 0 success, 1 failure (also a report that could not be written),\n"
+    "2 bad usage (also a --json or --csv file that cannot be written) or\n"
+    "unavailable lock type,\n"
     "3 hang detected (a thread did not finish; the tool exits instead of hanging).\n";
 
 enum {
@@ -448,6 +450,8 @@ int parse_options(int argc, char **argv, struct config *cfg)
 		fputs("rqtorture: --gaps belongs to --hammer\n", stderr);
 		return -EINVAL;
 	}
+	if (!check_out_path(cfg->json_path) || !check_out_path(cfg->csv_path))
+		return -EINVAL;
 	defaults_for_mode(cfg, dur_set, warm_set);
 	bool stdout_data = (cfg->json_path && strcmp(cfg->json_path, "-") == 0) ||
 	                   (cfg->csv_path && strcmp(cfg->csv_path, "-") == 0);

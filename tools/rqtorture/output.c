@@ -6,6 +6,9 @@
 
 #include "rqtorture.h"
 
+/* A report that could not be written: the run fails (exit status 1). */
+static bool out_failed;
+
 FILE *open_out(const char *path)
 {
 	if (path == NULL)
@@ -13,15 +16,46 @@ FILE *open_out(const char *path)
 	if (strcmp(path, "-") == 0)
 		return stdout;
 	FILE *f = fopen(path, "w");
-	if (f == NULL)
+	if (f == NULL) {
 		fprintf(stderr, "rqtorture: cannot write %s: %s\n", path, strerror(errno));
+		out_failed = true;
+	}
 	return f;
+}
+
+bool check_out_path(const char *path)
+{
+	FILE *f;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return true;
+	f = fopen(path, "w");
+	if (f == NULL) {
+		fprintf(stderr, "rqtorture: cannot write %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	fclose(f);
+	return true;
 }
 
 void close_out(FILE *f)
 {
-	if (f != NULL && f != stdout)
-		fclose(f);
+	if (f == NULL)
+		return;
+	if (f == stdout ? fflush(f) != 0 || ferror(f) : ferror(f) | fclose(f)) {
+		fprintf(stderr, "rqtorture: writing a report failed: %s\n", strerror(errno));
+		out_failed = true;
+	}
+}
+
+int output_status(int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "rqtorture: writing to standard output failed: %s\n",
+		        strerror(errno));
+		out_failed = true;
+	}
+	return out_failed && rc == 0 ? 1 : rc;
 }
 
 void print_verdict(FILE *f, bool ok, const char *what)

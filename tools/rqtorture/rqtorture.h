@@ -269,9 +269,13 @@ void bench_goal(FILE *f, bool ok, const char *label, double measured, const char
 
 void lib_stats_delta(struct rqspinlock_stats *out, const struct rqspinlock_stats *before);
 
-/* output.c */
+/* output.c: report files ('-': stdout). A report that cannot be opened or
+ * written makes the run fail: output_status() turns a 0 exit status into 1
+ * then. check_out_path() tries a path before the run. */
 FILE *open_out(const char *path);
 void close_out(FILE *f);
+bool check_out_path(const char *path);
+int output_status(int rc);
 void print_run_text(FILE *f, const struct config *cfg, const struct run_result *r);
 void print_run_json(FILE *f, const struct config *cfg, const struct run_result *r, bool last);
 void print_run_csv_header(FILE *f);

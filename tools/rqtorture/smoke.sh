@@ -119,6 +119,16 @@ usage)
 		"$bin" --hammer --gaps "$g" >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gaps $g must exit 2"
 	done
 	"$bin" --sweep --gaps 2 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gaps without --hammer must exit 2"
+	# A report that cannot be written: refused before the run (2), or the
+	# run fails when writing it does (1).
+	"$bin" -q -l tas -t 1 -d 0.01 --warmup 0 --json /nonexistent/dir/x.json >/dev/null 2>&1
+	[ $? -eq 2 ] || fail "unwritable --json path must exit 2"
+	if [ -w /dev/full ]; then
+		"$bin" -q -l tas -t 1 -d 0.01 --warmup 0 --csv /dev/full >/dev/null 2>&1
+		[ $? -eq 1 ] || fail "a failed --csv write must exit 1"
+		"$bin" -q -l tas -t 1 -d 0.01 --warmup 0 >/dev/full 2>/dev/null
+		[ $? -eq 1 ] || fail "a failed write to stdout must exit 1"
+	fi
 	list=$("$bin" --list) || fail "--list exit status"
 	grep -q '^rqspinlock ' <<<"$list" || fail "--list text"
 	;;

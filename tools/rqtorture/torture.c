@@ -229,8 +229,11 @@ uint64_t grace_ns(const struct config *cfg, const struct lk_ops *ops, int thread
 {
 	uint64_t to = cfg->timeout_ns ? cfg->timeout_ns : res_spin_get_timeout_ns();
 	uint64_t cap = cfg->cap_ns ? cfg->cap_ns : RQSPINLOCK_DEFAULT_CAP_FACTOR * to;
-	/* two wait phases, each extended up to the cap at most */
-	uint64_t g = 4 * to + 2 * cap + cfg->long_hold_ns + 10ull * 1000000000ull;
+	/* two wait phases, each extended up to the cap at most, and the
+	 * critical and non-critical sections a thread may be in when told to
+	 * stop */
+	uint64_t g =
+	    4 * to + 2 * cap + cfg->long_hold_ns + cfg->cs_ns + cfg->ncs_ns + 10ull * 1000000000ull;
 
 	if (!lk_is_rq(ops))
 		g += (uint64_t)threads * 2ull * 1000000000ull;
