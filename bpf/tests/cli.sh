@@ -60,4 +60,10 @@ expect_rc 2 "$bin"
 expect_rc 2 "$bin" run "$obj"
 expect_rc 2 "$bin" run "$obj" --prog order_ab --threads 0
 expect_rc 2 "$bin" frobnicate "$obj"
+# A usage error says what is wrong; --help is not one.
+out=$("$bin" run "$obj" --prog order_ab --threads ' 1' 2>&1) && fail "--threads ' 1'"
+grep -q "bad count ' 1'" <<<"$out" || fail "--threads message: $out"
+out=$("$bin" run "$obj" --prog order_ab --prog same_element_twice 2>&1) && fail "two --prog"
+grep -q 'run takes one --prog' <<<"$out" || fail "two --prog message: $out"
+"$bin" --help | grep -q '^usage: rqbpf' || fail "--help"
 echo "ok - bpf_cli"

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <linux/bpf.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ struct options {
 	int nsets;
 	long threads, repeat;
 	int verbose, no_verify;
+	char why[160]; /* what is wrong with the arguments */
 };
 
 static int bad_usage(const char *why)
@@ -52,12 +54,33 @@ static int bad_usage(const char *why)
 static int parse_count(const char *s, long *out)
 {
 	char *end;
-	long v = s ? strtol(s, &end, 10) : 0;
+	long v;
 
-	if (!s || *end || v < 1 || v > 100000000)
+	if (!s || *s < '0' || *s > '9') /* digits only: no space or sign */
+		return -1;
+	v = strtol(s, &end, 10);
+	if (*end || v < 1 || v > 100000000)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+static int arg_error(struct options *o, const char *fmt, const char *arg)
+{
+	snprintf(o->why, sizeof(o->why), fmt, arg);
+	return -1;
+}
+
+/* The options that take a value. */
+static bool takes_value(const char *a)
+{
+	static const char *const with_value[] = {"--prog", "--threads", "--repeat",
+	                                         "--dump", "--map",     "--set"};
+
+	for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+		if (strcmp(a, with_value[i]) == 0)
+			return true;
+	return false;
 }
 
 static int parse_opt(struct options *o, int argc, char **argv, int *i)
@@ -72,21 +95,25 @@ static int parse_opt(struct options *o, int argc, char **argv, int *i)
 		o->no_verify = 1;
 		return 0;
 	}
+	if (!takes_value(a))
+		return arg_error(o, "unknown option '%s'", a);
 	if (!v)
-		return -1;
+		return arg_error(o, "%s needs a value", a);
 	(*i)++;
-	if (!strcmp(a, "--prog") && o->nprogs < MAX_VERIFY)
+	if (!strcmp(a, "--prog")) {
+		if (o->nprogs >= MAX_VERIFY)
+			return arg_error(o, "too many --prog (at %s)", v);
 		o->prog = o->progs[o->nprogs++] = v;
-	else if (!strcmp(a, "--threads"))
-		return parse_count(v, &o->threads);
-	else if (!strcmp(a, "--repeat"))
-		return parse_count(v, &o->repeat);
-	else if (!strcmp(a, "--dump") || !strcmp(a, "--map"))
+	} else if (!strcmp(a, "--threads") || !strcmp(a, "--repeat")) {
+		if (parse_count(v, a[2] == 't' ? &o->threads : &o->repeat))
+			return arg_error(o, "bad count '%s' (1 to 100000000)", v);
+	} else if (!strcmp(a, "--dump") || !strcmp(a, "--map")) {
 		o->dump = v;
-	else if (!strcmp(a, "--set") && o->nsets < MAX_SETS)
+	} else if (o->nsets >= MAX_SETS) {
+		return arg_error(o, "too many --set (at %s)", v);
+	} else {
 		o->sets[o->nsets++] = v;
-	else
-		return -1;
+	}
 	return 0;
 }
 
@@ -94,17 +121,19 @@ static int parse_args(struct options *o, int argc, char **argv)
 {
 	*o = (struct options){.threads = 1, .repeat = 1};
 	if (argc < 3)
-		return -1;
+		return arg_error(o, "%s", "missing arguments");
 	o->cmd = argv[1];
 	o->obj = argv[2];
 	for (int i = 3; i < argc; i++)
 		if (parse_opt(o, argc, argv, &i))
 			return -1;
 	if (!strcmp(o->cmd, "run"))
-		return o->prog && o->nprogs == 1 ? 0 : -1;
+		return o->prog && o->nprogs == 1 ? 0 : arg_error(o, "%s", "run takes one --prog");
 	if (!strcmp(o->cmd, "dump"))
-		return o->dump ? 0 : -1;
-	return !strcmp(o->cmd, "list") || !strcmp(o->cmd, "verify") ? 0 : -1;
+		return o->dump ? 0 : arg_error(o, "%s", "dump takes --map NAME");
+	if (!strcmp(o->cmd, "list") || !strcmp(o->cmd, "verify"))
+		return 0;
+	return arg_error(o, "unknown command '%s'", o->cmd);
 }
 
 static const char *map_type_name(uint32_t type)
@@ -439,8 +468,12 @@ int main(int argc, char **argv)
 	struct rqbpf_error err;
 	int ret;
 
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
 	if (parse_args(&o, argc, argv))
-		return bad_usage(argc < 3 ? "missing arguments" : "bad arguments");
+		return bad_usage(o.why);
 	if (rqbpf_object_open_file(o.obj, &obj, &err)) {
 		fprintf(stderr, "rqbpf: %s\n", err.msg);
 		return 1;

@@ -158,8 +158,12 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	char *end;
 
 	errno = 0;
+	/* digits only: strtoull alone would take leading space, a sign, and
+	 * wrap a negative number */
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v > max)
+	if (errno || end == s || *end || v > max)
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -183,26 +187,33 @@ static int add_lock(struct config *cfg, const struct lk_ops *ops)
 		        ops->unavailable);
 		return -ENOTSUP;
 	}
-	if (cfg->nlocks >= RQT_MAX_LIST)
+	if (cfg->nlocks >= RQT_MAX_LIST) {
+		fprintf(stderr, "rqtorture: more than %d locks listed\n", RQT_MAX_LIST);
 		return -E2BIG;
+	}
 	cfg->locks[cfg->nlocks++] = ops;
 	return 0;
 }
 
-static void add_all_locks(struct config *cfg)
+static int add_all_locks(struct config *cfg)
 {
 	size_t n;
 	const struct lk_ops *t = lk_table(&n);
 
-	for (size_t i = 0; i < n && cfg->nlocks < RQT_MAX_LIST; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (t[i].flags & LK_NAMED_ONLY)
 			continue;
+		if (cfg->nlocks >= RQT_MAX_LIST) {
+			fprintf(stderr, "rqtorture: more than %d locks listed\n", RQT_MAX_LIST);
+			return -E2BIG;
+		}
 		if (t[i].available)
 			cfg->locks[cfg->nlocks++] = &t[i];
 		else
 			fprintf(stderr, "rqtorture: skipping %s: %s\n", t[i].name,
 			        t[i].unavailable);
 	}
+	return 0;
 }
 
 static int parse_locks(struct config *cfg, const char *arg)
@@ -213,7 +224,8 @@ static int parse_locks(struct config *cfg, const char *arg)
 	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (strcmp(tok, "all") == 0) {
-			add_all_locks(cfg);
+			if (add_all_locks(cfg))
+				return -E2BIG;
 			continue;
 		}
 		const struct lk_ops *ops = lk_find(tok);
@@ -235,7 +247,12 @@ static int parse_threads(struct config *cfg, const char *arg)
 	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
-		if (parse_u64(tok, RQT_MAX_THR, &v) || v == 0 || cfg->nthreads >= RQT_MAX_LIST)
+		if (cfg->nthreads >= RQT_MAX_LIST) {
+			fprintf(stderr, "rqtorture: more than %d thread counts listed\n",
+			        RQT_MAX_LIST);
+			return -E2BIG;
+		}
+		if (parse_u64(tok, RQT_MAX_THR, &v) || v == 0)
 			return bad("thread count", tok);
 		cfg->threads[cfg->nthreads++] = (int)v;
 	}

@@ -119,6 +119,12 @@ usage)
 		"$bin" --hammer --gaps "$g" >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gaps $g must exit 2"
 	done
 	"$bin" --sweep --gaps 2 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--gaps without --hammer must exit 2"
+	# Lists past their 32 entries, and numbers with a sign or a space.
+	many=$(printf 'tas,%.0s' $(seq 32))tas
+	out=$("$bin" -l "$many" -d 0.01 2>&1 >/dev/null); [ $? -eq 2 ] || fail "33 locks must exit 2"
+	grep -q 'more than 32 locks' <<<"$out" || fail "33 locks: say why ($out)"
+	"$bin" --seed ' -1' -d 0.01 >/dev/null 2>&1; [ $? -eq 2 ] || fail "a signed seed must exit 2"
+	"$bin" -t ' 1' -d 0.01 >/dev/null 2>&1; [ $? -eq 2 ] || fail "a spaced count must exit 2"
 	# A report that cannot be written: refused before the run (2), or the
 	# run fails when writing it does (1).
 	"$bin" -q -l tas -t 1 -d 0.01 --warmup 0 --json /nonexistent/dir/x.json >/dev/null 2>&1
