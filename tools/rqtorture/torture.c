@@ -16,9 +16,10 @@
 #include "rqtorture.h"
 
 struct run_ctl {
-	_Atomic int go;     /* start line */
-	_Atomic int stop;   /* end of run */
-	_Atomic int paused; /* stutter */
+	_Atomic int go;        /* start line */
+	_Atomic int stop;      /* end of run */
+	_Atomic int paused;    /* stutter */
+	_Atomic int measuring; /* inside the measured window: latencies count */
 };
 
 struct worker {
@@ -127,7 +128,9 @@ static void *torture_worker(void *arg)
 			continue;
 		}
 		int n = pick_locks(w, &rng, idx);
-		bool timed = sample && --sample == 0;
+		bool due = sample && --sample == 0;
+		/* Relaxed: a hint; the warm-up's samples must not count. */
+		bool timed = due && atomic_load_explicit(&w->ctl->measuring, memory_order_relaxed);
 		uint64_t t0 = timed ? now_ns() : 0;
 		if (take_locks(w, idx, n) == 0) {
 			if (timed)
@@ -142,7 +145,7 @@ static void *torture_worker(void *arg)
 			/* Relaxed: a counter the main thread samples. */
 			atomic_store_explicit(&w->acq, ++acq, memory_order_relaxed);
 		}
-		if (timed)
+		if (due)
 			sample = cfg->lat_every;
 		delay_ns(cfg->ncs_ns);
 	}
@@ -176,6 +179,8 @@ static void measure_window(const struct config *cfg, const struct lk_ops *ops, s
 {
 	uint64_t s0 = sum_acq(ws, threads, c0);
 	uint64_t t0 = now_ns(), dur = (uint64_t)(cfg->duration_s * 1e9);
+
+	atomic_store_explicit(&ctl->measuring, 1, memory_order_relaxed);
 	uint64_t next_toggle = t0 + cfg->stutter_ms * 1000000ull;
 
 	for (;;) {
@@ -193,6 +198,7 @@ static void measure_window(const struct config *cfg, const struct lk_ops *ops, s
 		uint64_t left = t0 + dur - t;
 		sleep_ns(left < 100000000ull ? left : 100000000ull);
 	}
+	atomic_store_explicit(&ctl->measuring, 0, memory_order_relaxed);
 	sum_acq(ws, threads, c1);
 	*secs = (double)(now_ns() - t0) / 1e9;
 	if (cfg->progress)
