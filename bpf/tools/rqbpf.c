@@ -51,17 +51,32 @@ static int bad_usage(const char *why)
 	return 2;
 }
 
+/* The decimal number [@s, @end), at most @max: digits only (no space or
+ * sign), at least one. */
+static int parse_decimal(const char *s, const char *end, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s == end)
+		return -1;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 static int parse_count(const char *s, long *out)
 {
-	char *end;
-	long v;
+	uint64_t v;
 
-	if (!s || *s < '0' || *s > '9') /* digits only: no space or sign */
+	if (!s || parse_decimal(s, s + strlen(s), 100000000, &v) || v < 1)
 		return -1;
-	v = strtol(s, &end, 10);
-	if (*end || v < 1 || v > 100000000)
-		return -1;
-	*out = v;
+	*out = (long)v;
 	return 0;
 }
 
@@ -263,24 +278,6 @@ static int hex_bytes(const char *s, uint8_t *out, size_t n)
 	return 0;
 }
 
-/* A decimal index up to @end (exclusive): digits only, in range. */
-static int decimal_key(const char *s, const char *end, uint32_t *key)
-{
-	uint64_t v = 0;
-
-	if (s == end)
-		return -1;
-	for (; s < end; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > UINT32_MAX)
-			return -1;
-	}
-	*key = (uint32_t)v;
-	return 0;
-}
-
 /* --set MAP:KEY=VALUE, KEY a decimal index for arrays, VALUE hex bytes. */
 static int set_map(struct rqbpf_object *obj, const char *spec)
 {
@@ -289,14 +286,16 @@ static int set_map(struct rqbpf_object *obj, const char *spec)
 	struct rqbpf_map *m;
 	struct rqbpf_map_info mi;
 	uint8_t *val;
+	uint64_t key;
 	uint32_t k;
 	int ret;
 
 	if (!colon || !eq || eq < colon || (size_t)(colon - spec) >= sizeof(name))
 		return -EINVAL;
 	snprintf(name, sizeof(name), "%.*s", (int)(colon - spec), spec);
-	if (decimal_key(colon + 1, eq, &k))
+	if (parse_decimal(colon + 1, eq, UINT32_MAX, &key))
 		return -EINVAL;
+	k = (uint32_t)key;
 	m = rqbpf_object_find_map(obj, name);
 	if (!m || rqbpf_map_get_info(m, &mi) || mi.key_size != 4 || !(val = malloc(mi.value_size)))
 		return -EINVAL;

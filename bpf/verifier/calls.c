@@ -327,18 +327,13 @@ static int frame_stack(const struct venv *env, int start)
 #define CHAIN_FRAMES_PAST V_MAX_FRAMES
 #define CHAIN_STACK_PAST  (V_STACK_SIZE + 16)
 
-static bool is_subprog_call(const struct bpf_insn *in)
-{
-	return in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL;
-}
-
 /* The next call at or after *@i inside subprogram @start: its target, or -1. */
 static int next_call(const struct venv *env, int start, int *i)
 {
 	int n = (int)env->prog->insn_cnt;
 
 	for (; *i < n && env->subprog_of[*i] == start; ++*i)
-		if (is_subprog_call(&env->prog->insns[*i]))
+		if (is_pseudo_call(&env->prog->insns[*i]))
 			return *i + env->prog->insns[*i].imm + 1;
 	return -1;
 }

@@ -10,11 +10,6 @@
 
 #include "vstate.h"
 
-static bool is_pseudo_call(const struct bpf_insn *in)
-{
-	return in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL;
-}
-
 /* Mark subprogram starts and check that each ends in an exit or a jump and
  * that no jump leaves its subprogram. */
 static int check_subprogs(struct venv *env, uint8_t *is_start)
@@ -58,17 +53,25 @@ static int check_subprogs(struct venv *env, uint8_t *is_start)
 	return 0;
 }
 
+/* A load whose mode or unused imm the kernel refuses. */
+static bool ldx_fields_used(const struct bpf_insn *in)
+{
+	uint8_t mode = BPF_MODE(in->code);
+
+	return BPF_CLASS(in->code) == BPF_LDX &&
+	       ((mode != BPF_MEM && mode != BPF_MEMSX) || in->imm);
+}
+
+/* The pass the kernel makes over every instruction before its walk, in
+ * instruction order: a load's unused fields, an ld_imm64's second half;
+ * then no jump into a second half. */
 static int check_ldimm64(struct venv *env, uint8_t *second_half)
 {
 	const struct bpf_insn *insns = env->prog->insns;
 	int n = (int)env->prog->insn_cnt;
 
 	for (int i = 0; i < n; i++) {
-		/* Checked with the ld_imm64 pairs, on every instruction, as the
-		 * kernel does before its walk. */
-		if (BPF_CLASS(insns[i].code) == BPF_LDX &&
-		    ((BPF_MODE(insns[i].code) != BPF_MEM && BPF_MODE(insns[i].code) != BPF_MEMSX) ||
-		     insns[i].imm)) {
+		if (ldx_fields_used(&insns[i])) {
 			verr(env, i, "BPF_LDX uses reserved fields");
 			return -1;
 		}

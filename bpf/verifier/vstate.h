@@ -257,6 +257,12 @@ static inline bool is_ldimm64(const struct bpf_insn *insn)
 int check_reg_read(struct venv *env, struct vstate *st, int regno);
 
 /* A jump with a target: JA, gotol or a conditional jump (not call, exit). */
+/* A bpf-to-bpf call (its imm is the callee's offset). */
+static inline bool is_pseudo_call(const struct bpf_insn *in)
+{
+	return in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL;
+}
+
 static inline bool insn_is_jump(const struct bpf_insn *in)
 {
 	uint8_t cls = BPF_CLASS(in->code), op = BPF_OP(in->code);

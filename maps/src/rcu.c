@@ -30,16 +30,24 @@ char rqmap_tsan_gp;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
+/* Block every signal; returns the mask to restore. */
+static sigset_t block_all_signals(void)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	return old;
+}
+
 /* liburcu requires unregistration before a registered thread exits. It
  * runs with every signal blocked, as registration does: a handler in
  * between would read maps unregistered, unseen by grace periods. */
 static void unregister_at_exit(void *arg)
 {
-	sigset_t all, old;
+	sigset_t old = block_all_signals();
 
 	(void)arg;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
 	if (rqmap_tls_registered) {
 		tls_in_update_side++; /* never lowered: the thread is exiting */
 		urcu_memb_unregister_thread();
@@ -64,11 +72,9 @@ static void make_exit_key(void)
  */
 int rqmap_thread_register_slow(void)
 {
-	sigset_t all, old;
+	sigset_t old = block_all_signals();
 	int ret = 0;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
 	pthread_once(&exit_key_once, make_exit_key);
 	if (!rqmap_tls_registered) {
 		if (pthread_setspecific(exit_key, (void *)1)) {
@@ -386,7 +392,7 @@ int rqmap_reclaim_start(void)
 	static bool atfork_done;
 	pthread_attr_t attr;
 	pthread_t tid;
-	sigset_t all, old;
+	sigset_t old;
 	int ret = 0;
 
 	pthread_mutex_lock(&reclaim_start_lock);
@@ -394,8 +400,7 @@ int rqmap_reclaim_start(void)
 		atfork_done = true;
 	if (!reclaimer_running) {
 		/* The thread must not run the application's signal handlers. */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
+		old = block_all_signals();
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		ret = -pthread_create(&tid, &attr, reclaimer_main, NULL);

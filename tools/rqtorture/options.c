@@ -195,6 +195,8 @@ static int add_lock(struct config *cfg, const struct lk_ops *ops)
 	return 0;
 }
 
+/* Every lock type that is not named-only; unavailable ones are skipped
+ * with a note. */
 static int add_all_locks(struct config *cfg)
 {
 	size_t n;
@@ -203,15 +205,13 @@ static int add_all_locks(struct config *cfg)
 	for (size_t i = 0; i < n; i++) {
 		if (t[i].flags & LK_NAMED_ONLY)
 			continue;
-		if (cfg->nlocks >= RQT_MAX_LIST) {
-			fprintf(stderr, "rqtorture: more than %d locks listed\n", RQT_MAX_LIST);
-			return -E2BIG;
-		}
-		if (t[i].available)
-			cfg->locks[cfg->nlocks++] = &t[i];
-		else
+		if (!t[i].available) {
 			fprintf(stderr, "rqtorture: skipping %s: %s\n", t[i].name,
 			        t[i].unavailable);
+			continue;
+		}
+		if (add_lock(cfg, &t[i]))
+			return -E2BIG;
 	}
 	return 0;
 }

@@ -25,16 +25,12 @@ FILE *open_out(const char *path)
 
 bool check_out_path(const char *path)
 {
-	FILE *f;
+	FILE *f = open_out(path);
 
-	if (path == NULL || strcmp(path, "-") == 0)
-		return true;
-	f = fopen(path, "w");
-	if (f == NULL) {
-		fprintf(stderr, "rqtorture: cannot write %s: %s\n", path, strerror(errno));
+	if (path && !f)
 		return false;
-	}
-	fclose(f);
+	if (f != stdout)
+		close_out(f);
 	return true;
 }
 
