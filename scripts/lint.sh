@@ -33,6 +33,12 @@ for f in $(git ls-files 'src/*.c' 'src/*.h'); do
 		fi
 	done
 done
+echo "atomics"
+# Shipped code (not the tests): each non-relaxed atomic names its order and
+# what it pairs with (scripts/check_atomics.py).
+shipped=$(git ls-files '*.c' '*.h' '*.cpp' |
+	grep -v -e '\.bpf\.c$' -e '^model/' -e '^tests/' -e '/tests/' -e '^examples/' || true)
+python3 scripts/check_atomics.py $shipped || rc=1
 if [ -f build/gcc/compile_commands.json ]; then
 	echo "clang-tidy"
 	srcs=$(git ls-files 'src/*.c' 'maps/*.c' 'tools/*.c' 'tests/*.c' 'pthread/*.c' 'bpf/*.c' |

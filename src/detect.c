@@ -608,6 +608,7 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
 void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out)
 {
 	struct rq_link l = {.t = (struct rq_thread *)t};
+	/* acquire: pairs with the release stores of cnt (push and drop) */
 	uint32_t n = rq_held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
 
 	read_wait(&l);

@@ -216,6 +216,7 @@ static inline uint32_t rq_xchg_tail(_Atomic uint32_t *word, uint32_t tail)
 {
 	uint32_t old = rq_word_load_relaxed(word);
 
+	/* acq_rel: pairs with the predecessor's and the successor's swap (above) */
 	while (!atomic_compare_exchange_weak_explicit(word, &old, (old & ~RQ_TAIL_MASK) | tail,
 	                                              memory_order_acq_rel, memory_order_relaxed))
 		;
@@ -310,6 +311,7 @@ static inline uint64_t rq_link_behind(struct rq_qnode *prev, struct rq_qnode *no
 	uint64_t link =
 	    (uint64_t)atomic_load_explicit(&node->locked, memory_order_relaxed) << 32 | tail;
 
+	/* acq_rel: pairs with rq_pass_on() (above) */
 	return atomic_exchange_explicit(&prev->next, link, memory_order_acq_rel);
 }
 

@@ -86,6 +86,8 @@ bool rq_slotless_threads(void)
 
 uint32_t rq_slot_bound(void)
 {
+	/* acquire: pairs with raise_bound()'s release; the slots below the
+	 * bound are seen reset */
 	return atomic_load_explicit(&rq_bound, memory_order_acquire);
 }
 

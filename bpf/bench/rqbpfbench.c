@@ -50,6 +50,13 @@ static int kernel_fd = -1;
 static atomic_int stop;
 static atomic_long errors;
 
+/* The errors counted so far: read by the main thread once the workers are
+ * joined (relaxed: pthread_join() orders their adds). */
+static long error_count(void)
+{
+	return atomic_load_explicit(&errors, memory_order_relaxed);
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -122,7 +129,8 @@ static double measure(enum variant v, int nthreads, double secs)
 	long total = 0;
 	uint64_t t0;
 
-	atomic_store(&stop, 0);
+	/* relaxed: pthread_create() orders it before the workers' loads */
+	atomic_store_explicit(&stop, 0, memory_order_relaxed);
 	t0 = now_ns();
 	for (int i = 0; i < nthreads; i++) {
 		w[i] = (struct worker){.v = v};
@@ -130,7 +138,8 @@ static double measure(enum variant v, int nthreads, double secs)
 			exit(1);
 	}
 	usleep((useconds_t)(secs * 1e6));
-	atomic_store(&stop, 1);
+	/* relaxed: a flag; the results come back through pthread_join() */
+	atomic_store_explicit(&stop, 1, memory_order_relaxed);
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(w[i].tid, NULL);
 		total += w[i].runs;
@@ -257,7 +266,7 @@ int main(int argc, char **argv)
 	if (cg) {
 		cg_region(!strcmp(cg, "C") ? V_C : V_RQBPF, iters);
 		rqbpf_object_close(obj);
-		return atomic_load(&errors) ? 1 : 0;
+		return error_count() ? 1 : 0;
 	}
 	why = open_kernel(argv[1], &ko);
 	for (int r = 0; r < reps; r++)
@@ -287,9 +296,9 @@ int main(int argc, char **argv)
 		printf("kernel BPF_PROG_TEST_RUN: skipped (%s)\n", why);
 	per_insn();
 	printf("Goals: rqbpf within 4x of plain C (C/rqbpf <= 4): %s; errors: %ld (goal 0)\n",
-	       "see the C/rqbpf column", atomic_load(&errors));
+	       "see the C/rqbpf column", error_count());
 	(void)vname;
 	bpf_object__close(ko);
 	rqbpf_object_close(obj);
-	return atomic_load(&errors) ? 1 : 0;
+	return error_count() ? 1 : 0;
 }

@@ -78,6 +78,7 @@ static void *bench_thread(void *arg)
 	uint64_t v = 0;
 
 	rqmap_thread_init();
+	/* acquire: pairs with run_once()'s release of go (the map is built) */
 	while (!atomic_load_explicit(&r->go, memory_order_acquire))
 		;
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
@@ -99,8 +100,9 @@ static void *bench_thread(void *arg)
 		}
 		n += 64;
 	}
-	atomic_fetch_add(&r->ops, n);
-	atomic_fetch_add(&r->errors, errors);
+	/* relaxed: run_once() reads the sums after pthread_join() */
+	atomic_fetch_add_explicit(&r->ops, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&r->errors, errors, memory_order_relaxed);
 	return NULL;
 }
 
@@ -137,19 +139,23 @@ static double run_once(enum rqmap_lock_kind kind, enum op_mix mix, int nthreads,
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&th[i], NULL, bench_thread, &r);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* release: pairs with bench_thread()'s acquire of go */
 	atomic_store_explicit(&r.go, true, memory_order_release);
 	nanosleep(&d, NULL);
-	atomic_store(&r.stop, true);
+	/* relaxed: a flag; nothing is published with it */
+	atomic_store_explicit(&r.stop, true, memory_order_relaxed);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	*errors += atomic_load(&r.errors);
-	if (atomic_load(&r.errors))
+	/* relaxed: after pthread_join(), which orders the threads' adds */
+	*errors += atomic_load_explicit(&r.errors, memory_order_relaxed);
+	if (atomic_load_explicit(&r.errors, memory_order_relaxed))
 		fprintf(stderr, "%s, %d threads: %lu errors, last %d\n", kind_name[kind], nthreads,
-		        atomic_load(&r.errors), atomic_load(&r.last_err));
+		        atomic_load_explicit(&r.errors, memory_order_relaxed),
+		        atomic_load_explicit(&r.last_err, memory_order_relaxed));
 	rqmap_hash_destroy(r.m);
-	return (double)atomic_load(&r.ops) / secs;
+	return (double)atomic_load_explicit(&r.ops, memory_order_relaxed) / secs;
 }
 
 static int cmp_double(const void *a, const void *b)

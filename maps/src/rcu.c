@@ -429,6 +429,8 @@ void rqmap_retire(struct rqmap_retire *r, struct rqfl *fl, uint32_t home)
 	while (!atomic_compare_exchange_weak_explicit(&st->head, &old, r, memory_order_seq_cst,
 	                                              memory_order_relaxed));
 	atomic_fetch_add_explicit(&nr_retired, 1, memory_order_relaxed);
+	/* seq_cst: the load after the seq_cst push pairs with
+	 * reclaimer_sleep()'s store then loads (no lost wake-up) */
 	if (atomic_load(&reclaimer_idle) && atomic_exchange(&reclaimer_idle, 0))
 		syscall(SYS_futex, &reclaimer_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
