@@ -154,10 +154,13 @@ static inline uint32_t rq_fetch_set_pending(_Atomic uint32_t *word)
 	return atomic_fetch_or_explicit(word, RQ_PENDING_VAL, memory_order_acquire);
 }
 
-/* *,1,* -> *,0,* */
+/* *,1,* -> *,0,*: only our bit. The pending byte also carries the
+ * process-shared mark, which a reset with res_spin_lock_init_shared() may
+ * have put there under us (a waiter that then times out must leave the
+ * lock shared). */
 static inline void rq_clear_pending(_Atomic uint32_t *word)
 {
-	atomic_fetch_and_explicit(word, ~RQ_PENDING_MASK, memory_order_relaxed);
+	atomic_fetch_and_explicit(word, ~RQ_PENDING_VAL, memory_order_relaxed);
 }
 
 /*
@@ -441,8 +444,9 @@ static inline int rq_try_set_pending(_Atomic uint32_t *word, uint32_t *val)
 		*val |= RQ_PENDING_VAL;
 		return 1;
 	}
-	/* Someone queued or is pending: undo our bit if we set it. */
-	if (!(*val & RQ_PENDING_MASK))
+	/* Someone queued or is pending, or a reset marked the word shared:
+	 * undo our bit if we set it. */
+	if (!(*val & RQ_PENDING_VAL))
 		rq_clear_pending(word);
 	return 0;
 }

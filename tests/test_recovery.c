@@ -249,6 +249,36 @@ static void test_reinit_shared_pending(void)
 	CHECK_EQ(tu_word(&l), 0x8000u);
 }
 
+/* res_spin_lock_init_shared() under the pending waiter, and another process
+ * takes the shared lock before the waiter sees it free: the waiter times
+ * out and gives up its pending bit, which must leave the word marked (the
+ * mark lives in the pending byte), or the shared lock would turn private
+ * once its owner unlocks. */
+static void test_reinit_shared_pending_timeout(void)
+{
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct tu_waiter w;
+	pthread_t t;
+
+	res_spin_set_timeout_ns(300 * TU_NS_PER_MS);
+	tu_thread_start(&t, lock_and_exit, &l);
+	tu_thread_join(t);
+	tu_waiter_start(&w, &l);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&l)) != 0 || tu_waiter_done(&w), TU_SETUP_MS);
+	CHECK_EQ(tu_word(&l), 0x100u | atomic_load(&exited_owner));
+	/* The reset and the other process's take (shared_try_word()'s CAS)
+	 * in one store: marked, held by the anonymous owner. */
+	atomic_store_explicit(&l.val, 0x8001u, memory_order_relaxed);
+	CHECK_EQ(tu_waiter_join(&w), -ETIMEDOUT);
+	CHECK_EQ(tu_word(&l), 0x8001u); /* still marked, no pending bit left */
+	atomic_store_explicit(&l.val, 0x8000u, memory_order_relaxed); /* its unlock */
+	CHECK_EQ(res_spin_lock(&l), 0);
+	CHECK_EQ(tu_word(&l), 0x8001u);
+	res_spin_unlock(&l);
+	CHECK_EQ(tu_word(&l), 0x8000u);
+	res_spin_set_timeout_ns(0);
+}
+
 /* ---- re-initialising under contention: mutual exclusion holds ---- */
 
 #define REINIT_CONTENDERS 2
@@ -519,6 +549,7 @@ static const struct tu_test tests[] = {
     TU_TEST("core_reinit_pending", test_reinit_pending, 40, 0),
     TU_TEST("core_reinit_contended", test_reinit_contended, 40, TU_TAS),
     TU_TEST("core_reinit_shared_pending", test_reinit_shared_pending, 40, 0),
+    TU_TEST("core_reinit_shared_pending_timeout", test_reinit_shared_pending_timeout, 40, 0),
     TU_TEST("core_reinit_publishes", test_reinit_publishes, 40, TU_TAS),
     TU_TEST("core_fork", test_fork, 50, TU_TAS),
     TU_TEST("core_garbage", test_garbage, 50, TU_TAS),

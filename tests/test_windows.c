@@ -497,6 +497,22 @@ static void test_aa_window_shared_stale(void)
 	res_spin_set_timeout_ns(0);
 }
 
+/* A would-be pending waiter read the word locked and nothing else, and a
+ * reset marked it shared (res_spin_lock_init_shared()) just before its
+ * fetch_or: its bit lands beside the mark, and its undo must clear that bit
+ * and nothing else, as must giving up a pending bit it held. */
+static void test_pending_undo_keeps_mark(void)
+{
+	_Atomic uint32_t word = RQ_SHARED_MARK;
+	uint32_t val = RQ_LOCKED_VAL;
+
+	CHECK_EQ(rq_try_set_pending(&word, &val), 0);
+	CHECK_EQ(atomic_load(&word), RQ_SHARED_MARK);
+	atomic_store(&word, RQ_SHARED_MARK | RQ_PENDING_VAL | RQ_LOCKED_VAL);
+	rq_clear_pending(&word);
+	CHECK_EQ(atomic_load(&word), RQ_SHARED_MARK | RQ_LOCKED_VAL);
+}
+
 /*
  * The fast unlock drops the count and leaves its entry above it: the next
  * push overwrites the slot. Until then nothing reads it; in the one
@@ -775,6 +791,7 @@ static const struct tu_test tests[] = {
     TU_TEST("deadlock_aa_window_fast_held", test_aa_window_fast_held, 20, TU_TAS),
     TU_TEST("deadlock_aa_window_fast_before_cas", test_aa_window_fast_before_cas, 20, TU_TAS),
     TU_TEST("deadlock_aa_window_shared_stale", test_aa_window_shared_stale, 20, 0),
+    TU_TEST("core_pending_undo_keeps_mark", test_pending_undo_keeps_mark, 20, 0),
     TU_TEST("core_fast_unlock_leaves_entry", test_fast_unlock_leaves_entry, 20, 0),
     TU_TEST("core_held_overflow", test_held_overflow, 20, 0),
     TU_TEST("core_held_overflow_window", test_held_overflow_window, 20, 0),
