@@ -5,9 +5,9 @@
 // xchg_tail (acq_rel), link behind prev (acq_rel exchange of next; a mark
 // found there is acted on as a signal), node spin (acquire), a non-head
 // waiter leaving on its own deadline (CAS WAIT -> GONE, acquire), the head
-// taking the pending bit (CAS, acquire) and waiting on the word (acquire),
-// claim CAS (relaxed here: the C code's acquire matters only after a
-// re-init, which the harness does not do) / take-over CAS (acquire), passing on
+// taking the pending bit (CAS, acquire) and waiting on the word (relaxed:
+// the take that follows is an acquire CAS), claim CAS / take-over CAS
+// (acquire: they order the critical sections), passing on
 // without waiting for a successor (acquire load of next, acq_rel exchange
 // of a mark), signal next (release CAS for the linked generation), unlock
 // (release), the head's timeout teardown (try_clear_tail relaxed), and a
@@ -21,9 +21,9 @@
 // for the release, and no RMW in the protocol relies on the store not
 // being an RMW).
 //
-// Usage: rq_relacy [weak]   "weak" makes the queue head's wait on the word a
-// relaxed load (src/: acquire) and must produce an error (a data race on the
-// protected data: proves the harness can fail); CTest runs both.
+// Usage: rq_relacy [weak]   "weak" makes the queue head's claim and take-over
+// CASes relaxed (src/: acquire) and must produce an error (a data race on
+// the protected data: proves the harness can fail); CTest runs both.
 #include <relacy/relacy.hpp>
 
 #include <cstdio>
@@ -179,7 +179,7 @@ struct SlowPath : rl::test_suite<SlowPath, kThreads> {
 			}
 			rl::yield(1, $);
 		}
-		while ((val = word($).load(g_weak ? rl::mo_relaxed : rl::mo_acquire)) & kLocked) {
+		while ((val = word($).load(rl::mo_relaxed)) & kLocked) {
 			if (may_time_out && ++spins > 2) {
 				word($).fetch_and(~kPending, rl::mo_relaxed);
 				leave_queue(n, tail, kTimeout);
@@ -188,18 +188,22 @@ struct SlowPath : rl::test_suite<SlowPath, kThreads> {
 			rl::yield(1, $);
 		}
 		if ((val & ~0xffffu) == tail &&
-		    word($).compare_exchange_strong(val, kLocked, rl::mo_relaxed, rl::mo_relaxed))
+		    word($).compare_exchange_strong(val, kLocked, take_order(), rl::mo_relaxed))
 			return true;
 		take_unlocked(val);
 		pass_on(n, kHead);
 		return true;
 	}
 
+	// The head's claim and take-over: acquire (rq_head_take()), relaxed in
+	// the weakened run.
+	static rl::memory_order take_order() { return g_weak ? rl::mo_relaxed : rl::mo_acquire; }
+
 	// rq_take_unlocked(): CAS *,*,0 -> *,0,1 (acquire). The harness has no
 	// re-init, so the locked byte stays clear while we hold the pending bit.
 	void take_unlocked(unsigned v)
 	{
-		while (!word($).compare_exchange_weak(v, (v & ~0xffffu) | kLocked, rl::mo_acquire,
+		while (!word($).compare_exchange_weak(v, (v & ~0xffffu) | kLocked, take_order(),
 		                                      rl::mo_relaxed))
 			RL_ASSERT(!(v & kLocked));
 	}

@@ -38,7 +38,9 @@ static int spin_trylock(rqspinlock_t *lock, struct rq_attempt *w)
 	uint32_t val;
 
 	for (;;) {
-		val = rq_load_word_acquire(word);
+		/* relaxed: taking the lock is an acquire CAS (slowpath.c,
+		 * spin_while_locked()) */
+		val = rq_word_load_relaxed(word);
 		if (pending && !(val & RQ_LOCKED_MASK)) {
 			if (rq_pending_to_locked_noted(w->self, word, val))
 				return 0;

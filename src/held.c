@@ -105,7 +105,7 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
 	rq_wait_bump_gen(t);
 	/*
 	 * seq_cst: publish "we wait" before we read other threads' wait
-	 * records (seq_cst loads in find_waiting_holder()), so that of two
+	 * records (seq_cst loads in waiting_claim()), so that of two
 	 * threads closing a cycle at the same time at least one sees the other
 	 * (store->load ordering, as in Dekker's algorithm); it is also a
 	 * release for read_wait()'s acquire. A thread that holds nothing

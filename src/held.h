@@ -163,6 +163,9 @@ static inline uint32_t rq_held_push(struct rq_thread *t, const rqspinlock_t *loc
 	/* A signal handler from here on pushes above index held_idx. */
 	atomic_signal_fence(memory_order_seq_cst);
 	rq_held_set_tags(t, held_idx, lock, RQ_ENTRY_ACQUIRING);
+	/* and before the caller's CAS: a handler that finds the lock taken
+	 * finds the entry (an acquire CAS lets earlier stores sink below it) */
+	atomic_signal_fence(memory_order_seq_cst);
 	return held_idx;
 }
 

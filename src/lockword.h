@@ -361,7 +361,9 @@ static inline uint32_t rq_node_abandon(struct rq_qnode *node, uint32_t mine)
 	return mine & RQ_NODE_STATE_MASK;
 }
 
-/* The owner and the pending waiter are gone when these bits are clear. */
+/* The owner and the pending waiter are gone when these bits are clear.
+ * QL's waits (qlock.c): its claims are relaxed (rq_head_claim()) or plain
+ * stores (rq_clear_pending_set_locked()), so the load orders them. */
 static inline uint32_t rq_load_word_acquire(_Atomic uint32_t *word)
 {
 	/* acquire: pairs with the release in rq_store_unlocked(), so the

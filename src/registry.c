@@ -86,8 +86,8 @@ bool rq_slotless_threads(void)
 
 uint32_t rq_slot_bound(void)
 {
-	/* acquire: pairs with raise_bound()'s release; the slots below the
-	 * bound are seen reset */
+	/* acquire: pairs with raise_bound()'s release (a slot's first claim
+	 * is seen reset; see there) */
 	return atomic_load_explicit(&rq_bound, memory_order_acquire);
 }
 
@@ -137,8 +137,12 @@ static void raise_bound(uint32_t slot)
 {
 	uint32_t b = atomic_load_explicit(&rq_bound, memory_order_relaxed);
 
-	/* release: the slot's reset state is visible to scanners that see
-	 * the new bound; pairs with rq_slot_bound() */
+	/* release: a slot claimed for the first time is seen reset by
+	 * scanners that see the new bound; pairs with rq_slot_bound(). A
+	 * reused slot, below the bound already, is not covered: a scanner may
+	 * read the previous thread's entries there, which only makes it miss
+	 * a link (rq_thread_in_use() and the checks it gates act on other
+	 * evidence) */
 	while (b <= slot &&
 	       !atomic_compare_exchange_weak_explicit(&rq_bound, &b, slot + 1, memory_order_release,
 	                                              memory_order_relaxed))
@@ -185,10 +189,16 @@ static void release_slot(struct rq_thread *t)
 static _Thread_local struct rq_thread rq_exiting = {.held.owner = RQ_OWNER_ANON,
                                                     .slot = RQ_NO_SLOT};
 
+/* Signals stay blocked throughout: a handler that locks must find either
+ * the record and its table or rq_exiting and the sentinel's, never one of
+ * each, and not a record being cleared. */
 static void thread_exit(void *arg)
 {
 	struct rq_thread *t = arg;
+	sigset_t all, old;
 
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	if (rq_self == t) {
 		rq_fast = rq_fast_table(&rq_unregistered);
 		rq_self = &rq_exiting;
@@ -197,6 +207,7 @@ static void thread_exit(void *arg)
 		atomic_fetch_sub_explicit(&rq_slotless, 1, memory_order_relaxed);
 	else
 		release_slot(t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void registry_init_once(void);

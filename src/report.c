@@ -88,8 +88,8 @@ RQ_EXPORT void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg)
 	 * the odd count on its re-check; pairs with current_hook() */
 	atomic_store_explicit(&rq_hook_fn, fn, memory_order_release);
 	atomic_store_explicit(&rq_hook_arg, arg, memory_order_release);
-	/* relaxed: a failure racing with the first choice may use either hook */
-	atomic_store_explicit(&rq_hook_chosen, 1, memory_order_relaxed);
+	/* release: part of the copy, as the pair (current_hook()) */
+	atomic_store_explicit(&rq_hook_chosen, 1, memory_order_release);
 	/* release: the pair is complete; pairs with current_hook()'s acquire */
 	atomic_store_explicit(&rq_hook_seq, seq + 2, memory_order_release);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -131,6 +131,7 @@ static bool current_hook(struct rq_hook *out)
 {
 	uint64_t give_up = 0;
 	uint32_t spins = 0;
+	int chosen = 0;
 
 	for (;;) {
 		/* acquire: pairs with the release that completed a change */
@@ -141,6 +142,7 @@ static bool current_hook(struct rq_hook *out)
 			 * re-check below cannot be read before the copy */
 			out->fn = atomic_load_explicit(&rq_hook_fn, memory_order_acquire);
 			out->arg = atomic_load_explicit(&rq_hook_arg, memory_order_acquire);
+			chosen = atomic_load_explicit(&rq_hook_chosen, memory_order_acquire);
 			if (atomic_load_explicit(&rq_hook_seq, memory_order_relaxed) == seq)
 				break;
 		}
@@ -154,8 +156,9 @@ static bool current_hook(struct rq_hook *out)
 				return false;
 		}
 	}
-	if (!out->fn && !atomic_load_explicit(&rq_hook_chosen, memory_order_relaxed) &&
-	    rq_env()->report)
+	/* A copy taken before the first choice is the environment's hook: a
+	 * failure racing with that choice gets one hook or the other. */
+	if (!out->fn && !chosen && rq_env()->report)
 		*out = rq_env_hook;
 	return out->fn != NULL;
 }

@@ -61,15 +61,18 @@ enum { RQ_GO_QUEUE = 1 };
 #define RQ_OWNER_SPINS 64u
 
 /*
- * Watch the owner for at most @spins pauses; returns the last word seen
- * (acquire: when the locked byte reads clear, the owner's critical section
- * happens-before ours; pairs with the release in rq_store_unlocked()).
+ * Watch the owner for at most @spins pauses; returns the last word seen.
+ * The waits of the resilient lock read the word relaxed: they only watch,
+ * and the lock is always taken by an acquire CAS (rq_take_unlocked(),
+ * rq_try_steal(), rq_head_take()), which reads the owner's release store
+ * or an RMW of its release sequence, so the owner's critical section
+ * happens-before ours through the CAS, not through these loads.
  */
 static uint32_t spin_while_locked(_Atomic uint32_t *word, uint32_t spins)
 {
 	uint32_t val;
 
-	while ((val = rq_load_word_acquire(word)) & RQ_LOCKED_MASK && spins--)
+	while ((val = rq_word_load_relaxed(word)) & RQ_LOCKED_MASK && spins--)
 		rq_cpu_relax();
 	return val;
 }
@@ -94,7 +97,8 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t val, s
 		int err = 0;
 
 		rq_wait_start(w, RQ_LOCKED_MASK, 1);
-		while ((val = rq_load_word_acquire(word)) & RQ_LOCKED_MASK) {
+		/* relaxed: see spin_while_locked() */
+		while ((val = rq_word_load_relaxed(word)) & RQ_LOCKED_MASK) {
 			err = rq_wait_poll(w);
 			if (err) {
 				rq_drop_pending_noted(t, word);
@@ -124,7 +128,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_qnode *n
 	rq_wait_start(w, RQ_LOCKED_PENDING_MASK, 2);
 	rq_wait_note(t, RQ_NOTE_HEAD, true);
 	for (;;) {
-		val = rq_load_word_acquire(word);
+		val = rq_word_load_relaxed(word); /* see spin_while_locked() */
 		if (!pending)
 			pending = rq_take_pending_noted(t, word, &val, rq_head_try_pending);
 		if (pending && !(val & RQ_LOCKED_MASK)) {

@@ -9,7 +9,7 @@
  * Layers (docs/DESIGN.md, "Source layout"), each using only those below:
  *   0 thread.h      per-thread record, registry, counters, environment
  *   1 lockword.h    lock word and MCS queue; qlock.c (QL) on it alone
- *   2 timeout.h     clock, timeout settings, scheduler accounting
+ *   2 clock.h       clock, timeout settings, scheduler accounting
  *   3 held.h        held-lock table and wait record
  *   4 detect.h      AA, ABBA and cycle detection; the owner for a deadline
  *   5 slowpath.h    one attempt's bounded wait, the slow paths, failures

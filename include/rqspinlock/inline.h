@@ -213,6 +213,9 @@ static inline int res_spin_inline_lock(rqspinlock_t *lock)
 	RQSPINLOCK_SIGNAL_FENCE();
 	/* The entry before the CAS: held from the CAS on (the byte names us). */
 	RQSPINLOCK_STORE_RELAXED(res_spin_inline_entry(table, n + 1), (uintptr_t)lock);
+	/* A signal handler that finds the lock taken by the CAS finds the
+	 * entry too (the acquire CAS alone would let the store sink below it). */
+	RQSPINLOCK_SIGNAL_FENCE();
 	/* acquire: pairs with the unlock's release store */
 	if (__builtin_expect(RQSPINLOCK_CAS_ACQUIRE(&lock->val, &val, t->owner), 1))
 		return (int)val; /* 0: the CAS found what it expected */
