@@ -5,10 +5,13 @@
  * rqspinlock, bpf_local_irq_save/restore as blocked signals, and the per-run
  * record of held locks and irq regions that lets a run that ends or faults
  * while holding them release them. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -130,47 +133,206 @@ static uint64_t ktime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* One conversion of trace_printk's format: %[l|ll][diuxXc], %p, %%. */
-static int format_one(char *out, size_t room, const char **fmt, uint64_t arg, bool *used)
+/*
+ * trace_printk's formats, as the kernel's bpf_bprintf_prepare() accepts
+ * them: printable ASCII and white space only; at most three conversions,
+ * each "%" [flags "0+- "] [width] then one of: [l|ll] d i u x X, c, s,
+ * pks and pus (as s), p (followed by nothing, white space or punctuation)
+ * and pK (16 hex digits, the length of the kernel's hashed pointer; the
+ * value is not hashed), px (16 hex digits), pB (0x and hex: no symbols
+ * here), pI4 pi4 pI6 pi6 (an address read from the program's memory). A
+ * string is read up to its NUL within the program's memory; one it cannot
+ * read prints empty, as in the kernel. Anything else (precision, '#', h,
+ * z, %pS ...) makes the call return -EINVAL.
+ */
+struct printk_out {
+	char buf[1024];
+	size_t len;
+};
+
+static void out_add(struct printk_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void out_add(struct printk_out *o, const char *fmt, ...)
+{
+	size_t room = sizeof(o->buf) - o->len;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->len += (size_t)n < room ? (size_t)n : room - 1;
+}
+
+static bool ends_string_conv(char c)
+{
+	return !c || isspace((unsigned char)c) || ispunct((unsigned char)c);
+}
+
+/* The string at @addr in the program's memory, as far as it reads. */
+static void add_string(struct printk_out *o, struct rqbpf_run *r, const char *spec, uint64_t addr)
+{
+	char s[sizeof(o->buf)];
+	size_t n = 0;
+
+	for (const char *c; n < sizeof(s) - 1 && (c = rqbpf_mem(r, addr + n, 1, false)) && *c; n++)
+		s[n] = *c;
+	s[n] = 0;
+	out_add(o, spec, s);
+}
+
+/* The flags and width of a conversion, as a printf spec up to the
+ * conversion letter, which the caller appends. */
+struct conv_spec {
+	char s[16];
+	size_t n;
+	bool width; /* one was given */
+};
+
+/* Parses "[0+- ]*[1-9][0-9]*" at *f (moving it past), for conversion
+ * @conv ('c' and 's' take no zero padding: undefined in C, spaces in the
+ * kernel). Widths wider than the output are cut to it. */
+static void parse_flags_width(const char **f, struct conv_spec *c, char conv_after)
+{
+	bool minus = false, plus = false, space = false, zero = false;
+	unsigned long width = 0;
+
+	for (;; (*f)++) {
+		if (**f == '-')
+			minus = true;
+		else if (**f == '+')
+			plus = true;
+		else if (**f == ' ')
+			space = true;
+		else if (**f == '0')
+			zero = true;
+		else
+			break;
+	}
+	if (**f >= '1' && **f <= '9')
+		for (; isdigit((unsigned char)**f); (*f)++)
+			width = width < 1024 ? width * 10 + (unsigned long)(**f - '0') : width;
+	c->n = (size_t)snprintf(c->s, sizeof(c->s), "%%%s%s%s%s", minus ? "-" : "", plus ? "+" : "",
+	                        space ? " " : "", zero && !strchr("cs", conv_after) ? "0" : "");
+	c->width = width != 0;
+	if (width)
+		c->n += (size_t)snprintf(c->s + c->n, sizeof(c->s) - c->n, "%lu",
+		                         width < 1023 ? width : 1023);
+}
+
+/* The conversion the flags and width at @f lead to, as printf would print
+ * it: 's' for the kernel's symbols (%pB, %pS, %ps) and strings (%pks,
+ * %pus), else its letter (0 if none). */
+static char conv_letter(const char *f)
+{
+	f += strspn(f, "0+- ");
+	f += strspn(f, "0123456789");
+	return f[0] == 'p' && f[1] && strchr("BSsku", f[1]) ? 's' : f[0];
+}
+
+/* An address @arg points to (IPv4: 4 bytes, IPv6: 16), zeros where the
+ * program's memory does not hold it, as the kernel prints a failed read. */
+static void format_ip(struct printk_out *o, struct rqbpf_run *r, uint64_t arg, char how, char v)
+{
+	unsigned char a[16] = {0};
+	size_t n = v == '4' ? 4 : 16;
+	const unsigned char *src = rqbpf_mem(r, arg, n, false);
+
+	if (src)
+		memcpy(a, src, n);
+	for (size_t i = 0; i < n; i++) {
+		if (v == '4')
+			out_add(o, how == 'I' ? "%s%u" : "%s%03u", i ? "." : "", a[i]);
+		else
+			out_add(o, "%s%02x", how == 'I' && i && !(i % 2) ? ":" : "", a[i]);
+	}
+}
+
+/* Appends @c's conversion letter @conv to its spec. */
+static const char *spec_with(struct conv_spec *c, const char *conv)
+{
+	snprintf(c->s + c->n, sizeof(c->s) - c->n, "%s", conv);
+	return c->s;
+}
+
+/* %p and its kinds at @f ('p'); moves *fmt to the last character used.
+ * The kernel's printf takes the letters and digits after p's kind as
+ * part of it (so "%pKx" prints no x). */
+static int format_pointer(struct printk_out *o, struct rqbpf_run *r, const char **fmt,
+                          const char *f, struct conv_spec *c, uint64_t arg)
+{
+	char sym[24];
+
+	if ((f[1] == 'i' || f[1] == 'I') && (f[2] == '4' || f[2] == '6'))
+		format_ip(o, r, arg, f[1], f[2]);
+	else if (f[1] && strchr("BSs", f[1])) { /* a symbol in the kernel: none here */
+		snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)arg);
+		out_add(o, spec_with(c, "s"), sym);
+	} else if (f[1] == 'K' || f[1] == 'x' || ends_string_conv(f[1])) {
+		/* 16 hex digits, the length of the kernel's hashed %p and %pK
+		 * (the value is not hashed), unless a width is given */
+		if (c->width)
+			out_add(o, spec_with(c, "llx"), (unsigned long long)arg);
+		else
+			out_add(o, "%016llx", (unsigned long long)arg);
+	} else {
+		return -EINVAL;
+	}
+	if (!ends_string_conv(f[1]))
+		for (f++; isalnum((unsigned char)f[1]);)
+			f++;
+	*fmt = f;
+	return 0;
+}
+
+/* One conversion at *fmt (its '%'); moves *fmt to its last character. */
+static int format_one(struct printk_out *o, struct rqbpf_run *r, const char **fmt, uint64_t arg)
 {
 	const char *f = *fmt + 1;
-	int longs = 0, n;
+	struct conv_spec c;
+	int longs = 0;
 
-	*used = true;
+	parse_flags_width(&f, &c, conv_letter(f));
+	if (*f == 'p' && (f[1] == 'k' || f[1] == 'u') && f[2] == 's')
+		f += 2; /* %pks, %pus: a string */
+	else if (*f == 'p')
+		return format_pointer(o, r, fmt, f, &c, arg);
+	if (*f == 's' || *f == 'c') {
+		if (*f == 's' && !ends_string_conv(f[1]))
+			return -EINVAL;
+		*fmt = f;
+		if (*f == 's')
+			add_string(o, r, spec_with(&c, "s"), arg);
+		else
+			out_add(o, spec_with(&c, "c"), (int)(unsigned char)arg);
+		return 0;
+	}
 	while (*f == 'l' && longs < 2) {
 		longs++;
 		f++;
 	}
-	switch (*f) {
-	case 'd':
-	case 'i':
-		n = snprintf(out, room, "%lld",
-		             longs ? (long long)arg : (long long)(int32_t)(uint32_t)arg);
-		break;
-	case 'u':
-		n = snprintf(out, room, "%llu", longs ? (unsigned long long)arg : (uint32_t)arg);
-		break;
-	case 'x':
-		n = snprintf(out, room, "%llx", longs ? (unsigned long long)arg : (uint32_t)arg);
-		break;
-	case 'X':
-		n = snprintf(out, room, "%llX", longs ? (unsigned long long)arg : (uint32_t)arg);
-		break;
-	case 'p':
-		n = snprintf(out, room, "0x%llx", (unsigned long long)arg);
-		break;
-	case 'c':
-		n = snprintf(out, room, "%c", (char)arg);
-		break;
-	case '%':
-		*used = false;
-		n = snprintf(out, room, "%%");
-		break;
-	default:
+	if (!*f || !strchr("diuxX", *f))
 		return -EINVAL;
-	}
+	char conv[4] = {'l', 'l', *f, 0};
+
 	*fmt = f;
-	return n;
+	if (*f == 'd' || *f == 'i')
+		out_add(o, spec_with(&c, conv),
+		        longs ? (long long)arg : (long long)(int32_t)(uint32_t)arg);
+	else
+		out_add(o, spec_with(&c, conv),
+		        longs ? (unsigned long long)arg : (unsigned long long)(uint32_t)arg);
+	return 0;
+}
+
+/* -EINVAL when a character of @fmt is neither printable ASCII nor white space. */
+static int check_printable(const char *fmt)
+{
+	for (const unsigned char *c = (const unsigned char *)fmt; *c; c++)
+		if (*c > 0x7f || (!isprint(*c) && !isspace(*c)))
+			return -EINVAL;
+	return 0;
 }
 
 /* Out of line: its buffer would cost every helper call a stack-protector check. */
@@ -178,32 +340,32 @@ static __attribute__((noinline)) int trace_printk(struct rqbpf_run *r, uint64_t 
 {
 	uint64_t size = reg[BPF_REG_2];
 	const char *fmt = size && size <= 1024 ? rqbpf_mem(r, reg[BPF_REG_1], size, false) : NULL;
-	char out[1024];
-	size_t len = 0;
+	struct printk_out o;
 	int nargs = 0;
 
-	if (!fmt || !memchr(fmt, 0, size))
-		return rqbpf_fault(
-		    r, "trace_printk: format outside the program's memory or not a string");
-	for (const char *f = fmt; *f && len < sizeof(out) - 1; f++) {
-		bool used;
-		int n;
-
+	if (!fmt)
+		return rqbpf_fault(r, "trace_printk: format outside the program's memory");
+	reg[BPF_REG_0] = (uint64_t)(int64_t)-EINVAL;
+	if (!memchr(fmt, 0, size) || check_printable(fmt))
+		return 0;
+	o.len = 0;
+	for (const char *f = fmt; *f; f++) {
 		if (*f != '%') {
-			out[len++] = *f;
+			out_add(&o, "%c", *f);
 			continue;
 		}
-		n = format_one(out + len, sizeof(out) - len, &f,
-		               nargs < 3 ? reg[BPF_REG_3 + nargs] : 0, &used);
-		if (n < 0 || (used && ++nargs > 3)) {
-			reg[BPF_REG_0] = (uint64_t)(int64_t)-EINVAL;
-			return 0;
+		if (f[1] == '%') {
+			out_add(&o, "%%");
+			f++;
+			continue;
 		}
-		len += (size_t)n < sizeof(out) - len ? (size_t)n : sizeof(out) - 1 - len;
+		if (nargs == 3 || format_one(&o, r, &f, reg[BPF_REG_3 + nargs]))
+			return 0;
+		nargs++;
 	}
-	out[len] = 0;
-	fprintf(stderr, "%s", out);
-	reg[BPF_REG_0] = len;
+	o.buf[o.len] = 0;
+	fprintf(stderr, "%s", o.buf);
+	reg[BPF_REG_0] = o.len;
 	return 0;
 }
 

@@ -53,6 +53,36 @@ static const struct case_ cases[] = {
     {"local_irq", "irq_hold_long", 1},
     {"local_irq", "noirq_hold_long", 1},
     {"local_irq", "irq_peek", 1},
+    {"printk", "str", 1},
+    {"printk", "str_unreadable", 1},
+    {"printk", "str_width", 1},
+    {"printk", "str_then_letter", 1},
+    {"printk", "str_kernel", 1},
+    {"printk", "width", 1},
+    {"printk", "signs", 1},
+    {"printk", "longs", 1},
+    {"printk", "wide", 1},
+    {"printk", "hex_cases", 1},
+    {"printk", "percent", 1},
+    {"printk", "chars", 1},
+    {"printk", "ptr", 1},
+    {"printk", "ptr_kinds", 1},
+    {"printk", "ptr_symbol", 1},
+    {"printk", "ptr_swallows", 1},
+    {"printk", "ptr_width", 1},
+    {"printk", "ip", 1},
+    {"printk", "ip6_full", 1},
+    {"printk", "ip6_plain", 1},
+    {"printk", "ip_unreadable", 1},
+    {"printk", "precision", 1},
+    {"printk", "alt_form", 1},
+    {"printk", "short_int", 1},
+    {"printk", "size_t_len", 1},
+    {"printk", "three_l", 1},
+    {"printk", "ptr_letter", 1},
+    {"printk", "ptr_unknown", 1},
+    {"printk", "control_char", 1},
+    {"printk", "lone_percent", 1},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -131,8 +161,9 @@ static int compare_object(const char *name, const char *cc)
 
 static void test_kernel_ref(void)
 {
-	static const char *const objs[] = {"conform", "conform_v4", "res_lock",  "irqsave",
-	                                   "counter", "hash",       "spin_lock", "local_irq"};
+	static const char *const objs[] = {"conform",   "conform_v4", "res_lock",
+	                                   "irqsave",   "counter",    "hash",
+	                                   "spin_lock", "local_irq",  "printk"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {

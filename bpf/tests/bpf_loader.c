@@ -190,6 +190,31 @@ static void test_map_api(void)
 	rqbpf_object_close(obj);
 }
 
+/* trace_printk's formats (progs/printk.bpf.c; bpf_kernel.c compares every
+ * one with the kernel): the length printed, or -EINVAL for a format the
+ * kernel refuses. */
+static void test_printk_formats(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_load("printk", *cc, 0);
+
+		if (!obj)
+			continue;
+		CHECK_EQ(bt_run(obj, "str"), (long long)strlen("hello world!"));
+		CHECK_EQ(bt_run(obj, "str_unreadable"), (long long)strlen("[]"));
+		CHECK_EQ(bt_run(obj, "width"), (long long)strlen("   42|42   |0000beef"));
+		CHECK_EQ(bt_run(obj, "ptr"), (long long)strlen("p=0000000000000000:"));
+		CHECK_EQ(bt_run(obj, "ptr_swallows"), (long long)strlen("0000000000001234|0x1234"));
+		CHECK_EQ(bt_run(obj, "ip"), (long long)strlen("192.168.1.7 192.168.001.007"));
+		CHECK_EQ(bt_run(obj, "ip6_full"),
+		         (long long)strlen("2001:0db8:0000:0000:0000:0000:0000:ab01"));
+		CHECK_EQ(bt_run(obj, "str_then_letter"), -EINVAL);
+		CHECK_EQ(bt_run(obj, "precision"), -EINVAL);
+		CHECK_EQ(bt_run(obj, "control_char"), -EINVAL);
+		rqbpf_object_close(obj);
+	}
+}
+
 /* The helpers besides the map ones (progs/helpers.bpf.c). */
 static void test_helpers(void)
 {
@@ -528,6 +553,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_load_globals", test_globals, 60, 0),
     TU_TEST("bpf_load_map_api", test_map_api, 60, 0),
     TU_TEST("bpf_load_helpers", test_helpers, 60, 0),
+    TU_TEST("bpf_load_printk_formats", test_printk_formats, 60, 0),
     TU_TEST("bpf_bad_truncated", test_truncated, 60, 0),
     TU_TEST("bpf_bad_insns", test_bad_insns, 60, 0),
     TU_TEST("bpf_bad_sections", test_bad_sections, 60, 0),
