@@ -39,8 +39,14 @@ struct rqbpf_error {
 /**
  * @brief Open and link the ELF object at @p path.
  * @return 0 and *@p out; -ENOENT/-EIO when the file cannot be read, -EINVAL
- *  for a malformed object, -ENOTSUP for a construct rqbpf does not support
- *  (the message names the program, the instruction index and what), -ENOMEM.
+ *  for a malformed object (ELF, symbols, maps), -ENOMEM.
+ *
+ * A program that cannot be linked does not fail the open: its error (-ENOTSUP
+ * for a construct rqbpf does not support, -EINVAL for a bad instruction or
+ * relocation; the message names the
+ * instruction index and what) is the program's, rqbpf_prog_error(), and is
+ * returned when that program is loaded or verified, as libbpf reports such a
+ * program only when it loads it. The object's other programs work.
  */
 int rqbpf_object_open_file(const char *path, struct rqbpf_object **out, struct rqbpf_error *err);
 
@@ -63,8 +69,10 @@ enum rqbpf_load_flags {
  * verify every program whose autoload flag is set (by default those whose
  * section does not start with '?', as in libbpf).
  * @return 0; -EACCES when the verifier rejects a program (the message is
- *  "NAME: rejected: <verifier message> (insn <i>)"); -EALREADY if loaded;
- *  -ENOTSUP for an unsupported map type; -ENOMEM.
+ *  "NAME: rejected: <verifier message> (insn <i>)"); the program's link error
+ *  (-ENOTSUP or -EINVAL, the message "NAME: <rqbpf_prog_error()>") when an
+ *  autoloaded program could not be linked; -EALREADY if loaded; -ENOTSUP for
+ *  an unsupported map type; -ENOMEM.
  */
 int rqbpf_object_load(struct rqbpf_object *obj, unsigned flags, struct rqbpf_error *err);
 
@@ -82,11 +90,15 @@ struct rqbpf_prog *rqbpf_object_find_prog(const struct rqbpf_object *obj, const 
 const char *rqbpf_prog_name(const struct rqbpf_prog *prog);
 /** @brief The program's ELF section ("tc", "?tc", ...). */
 const char *rqbpf_prog_section(const struct rqbpf_prog *prog);
-/** @brief Linked instruction count (main program plus its subprograms). */
+/** @brief Linked instruction count (main program plus its subprograms);
+ *  0 when it could not be linked. */
 size_t rqbpf_prog_insn_count(const struct rqbpf_prog *prog);
 /** @brief Size of the context a run of this program expects by default
  *  (sizeof(struct __sk_buff) for tc programs; 0 when the type has none). */
 size_t rqbpf_prog_ctx_size(const struct rqbpf_prog *prog);
+/** @brief Why @p prog could not be linked ("insn 3: unknown helper ..."),
+ *  or NULL when it was. */
+const char *rqbpf_prog_error(const struct rqbpf_prog *prog);
 /** @brief Choose whether rqbpf_object_load() verifies and enables @p prog. */
 int rqbpf_prog_set_autoload(struct rqbpf_prog *prog, int autoload);
 
@@ -95,7 +107,9 @@ int rqbpf_prog_set_autoload(struct rqbpf_prog *prog, int autoload);
  * @param log NULL, or a stream for the verifier's instruction-by-instruction log.
  * @param insns_processed NULL, or where the verifier's work count goes.
  * @return 0 when accepted; -EACCES when rejected, the message being
- *  "<verifier message> (insn <i>)"; -EINVAL.
+ *  "<verifier message> (insn <i>)"; the program's link error (-ENOTSUP or
+ *  -EINVAL, the message rqbpf_prog_error()) when it could not be linked;
+ *  -EINVAL.
  */
 int rqbpf_prog_verify(const struct rqbpf_prog *prog, FILE *log, uint64_t *insns_processed,
                       struct rqbpf_error *err);
@@ -118,7 +132,8 @@ struct rqbpf_run_result {
  * @param ctx the context buffer (R1 at entry), may be NULL when @p ctx_size is 0.
  * @return 0 when the program reached its exit (res->retval); -EFAULT when it
  *  faulted (res->msg says why), -E2BIG when it ran past the instruction limit,
- *  -EPERM when @p prog was not loaded, -EINVAL for bad arguments.
+ *  -EPERM when @p prog was not loaded (res->msg gives its link error, if it
+ *  has one), -EINVAL for bad arguments.
  */
 int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
                    struct rqbpf_run_result *res);

@@ -82,6 +82,12 @@ struct rqbpf_prog {
 	const struct rqbpf_func *func;
 	uint64_t *imm64;      /* per insn: resolved ld_imm64 values (after load) */
 	struct rqbpf_op *ops; /* decoded instructions (after load) */
+	/* Why the program could not be linked (link_ret < 0): the program's own
+	 * error, returned when it is loaded or verified, so that the object's
+	 * other programs still open, load and run (as libbpf reports such a
+	 * program only when it loads it). */
+	int link_ret;
+	struct rqbpf_error link_err;
 	bool autoload;
 	bool loaded;
 };
@@ -140,7 +146,8 @@ const struct rqbpf_linked_prog *rqbpf_prog_linked(const struct rqbpf_prog *prog)
 int rqbpf_elf_parse(struct rqbpf_object *obj, struct rqbpf_error *err);
 /* btf.c: BTF-defined maps and lock offsets; data-section maps. */
 int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err);
-/* link.c: link every program. */
+/* link.c: link every program; a program's own link error stays with it
+ * (rqbpf_prog.link_ret), only running out of memory fails the call. */
 int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err);
 /* maps.c: create, free, access. */
 int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err);

@@ -469,8 +469,13 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	res->msg[0] = 0;
 	res->insns = 0;
 	res->retval = 0;
-	if (!prog->loaded)
+	if (!prog->loaded) {
+		if (prog->link_ret)
+			/* The message cut to fit res->msg. */
+			snprintf(res->msg, sizeof(res->msg), "not loaded: %.*s",
+			         (int)sizeof(res->msg) - 13, prog->link_err.msg);
 		return -EPERM;
+	}
 	r.prog = prog;
 	r.ctx = (uintptr_t)ctx;
 	r.ctx_size = ctx_size;

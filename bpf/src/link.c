@@ -3,7 +3,8 @@
  * encoding prog.h describes): map and global-data relocations, kfuncs bound
  * by name, helper ids checked, and the .text subprograms it calls appended
  * after it, as libbpf does. Anything unsupported is an error naming the
- * program, the instruction and what. */
+ * instruction and what, kept as that program's error (the load names the
+ * program). */
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <gelf.h>
@@ -51,7 +52,7 @@ static int link_fail(struct linker *l, size_t insn, int code, const char *fmt, .
 	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return rqbpf_fail(l->err, code, "%s: insn %zu: %s", l->prog->func->name, insn, what);
+	return rqbpf_fail(l->err, code, "insn %zu: %s", insn, what);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -357,16 +358,16 @@ static int link_one(struct rqbpf_object *obj, struct rqbpf_prog *prog, struct rq
 int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err)
 {
 	size_t n = 0;
-	int ret = 0;
 
 	for (size_t i = 0; i < obj->func_cnt; i++)
 		n += strcmp(obj->secs[obj->funcs[i].sec_idx].name, ".text") != 0;
 	obj->progs = calloc(n ? n : 1, sizeof(*obj->progs));
 	if (!obj->progs)
 		return rqbpf_fail(err, -ENOMEM, "out of memory");
-	for (size_t i = 0; !ret && i < obj->func_cnt; i++) {
+	for (size_t i = 0; i < obj->func_cnt; i++) {
 		const struct rqbpf_func *f = &obj->funcs[i];
 		struct rqbpf_prog *prog;
+		int ret;
 
 		if (!strcmp(obj->secs[f->sec_idx].name, ".text"))
 			continue;
@@ -379,7 +380,10 @@ int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err)
 		prog->lp.map_cnt = obj->map_cnt;
 		prog->autoload = prog->lp.section[0] != '?';
 		set_type(prog);
-		ret = link_one(obj, prog, err);
+		ret = link_one(obj, prog, &prog->link_err);
+		if (ret == -ENOMEM)
+			return rqbpf_fail(err, ret, "%s", prog->link_err.msg);
+		prog->link_ret = ret;
 	}
-	return ret;
+	return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* object.c: the public object API: open (parse and link), load (create the
- * maps, verify, resolve ld_imm64 values), find programs and maps, close. */
+ * maps, verify, resolve ld_imm64 values), find programs and maps, close. A
+ * program that could not be linked fails the load only when it is autoloaded. */
 #include <bpf/btf.h>
 #include <errno.h>
 #include <gelf.h>
@@ -177,6 +178,8 @@ int rqbpf_prog_verify(const struct rqbpf_prog *prog, FILE *log, uint64_t *insns_
 
 	if (!prog)
 		return rqbpf_fail(err, -EINVAL, "bad arguments");
+	if (prog->link_ret)
+		return rqbpf_fail(err, prog->link_ret, "%s", prog->link_err.msg);
 	ret = rqbpf_verify(&prog->lp, &v, log);
 	if (insns_processed)
 		*insns_processed = v.insns_processed;
@@ -200,6 +203,9 @@ int rqbpf_object_load(struct rqbpf_object *obj, unsigned flags, struct rqbpf_err
 	for (size_t i = 0; i < obj->prog_cnt; i++) {
 		struct rqbpf_prog *prog = &obj->progs[i];
 
+		if (prog->autoload && prog->link_ret)
+			return rqbpf_fail(err, prog->link_ret, "%s: %s", prog->lp.name,
+			                  prog->link_err.msg);
 		if (!prog->autoload || (flags & RQBPF_LOAD_NO_VERIFY))
 			continue;
 		ret = rqbpf_prog_verify(prog, NULL, NULL, err);
@@ -258,6 +264,11 @@ const char *rqbpf_prog_section(const struct rqbpf_prog *prog)
 size_t rqbpf_prog_insn_count(const struct rqbpf_prog *prog)
 {
 	return prog ? prog->lp.insn_cnt : 0;
+}
+
+const char *rqbpf_prog_error(const struct rqbpf_prog *prog)
+{
+	return prog && prog->link_ret ? prog->link_err.msg : NULL;
 }
 
 size_t rqbpf_prog_ctx_size(const struct rqbpf_prog *prog)

@@ -2,7 +2,8 @@
 /*
  * The loader: programs, sections, maps and lock offsets of compiled objects
  * (names and sizes as libbpf's open-only mode reports them), global data,
- * '?tc' autoload, the C map API; and bad objects, each of which must give a
+ * '?tc' autoload, the C map API, a program's link error kept as its own;
+ * and bad objects, each of which must give a
  * clear error and never crash: truncated ELF, unknown helper, unknown
  * instruction, bad jump, bad relocation, missing section, and run-time
  * faults (out-of-bounds read, exit holding a lock, unlock of a lock not held).
@@ -230,6 +231,46 @@ static void test_helpers(void)
 	}
 }
 
+/* multi.bpf.c: trace_pid calls a helper rqbpf does not have. The object
+ * opens; trace_pid's error is its own (listed, verified, loaded, run), and
+ * with its autoload off the others load and run. */
+#define PID_HELPER_ERR "insn 0: unknown helper 14"
+
+static void check_multi_bad_prog(struct rqbpf_object *obj)
+{
+	struct rqbpf_prog *bad = bt_prog(obj, "trace_pid");
+	struct rqbpf_run_result res;
+	struct rqbpf_error err;
+
+	CHECK(rqbpf_prog_error(bt_prog(obj, "ingress")) == NULL);
+	CHECK(rqbpf_prog_error(bad) != NULL);
+	BT_CHECK_STREQ(rqbpf_prog_error(bad), PID_HELPER_ERR);
+	CHECK_EQ(rqbpf_prog_insn_count(bad), 0);
+	CHECK_EQ(rqbpf_prog_verify(bad, NULL, NULL, &err), -ENOTSUP);
+	BT_CHECK_STREQ(err.msg, PID_HELPER_ERR);
+	CHECK_EQ(rqbpf_object_load(obj, 0, &err), -ENOTSUP);
+	BT_CHECK_STREQ(err.msg, "trace_pid: " PID_HELPER_ERR);
+	CHECK_EQ(rqbpf_prog_run(bad, NULL, 0, &res), -EPERM);
+	BT_CHECK_STREQ(res.msg, "not loaded: " PID_HELPER_ERR);
+}
+
+static void test_multi(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_open("multi", *cc);
+		struct rqbpf_error err;
+
+		if (!obj)
+			continue;
+		check_multi_bad_prog(obj);
+		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "trace_pid"), 0), 0);
+		CHECK_EQ(rqbpf_object_load(obj, 0, &err), 0);
+		CHECK_EQ(bt_run(obj, "ingress"), 7);
+		CHECK_EQ(bt_run(obj, "xdp_count"), 7);
+		rqbpf_object_close(obj);
+	}
+}
+
 /* --- bad objects --- */
 
 static uint8_t *read_file(const char *path, size_t *size)
@@ -277,16 +318,20 @@ static void test_truncated(void)
 	free(img);
 }
 
+/* The object opens; its one program's link error is given by the load. */
 static void expect_insns_error(const struct bpf_insn *insns, size_t cnt, const char *want)
 {
 	struct rqbpf_object *obj;
 	struct rqbpf_error err;
 	int ret = bt_open_insns(insns, cnt, &obj, &err);
 
-	if (!ret) {
-		rqbpf_object_close(obj);
+	if (ret)
+		tu_fail(__FILE__, __LINE__, "open: %s", err.msg);
+	CHECK(rqbpf_prog_error(bt_prog(obj, "prog")) != NULL);
+	ret = rqbpf_object_load(obj, 0, &err);
+	rqbpf_object_close(obj);
+	if (!ret)
 		tu_fail(__FILE__, __LINE__, "accepted (want '%s')", want);
-	}
 	printf("# rejected: %s\n", err.msg);
 	if (!strstr(err.msg, want))
 		tu_fail(__FILE__, __LINE__, "error '%s' lacks '%s'", err.msg, want);
@@ -554,6 +599,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_load_map_api", test_map_api, 60, 0),
     TU_TEST("bpf_load_helpers", test_helpers, 60, 0),
     TU_TEST("bpf_load_printk_formats", test_printk_formats, 60, 0),
+    TU_TEST("bpf_load_multi", test_multi, 60, 0),
     TU_TEST("bpf_bad_truncated", test_truncated, 60, 0),
     TU_TEST("bpf_bad_insns", test_bad_insns, 60, 0),
     TU_TEST("bpf_bad_sections", test_bad_sections, 60, 0),

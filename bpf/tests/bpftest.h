@@ -82,6 +82,15 @@ static inline int64_t bt_run(struct rqbpf_object *obj, const char *name)
 	return (int32_t)(uint32_t)bt_run_cb(obj, name, NULL);
 }
 
+/* Strings @p got and @p want are equal (got NULL fails). */
+#define BT_CHECK_STREQ(got, want)                                                                  \
+	do {                                                                                       \
+		const char *bt_g_ = (got), *bt_w_ = (want);                                        \
+		if (!bt_g_ || strcmp(bt_g_, bt_w_))                                                \
+			tu_fail(__FILE__, __LINE__, "'%s' is not '%s'", bt_g_ ? bt_g_ : "(null)",  \
+			        bt_w_);                                                            \
+	} while (0)
+
 #ifndef BPF_MEMSX
 #define BPF_MEMSX 0x80 /* newer than Debian 12's <linux/bpf.h> */
 #endif

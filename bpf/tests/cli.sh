@@ -48,6 +48,22 @@ for bad in slots:1x=0000000005000000 slots:4294967297=0000000005000000 slots:=00
 	expect_rc 2 "$bin" run "$obj" --prog order_ab --set "$bad"
 done
 
+# multi.bpf.c: trace_pid uses a helper rqbpf lacks; it is listed with its
+# error, refused when run, and the object's other programs still run.
+mobj=${obj/res_lock/multi}
+out=$("$bin" list "$mobj") || fail "list of an object with an unlinkable program"
+grep -qx 'prog ingress section=tc insns=[0-9]*' <<<"$out" || fail "list multi: $out"
+grep -qx 'prog trace_pid section=kprobe/do_sys_openat2 error: insn 0: unknown helper 14' \
+	<<<"$out" || fail "list multi error line: $out"
+out=$("$bin" run "$mobj" --prog ingress) || fail "run beside an unlinkable program"
+grep -qx 'retval=7 count=1' <<<"$out" || fail "run multi: $out"
+expect_rc 1 "$bin" run "$mobj" --prog trace_pid
+grep -qx 'rqbpf: trace_pid: insn 0: unknown helper 14' /tmp/rqbpf-cli.$$ ||
+	fail "run trace_pid: $(cat /tmp/rqbpf-cli.$$)"
+expect_rc 1 "$bin" verify "$mobj"
+grep -qx 'trace_pid: rejected: insn 0: unknown helper 14' /tmp/rqbpf-cli.$$ ||
+	fail "verify multi: $(cat /tmp/rqbpf-cli.$$)"
+
 bobj=${obj/res_lock/bad}
 expect_rc 1 "$bin" run "$bobj" --prog read_past_value --no-verify
 grep -q 'fault: insn [0-9]*: read of 4 bytes' /tmp/rqbpf-cli.$$ || fail "fault message"

@@ -169,9 +169,14 @@ static int cmd_list(struct rqbpf_object *obj)
 {
 	for (size_t i = 0; i < rqbpf_object_prog_count(obj); i++) {
 		const struct rqbpf_prog *p = rqbpf_object_prog(obj, i);
+		const char *why = rqbpf_prog_error(p);
 
-		printf("prog %s section=%s insns=%zu\n", rqbpf_prog_name(p), rqbpf_prog_section(p),
-		       rqbpf_prog_insn_count(p));
+		if (why)
+			printf("prog %s section=%s error: %s\n", rqbpf_prog_name(p),
+			       rqbpf_prog_section(p), why);
+		else
+			printf("prog %s section=%s insns=%zu\n", rqbpf_prog_name(p),
+			       rqbpf_prog_section(p), rqbpf_prog_insn_count(p));
 	}
 	for (size_t i = 0; i < rqbpf_object_map_count(obj); i++) {
 		struct rqbpf_map_info mi;
