@@ -43,7 +43,7 @@ struct rqbpf_error {
  *
  * A program that cannot be linked does not fail the open: its error (-ENOTSUP
  * for a construct rqbpf does not support, -EINVAL for a bad instruction or
- * relocation; the message names the
+ * relocation or a section that names no program type; the message names the
  * instruction index and what) is the program's, rqbpf_prog_error(), and is
  * returned when that program is loaded or verified, as libbpf reports such a
  * program only when it loads it. The object's other programs work.
@@ -96,8 +96,8 @@ size_t rqbpf_prog_insn_count(const struct rqbpf_prog *prog);
 /** @brief Size of the context a run of this program expects by default
  *  (sizeof(struct __sk_buff) for tc programs; 0 when the type has none). */
 size_t rqbpf_prog_ctx_size(const struct rqbpf_prog *prog);
-/** @brief Why @p prog could not be linked ("insn 3: unknown helper ..."),
- *  or NULL when it was. */
+/** @brief Why @p prog could not be linked ("insn 3: unknown helper ...",
+ *  "unknown program type for section 'tc/egress'"), or NULL when it was. */
 const char *rqbpf_prog_error(const struct rqbpf_prog *prog);
 /** @brief Choose whether rqbpf_object_load() verifies and enables @p prog. */
 int rqbpf_prog_set_autoload(struct rqbpf_prog *prog, int autoload);

@@ -305,14 +305,17 @@ static int validate(struct linker *l)
 	return ret;
 }
 
-static void set_type(struct rqbpf_prog *prog)
+/* The program type and context size from the section name, as the libbpf
+ * rqbpf is built with reads it: a section it does not know is refused, as
+ * libbpf refuses to load such a program. */
+static int set_type(struct rqbpf_prog *prog, struct rqbpf_error *err)
 {
 	const char *sec = prog->lp.section;
 	enum bpf_attach_type attach;
 	enum bpf_prog_type type = BPF_PROG_TYPE_UNSPEC;
 
 	if (libbpf_prog_type_by_name(sec[0] == '?' ? sec + 1 : sec, &type, &attach))
-		type = BPF_PROG_TYPE_UNSPEC;
+		return rqbpf_fail(err, -EINVAL, "unknown program type for section '%s'", sec);
 	prog->lp.prog_type = type;
 	switch (type) {
 	case BPF_PROG_TYPE_SCHED_CLS:
@@ -327,6 +330,7 @@ static void set_type(struct rqbpf_prog *prog)
 	default:
 		prog->lp.ctx_size = 0;
 	}
+	return 0;
 }
 
 static int link_one(struct rqbpf_object *obj, struct rqbpf_prog *prog, struct rqbpf_error *err)
@@ -379,8 +383,9 @@ int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err)
 		prog->lp.maps = obj->descs;
 		prog->lp.map_cnt = obj->map_cnt;
 		prog->autoload = prog->lp.section[0] != '?';
-		set_type(prog);
-		ret = link_one(obj, prog, &prog->link_err);
+		ret = set_type(prog, &prog->link_err);
+		if (!ret)
+			ret = link_one(obj, prog, &prog->link_err);
 		if (ret == -ENOMEM)
 			return rqbpf_fail(err, ret, "%s", prog->link_err.msg);
 		prog->link_ret = ret;

@@ -189,8 +189,59 @@ static void test_kernel_ref(void)
 	CHECK_EQ(refused, 0);
 }
 
+/* Does the kernel, through libbpf, load program @p name of @p path alone? */
+static bool kernel_loads(const char *path, const char *name)
+{
+	struct bpf_object *lo = bpf_object__open_file(path, NULL);
+	struct bpf_program *p;
+	bool ok;
+
+	CHECK(libbpf_get_error(lo) == 0);
+	bpf_object__for_each_program(p, lo)
+	{
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
+	}
+	ok = bpf_object__load(lo) == 0;
+	bpf_object__close(lo);
+	return ok;
+}
+
+/* sections.bpf.c: rqbpf takes a section as a program type exactly when the
+ * kernel with libbpf loads the program. */
+static void test_kernel_sections(void)
+{
+	int agreed = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: loading programs needs root\n");
+		exit(SKIP);
+	}
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_open("sections", *cc);
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "sections", *cc);
+		for (size_t i = 0; i < rqbpf_object_prog_count(ro); i++) {
+			const struct rqbpf_prog *p = rqbpf_object_prog(ro, i);
+			bool kernel = kernel_loads(path, rqbpf_prog_name(p));
+
+			printf("# %s: kernel %s, rqbpf %s\n", rqbpf_prog_section(p),
+			       kernel ? "loads" : "refuses",
+			       rqbpf_prog_error(p) ? "refuses" : "takes");
+			CHECK_EQ(kernel, rqbpf_prog_error(p) == NULL);
+			agreed++;
+		}
+		rqbpf_object_close(ro);
+	}
+	CHECK_GT(agreed, 0);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("bpf_kernel_ref", test_kernel_ref, 120, TU_SKIPPABLE),
+    TU_TEST("bpf_kernel_sections", test_kernel_sections, 60, TU_SKIPPABLE),
 };
 
 TU_MAIN(tests)

@@ -271,6 +271,53 @@ static void test_multi(void)
 	}
 }
 
+/* sections.bpf.c: the sections the libbpf rqbpf is built with does not
+ * know (classifier/x, tc/x; before libbpf 1.3 also tc/ingress, tc/egress,
+ * tcx/ingress, tcx/egress) are each that program's error, given at load;
+ * the others have their program type's context. */
+static bool section_refused(const char *name)
+{
+	static const char *const refused[] = {"sec_tc_ingress",   "sec_tc_egress",
+	                                      "sec_tcx_ingress",  "sec_tcx_egress",
+	                                      "sec_classifier_x", "sec_tc_x"};
+	size_t k = libbpf_major_version() == 1 && libbpf_minor_version() < 3 ? 0 : 4;
+
+	for (; k < sizeof(refused) / sizeof(refused[0]); k++)
+		if (!strcmp(name, refused[k]))
+			return true;
+	return false;
+}
+
+static void test_sections(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_open("sections", *cc);
+		struct rqbpf_error err;
+
+		if (!obj)
+			continue;
+		for (size_t i = 0; i < rqbpf_object_prog_count(obj); i++) {
+			const struct rqbpf_prog *p = rqbpf_object_prog(obj, i);
+			char want[128];
+
+			snprintf(want, sizeof(want), "unknown program type for section '%s'",
+			         rqbpf_prog_section(p));
+			if (section_refused(rqbpf_prog_name(p)))
+				BT_CHECK_STREQ(rqbpf_prog_error(p), want);
+			else
+				CHECK(rqbpf_prog_error(p) == NULL && rqbpf_prog_ctx_size(p) > 0);
+		}
+		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "sec_classifier_x"), 1), 0);
+		CHECK_EQ(rqbpf_object_load(obj, 0, &err), -EINVAL);
+		BT_CHECK_STREQ(err.msg, section_refused("sec_tc_ingress")
+		                            ? "sec_tc_ingress: unknown program type for section "
+		                              "'tc/ingress'"
+		                            : "sec_classifier_x: unknown program type for section "
+		                              "'classifier/x'");
+		rqbpf_object_close(obj);
+	}
+}
+
 /* --- bad objects --- */
 
 static uint8_t *read_file(const char *path, size_t *size)
@@ -600,6 +647,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_load_helpers", test_helpers, 60, 0),
     TU_TEST("bpf_load_printk_formats", test_printk_formats, 60, 0),
     TU_TEST("bpf_load_multi", test_multi, 60, 0),
+    TU_TEST("bpf_load_sections", test_sections, 60, 0),
     TU_TEST("bpf_bad_truncated", test_truncated, 60, 0),
     TU_TEST("bpf_bad_insns", test_bad_insns, 60, 0),
     TU_TEST("bpf_bad_sections", test_bad_sections, 60, 0),

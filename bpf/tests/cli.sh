@@ -63,6 +63,11 @@ grep -qx 'rqbpf: trace_pid: insn 0: unknown helper 14' /tmp/rqbpf-cli.$$ ||
 expect_rc 1 "$bin" verify "$mobj"
 grep -qx 'trace_pid: rejected: insn 0: unknown helper 14' /tmp/rqbpf-cli.$$ ||
 	fail "verify multi: $(cat /tmp/rqbpf-cli.$$)"
+# A section libbpf gives no program type is refused at load, saying so.
+sobj=${obj/res_lock/sections}
+expect_rc 1 "$bin" run "$sobj" --prog sec_classifier_x
+grep -qx "rqbpf: sec_classifier_x: unknown program type for section 'classifier/x'" \
+	/tmp/rqbpf-cli.$$ || fail "unknown section: $(cat /tmp/rqbpf-cli.$$)"
 
 bobj=${obj/res_lock/bad}
 expect_rc 1 "$bin" run "$bobj" --prog read_past_value --no-verify
