@@ -30,6 +30,33 @@ static const struct {
     {"bpf_local_irq_restore", RQBPF_KF_LOCAL_IRQ_RESTORE},
 };
 
+/* The kernel's helper names by id, as its verifier prints them
+ * (func_id_name()): those of <linux/bpf.h>, then the two Linux 6.2 added
+ * after Debian 12's header ends. The header's mapper puts the commas between
+ * entries; the newer one (___BPF_FUNC_MAPPER, explicit ids) leaves them to
+ * its FN. */
+#ifdef ___BPF_FUNC_MAPPER
+#define HELPER_NAME(x, ...) "bpf_" #x,
+#else
+#define HELPER_NAME(x) "bpf_" #x
+#endif
+static const char *const helper_names[] = {__BPF_FUNC_MAPPER(HELPER_NAME)};
+#undef HELPER_NAME
+static const char *const newer_helper_names[] = {"bpf_cgrp_storage_get", "bpf_cgrp_storage_delete"};
+#define NEWER_HELPERS_FROM 210
+
+const char *rqbpf_helper_name(int32_t id)
+{
+	size_t n = sizeof(helper_names) / sizeof(helper_names[0]);
+
+	if (id >= 0 && (size_t)id < n)
+		return helper_names[id];
+	if (id >= NEWER_HELPERS_FROM &&
+	    id - NEWER_HELPERS_FROM < (int32_t)(sizeof(newer_helper_names) / sizeof(char *)))
+		return newer_helper_names[id - NEWER_HELPERS_FROM];
+	return NULL;
+}
+
 int rqbpf_kfunc_by_name(const char *name)
 {
 	for (size_t i = 0; i < sizeof(kfuncs) / sizeof(kfuncs[0]); i++)

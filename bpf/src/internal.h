@@ -163,8 +163,10 @@ const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i)
 bool rqbpf_insn_target(const struct bpf_insn *insn, size_t i, int64_t *target);
 /* interp.c: decode a linked program for the interpreter (at load). */
 int rqbpf_decode(struct rqbpf_prog *prog);
-/* helpers.c: is this helper id supported. */
+/* helpers.c: is this helper id supported; the kernel's name for it
+ * ("bpf_get_current_pid_tgid"), NULL for an id the kernel does not have. */
 bool rqbpf_helper_supported(int32_t id);
+const char *rqbpf_helper_name(int32_t id);
 /* kfunc id by name, 0 if unknown. */
 int rqbpf_kfunc_by_name(const char *name);
 

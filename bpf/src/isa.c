@@ -5,6 +5,10 @@
 
 #include "internal.h"
 
+/* may_goto is BPF_JMP | BPF_JCOND with source 0 (BPF_MAY_GOTO), both newer
+ * than Debian 12's <linux/bpf.h>. */
+#define BPF_JCOND_OP 0xe0
+
 /* Instruction classes and their valid opcodes, for the loader's check. */
 static bool alu_ok(const struct bpf_insn *in, bool is64)
 {
@@ -114,6 +118,8 @@ const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i)
 		return alu_ok(in, CLASS(in->code) == BPF_ALU64) ? NULL : "unknown ALU opcode";
 	case BPF_JMP:
 	case BPF_JMP32:
+		if (in->code == (BPF_JMP | BPF_JCOND_OP) && in->src_reg == 0)
+			return "may_goto is not supported";
 		return jmp_ok(in, CLASS(in->code) == BPF_JMP) ? NULL : "unknown jump opcode";
 	case BPF_LD:
 		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))

@@ -138,6 +138,23 @@ static int map_of_symbol(const struct rqbpf_object *obj, const struct rqbpf_sym 
 	return -1;
 }
 
+/* ld_imm64 of code: the address of a function (BPF_PSEUDO_FUNC), which
+ * bpf_loop and the other callback helpers take. Named by its symbol, or by
+ * the function at the section symbol's value plus the byte offset in imm. */
+static int callback_fail(struct linker *l, size_t at, const struct rqbpf_sym *sym)
+{
+	int64_t byte = (int64_t)sym->value + l->insns[at].imm;
+	const struct rqbpf_func *f =
+	    byte % (int64_t)sizeof(struct bpf_insn)
+	        ? NULL
+	        : func_at(l->obj, sym->shndx, byte / (int64_t)sizeof(struct bpf_insn));
+	const char *name = sym->type == STT_FUNC ? sym->name : f ? f->name : "?";
+
+	return link_fail(l, at, -ENOTSUP,
+	                 "ld_imm64 of a function (callback '%s', BPF_PSEUDO_FUNC) is not supported",
+	                 name);
+}
+
 static int reloc_ld_imm64(struct linker *l, size_t at, const struct rqbpf_sym *sym)
 {
 	struct bpf_insn *insn = &l->insns[at];
@@ -147,6 +164,9 @@ static int reloc_ld_imm64(struct linker *l, size_t at, const struct rqbpf_sym *s
 	if (sym->shndx == SHN_UNDEF)
 		return link_fail(l, at, -ENOTSUP, "extern variable '%s' is not supported",
 		                 sym->name);
+	if (map < 0 && sym->shndx < l->obj->sec_cnt &&
+	    (l->obj->secs[sym->shndx].flags & SHF_EXECINSTR))
+		return callback_fail(l, at, sym);
 	if (map < 0)
 		return link_fail(l, at, -ENOTSUP, "ld_imm64 of '%s' in section %s is not supported",
 		                 sym->name[0] ? sym->name : "?",
@@ -234,6 +254,19 @@ static int reloc_piece(struct linker *l, const struct piece *p)
 	return 0;
 }
 
+/* A helper rqbpf does not have, named as the kernel's verifier names it
+ * ("bpf_get_current_pid_tgid#14", "unknown#999"). */
+static int unsupported_helper(struct linker *l, size_t at, int32_t id)
+{
+	const char *name = rqbpf_helper_name(id);
+
+	if (!name)
+		return link_fail(l, at, -ENOTSUP, "unknown helper unknown#%d", id);
+	return link_fail(l, at, -ENOTSUP, "helper %s#%d is not supported%s", name, id,
+	                 id == BPF_FUNC_trace_vprintk ? " (bpf_printk with more than 3 arguments)"
+	                                              : "");
+}
+
 /* Calls the relocations did not bind: helpers, and relative calls within a section. */
 static int bind_calls(struct linker *l, const struct piece *p)
 {
@@ -245,7 +278,7 @@ static int bind_calls(struct linker *l, const struct piece *p)
 			continue;
 		if (insn->src_reg == 0) {
 			if (!rqbpf_helper_supported(insn->imm))
-				return link_fail(l, at, -ENOTSUP, "unknown helper %d", insn->imm);
+				return unsupported_helper(l, at, insn->imm);
 			continue;
 		}
 		if (insn->src_reg != BPF_PSEUDO_CALL)

@@ -4,6 +4,7 @@
  * sections filled with their initial contents), BPF_MAP_TYPE_HASH on
  * rqmap_hash. A lock in the value (bpf_res_spin_lock or bpf_spin_lock) is
  * the maps' value lock: copies leave it alone, as the kernel's do. */
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,18 @@ static uint64_t map_bytes(const struct rqbpf_map_desc *d)
 	       (((uint64_t)d->key_size + 7u) / 8u * 8u + ((uint64_t)d->value_size + 7u) / 8u * 8u);
 }
 
+/* A map type rqbpf does not have, by libbpf's name for it where it has one. */
+static int unsupported_type(const struct rqbpf_map *m, struct rqbpf_error *err)
+{
+	const char *name = libbpf_bpf_map_type_str((enum bpf_map_type)m->desc.type);
+
+	if (!name)
+		return rqbpf_fail(err, -ENOTSUP, "map %s: map type %u is not supported", m->name,
+		                  m->desc.type);
+	return rqbpf_fail(err, -ENOTSUP, "map %s: map type %s (%u) is not supported", m->name, name,
+	                  m->desc.type);
+}
+
 int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 {
 	for (size_t i = 0; i < obj->map_cnt; i++) {
@@ -92,8 +105,7 @@ int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 		else if (m->desc.type == BPF_MAP_TYPE_HASH)
 			ret = create_hash(m, err);
 		else
-			ret = rqbpf_fail(err, -ENOTSUP, "map %s: map type %u is not supported",
-			                 m->name, m->desc.type);
+			ret = unsupported_type(m, err);
 		if (ret)
 			return ret;
 	}

@@ -234,7 +234,7 @@ static void test_helpers(void)
 /* multi.bpf.c: trace_pid calls a helper rqbpf does not have. The object
  * opens; trace_pid's error is its own (listed, verified, loaded, run), and
  * with its autoload off the others load and run. */
-#define PID_HELPER_ERR "insn 0: unknown helper 14"
+#define PID_HELPER_ERR "insn 0: helper bpf_get_current_pid_tgid#14 is not supported"
 
 static void check_multi_bad_prog(struct rqbpf_object *obj)
 {
@@ -318,6 +318,41 @@ static void test_sections(void)
 	}
 }
 
+/* Program @p name's error is "insn N: " then exactly @p what (N depends on
+ * the compiler). */
+static void check_prog_error(struct rqbpf_object *obj, const char *name, const char *what)
+{
+	const char *msg = rqbpf_prog_error(bt_prog(obj, name));
+	unsigned insn;
+	int n = 0;
+
+	if (!msg || sscanf(msg, "insn %u: %n", &insn, &n) != 1 || n == 0)
+		tu_fail(__FILE__, __LINE__, "%s: error '%s'", name, msg ? msg : "(none)");
+	printf("# %s: %s\n", name, msg);
+	BT_CHECK_STREQ(msg + n, what);
+}
+
+/* unsupported.bpf.c: what each unsupported construct is called. */
+static void test_unsupported(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_open("unsupported", *cc);
+		struct rqbpf_error err;
+
+		if (!obj)
+			continue;
+		check_prog_error(obj, "loop_cb",
+		                 "ld_imm64 of a function (callback 'count_cb', BPF_PSEUDO_FUNC) is "
+		                 "not supported");
+		check_prog_error(obj, "printk4",
+		                 "helper bpf_trace_vprintk#177 is not supported (bpf_printk with "
+		                 "more than 3 arguments)");
+		CHECK_EQ(rqbpf_object_load(obj, 0, &err), -ENOTSUP);
+		BT_CHECK_STREQ(err.msg, "map pcpu: map type percpu_array (6) is not supported");
+		rqbpf_object_close(obj);
+	}
+}
+
 /* --- bad objects --- */
 
 static uint8_t *read_file(const char *path, size_t *size)
@@ -387,6 +422,9 @@ static void expect_insns_error(const struct bpf_insn *insns, size_t cnt, const c
 static void test_bad_insns(void)
 {
 	const struct bpf_insn helper[] = {BT_CALL(14), BT_EXIT};
+	const struct bpf_insn no_helper[] = {BT_CALL(999), BT_EXIT};
+	/* may_goto +0: BPF_JMP | BPF_JCOND (0xe0), source BPF_MAY_GOTO (0). */
+	const struct bpf_insn may_goto[] = {BT_I(BPF_JMP | 0xe0, 0, 0, 0, 0), BT_EXIT};
 	const struct bpf_insn opcode[] = {BT_MOV64_IMM(0, 0), BT_I(0xff, 0, 0, 0, 0), BT_EXIT};
 	const struct bpf_insn jump[] = {BT_I(BPF_JMP | BPF_JA, 0, 0, 100, 0), BT_EXIT};
 	const struct bpf_insn into_imm64[] = {BT_I(BPF_JMP | BPF_JA, 0, 0, 1, 0), BT_LD_IMM64(0, 1),
@@ -400,7 +438,10 @@ static void test_bad_insns(void)
 	const struct bpf_insn kfunc[] = {BT_I(BPF_JMP | BPF_CALL, 0, BPF_PSEUDO_KFUNC_CALL, 0, 1),
 	                                 BT_EXIT};
 
-	expect_insns_error(helper, 2, "prog: insn 0: unknown helper 14");
+	expect_insns_error(helper, 2,
+	                   "prog: insn 0: helper bpf_get_current_pid_tgid#14 is not supported");
+	expect_insns_error(no_helper, 2, "prog: insn 0: unknown helper unknown#999");
+	expect_insns_error(may_goto, 2, "prog: insn 0: may_goto is not supported");
 	expect_insns_error(opcode, 3, "prog: insn 1: unknown");
 	expect_insns_error(jump, 2, "prog: insn 0: jump or call to bad instruction 101");
 	expect_insns_error(into_imm64, 4, "prog: insn 0: jump or call to bad instruction 2");
@@ -648,6 +689,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_load_printk_formats", test_printk_formats, 60, 0),
     TU_TEST("bpf_load_multi", test_multi, 60, 0),
     TU_TEST("bpf_load_sections", test_sections, 60, 0),
+    TU_TEST("bpf_load_unsupported", test_unsupported, 60, 0),
     TU_TEST("bpf_bad_truncated", test_truncated, 60, 0),
     TU_TEST("bpf_bad_insns", test_bad_insns, 60, 0),
     TU_TEST("bpf_bad_sections", test_bad_sections, 60, 0),

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+/* Constructs rqbpf does not support, each in its own program so that each
+ * is that program's error (bpf_loader checks the exact messages): a callback
+ * (bpf_loop's ld_imm64 of a function), bpf_printk with four arguments
+ * (bpf_trace_vprintk), and a per-CPU array map, which fails the load. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pcpu SEC(".maps");
+
+static int count_cb(__u32 i, void *ctx)
+{
+	*(__u64 *)ctx += i;
+	return 0;
+}
+
+SEC("?tc")
+int loop_cb(struct __sk_buff *skb)
+{
+	__u64 sum = 0;
+
+	bpf_loop(skb->cb[0], count_cb, &sum, 0);
+	return sum;
+}
+
+SEC("?tc")
+int printk4(struct __sk_buff *skb)
+{
+	bpf_printk("%u %u %u %u", skb->cb[0], skb->cb[1], skb->cb[2], skb->cb[3]);
+	return 0;
+}
+
+char _license[] SEC("license") = "GPL";
