@@ -353,6 +353,42 @@ static void test_unsupported(void)
 	}
 }
 
+/* packet.bpf.c: a read of a packet pointer field is refused as packet
+ * access, which rqbpf does not support. */
+static void test_packet(void)
+{
+	static const char *const progs[][2] = {
+	    {"skb_data", "data"},
+	    {"skb_data_meta", "data_meta"},
+	    {"xdp_data_end", "data_end"},
+	    {"parse_eth", NULL}, /* data or data_end, as the compiler orders them */
+	};
+
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_open("packet", *cc);
+
+		for (size_t i = 0; obj && i < sizeof(progs) / sizeof(progs[0]); i++) {
+			struct rqbpf_error err;
+			char want[96];
+			unsigned insn;
+			int n = 0;
+
+			CHECK_EQ(rqbpf_prog_verify(bt_prog(obj, progs[i][0]), NULL, NULL, &err),
+			         -EACCES);
+			printf("# %s: %s\n", progs[i][0], err.msg);
+			snprintf(want, sizeof(want),
+			         "packet access (ctx->%s) is not supported by rqbpf",
+			         progs[i][1]                   ? progs[i][1]
+			         : strstr(err.msg, "data_end") ? "data_end"
+			                                       : "data");
+			CHECK(!strncmp(err.msg, want, strlen(want)));
+			CHECK(sscanf(err.msg + strlen(want), " (insn %u)%n", &insn, &n) == 1);
+			CHECK_EQ(err.msg[strlen(want) + (size_t)n], 0);
+		}
+		rqbpf_object_close(obj);
+	}
+}
+
 /* --- bad objects --- */
 
 static uint8_t *read_file(const char *path, size_t *size)
@@ -690,6 +726,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_load_multi", test_multi, 60, 0),
     TU_TEST("bpf_load_sections", test_sections, 60, 0),
     TU_TEST("bpf_load_unsupported", test_unsupported, 60, 0),
+    TU_TEST("bpf_load_packet", test_packet, 60, 0),
     TU_TEST("bpf_bad_truncated", test_truncated, 60, 0),
     TU_TEST("bpf_bad_insns", test_bad_insns, 60, 0),
     TU_TEST("bpf_bad_sections", test_bad_sections, 60, 0),

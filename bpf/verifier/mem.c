@@ -5,6 +5,7 @@
  * accesses stay inside the value and off its lock; context accesses stay
  * inside the context.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "vstate.h"
@@ -256,14 +257,50 @@ static int map_value_access(struct venv *env, struct vstate *st, int regno, int 
 	return 0;
 }
 
+/* The packet pointer field of the context that bytes [@off, @off + @size)
+ * overlap, or NULL. The kernel turns these into packet pointers; rqbpf keeps
+ * the context as the raw buffer and has no packet pointers, so a read would
+ * be a meaningless number and its dereference an "invalid mem access". */
+static const char *packet_field(const struct rqbpf_linked_prog *prog, int off, int size)
+{
+	static const struct {
+		int skb, xdp; /* offsets in struct __sk_buff and struct xdp_md */
+		const char *name;
+	} fields[] = {
+	    {offsetof(struct __sk_buff, data), offsetof(struct xdp_md, data), "data"},
+	    {offsetof(struct __sk_buff, data_end), offsetof(struct xdp_md, data_end), "data_end"},
+	    {offsetof(struct __sk_buff, data_meta), offsetof(struct xdp_md, data_meta),
+	     "data_meta"},
+	};
+	bool xdp = prog->prog_type == BPF_PROG_TYPE_XDP;
+
+	if (!xdp && prog->prog_type != BPF_PROG_TYPE_SCHED_CLS &&
+	    prog->prog_type != BPF_PROG_TYPE_SCHED_ACT &&
+	    prog->prog_type != BPF_PROG_TYPE_SOCKET_FILTER &&
+	    prog->prog_type != BPF_PROG_TYPE_CGROUP_SKB)
+		return NULL;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		int f = xdp ? fields[i].xdp : fields[i].skb;
+
+		if (off < f + 4 && f < off + size)
+			return fields[i].name;
+	}
+	return NULL;
+}
+
 static int ctx_access(struct venv *env, struct vstate *st, int regno, int off, int size,
                       struct vreg *val, bool write, bool sign_ext)
 {
 	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	const char *pkt = write ? NULL : packet_field(env->prog, off, size);
 
 	if (reg->off || !rng_is_const(&reg->r) || reg->r.umin) {
 		verr(env, env->insn_idx, "dereference of modified ctx ptr R%d off=%d disallowed",
 		     regno, reg->off);
+		return -1;
+	}
+	if (pkt) {
+		verr(env, env->insn_idx, "packet access (ctx->%s) is not supported by rqbpf", pkt);
 		return -1;
 	}
 	if (off < 0 || off + size > (int)env->prog->ctx_size || off % size) {
