@@ -219,6 +219,34 @@ static int kfunc_call(struct venv *env, struct vstate *st, int kf, struct vstate
 	return 0;
 }
 
+/*
+ * Whether R0 may hold a pointer after the helper or kfunc call @in (for
+ * precise.c, which must over-approximate): only a map lookup returns one
+ * (helper_call above), every other helper and kfunc a scalar or nothing.
+ * A call not listed here counts as a pointer, so that a new helper or
+ * kfunc that returns one cannot be missed.
+ */
+bool call_may_return_ptr(const struct bpf_insn *in)
+{
+	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
+		return in->imm < RQBPF_KF_RES_SPIN_LOCK || in->imm > RQBPF_KF_LOCAL_IRQ_RESTORE;
+	if (in->src_reg != 0)
+		return true;
+	switch (in->imm) {
+	case BPF_FUNC_map_update_elem:
+	case BPF_FUNC_map_delete_elem:
+	case BPF_FUNC_ktime_get_ns:
+	case BPF_FUNC_get_prandom_u32:
+	case BPF_FUNC_get_smp_processor_id:
+	case BPF_FUNC_trace_printk:
+	case BPF_FUNC_spin_lock:
+	case BPF_FUNC_spin_unlock:
+		return false;
+	default:
+		return true;
+	}
+}
+
 static int subprog_call(struct venv *env, struct vstate *st, int idx, int *next)
 {
 	int target = idx + env->prog->insns[idx].imm + 1;

@@ -25,6 +25,39 @@
  * paths made already recorded, so pruning against it stays sound: a value
  * that reaches no recorded check could only steer branches whose both
  * sides it has walked.
+ *
+ * The forward pass is sound if, at every instruction, every register the
+ * walk may hold a pointer in (in any frame, on any path) is in its set: a
+ * pointer it missed would make "rP += rS" no check, and a state with rS
+ * in a narrow range could then prune one where the add is refused. It
+ * follows the walk's own rules for where a pointer can come from:
+ *  - a function's entry: R10, the context in the main program's R1, and
+ *    anything in a subprogram's R1-R5 (stack pointers of its callers too);
+ *  - a 64-bit move, add or subtract with a pointer operand (alu.c refuses
+ *    every other operation on one, or gives a scalar, as a 32-bit move);
+ *  - ld_imm64 of a map or a map value;
+ *  - a call: only a map lookup among the helpers and kfuncs
+ *    (call_may_return_ptr() in calls.c, next to their signatures), and a
+ *    subprogram that may return one at one of its exits (it never
+ *    returns a stack pointer);
+ *  - a load: mem.c gives a scalar for every load from a map value or the
+ *    context (rqbpf has no context field that is a pointer, and keeps no
+ *    pointers in map values), for any narrower load and any load at a
+ *    variable offset; only an aligned 8-byte fill of a spilled register
+ *    gives a pointer, and an atomic fetch reads as that load would (its
+ *    old value goes to the source register, or R0 for cmpxchg). So a load
+ *    can give a pointer only through a register that may point into a
+ *    stack, and the pass tracks those too: R10, the arguments of
+ *    subprograms, and whatever is moved, added or filled from them. A
+ *    fill through R10 at a fixed slot gives what may have been spilled
+ *    there; a fill through any other stack pointer (another frame's stack,
+ *    or an offset not known here) may give anything.
+ * The slots of the function's own frame that may hold a (stack) pointer
+ * are set by an aligned 8-byte store of one through R10; by one through
+ * any other stack pointer, all of them; and after a bpf-to-bpf call, all
+ * of them (the callee may write through the pointers it was passed).
+ * Stores through a map value or the context cannot reach a stack, and no
+ * helper or kfunc writes a pointer to the stack.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,46 +85,113 @@ static bool is_cond_jump(const struct bpf_insn *in)
 	       op != BPF_JA;
 }
 
-/* What may hold a pointer: registers, and the 8-byte slots of the
- * function's own stack (bit k: fp-8*(k+1)) as R10-based spills reach them. */
+/* What may hold a pointer, and what may hold a stack pointer (a subset):
+ * registers, and the 8-byte slots of the function's own stack (bit k:
+ * fp-8*(k+1)) as R10-based spills reach them. */
 struct maybe {
-	uint16_t regs;
-	uint64_t slots;
+	uint16_t regs, fp;
+	uint64_t slots, fp_slots;
 };
 
 static int fp_slot(const struct bpf_insn *in, int base);
 
-static void ptr_mem(const struct bpf_insn *in, struct maybe *p)
+static void set_reg(struct maybe *p, int r, bool ptr, bool fp)
 {
-	uint16_t d = (uint16_t)(1u << (in->dst_reg & 0xf)),
-	         s = (uint16_t)(1u << (in->src_reg & 0xf));
-	uint8_t cls = BPF_CLASS(in->code);
-	int slot;
+	uint16_t b = (uint16_t)(1u << (r & 0xf));
 
-	if (cls == BPF_LDX) {
-		slot = fp_slot(in, in->src_reg);
-		bool scalar = BPF_SIZE(in->code) != BPF_DW ||
-		              (slot >= 0 && !(p->slots & ((uint64_t)1 << slot)));
-
-		/* else a spilled pointer, or a load through another base */
-		p->regs = scalar ? (uint16_t)(p->regs & ~d) : (uint16_t)(p->regs | d);
-		return;
-	}
-	if (BPF_MODE(in->code) == BPF_ATOMIC) {
-		p->regs &= (uint16_t) ~(s | 1u);
-		return;
-	}
-	slot = fp_slot(in, in->dst_reg);
-	if (slot >= 0 && cls == BPF_STX && (p->regs & s))
-		p->slots |= (uint64_t)1 << slot;
-	else if (slot >= 0)
-		p->slots &= ~((uint64_t)1 << slot);
-	else if (in->dst_reg != BPF_REG_10 && cls == BPF_STX && (p->regs & s))
-		p->slots = UINT64_MAX; /* a pointer stored where it may alias the stack */
+	p->regs = ptr ? (uint16_t)(p->regs | b) : (uint16_t)(p->regs & ~b);
+	p->fp = fp ? (uint16_t)(p->fp | b) : (uint16_t)(p->fp & ~b);
 }
 
-/* What may hold a pointer after @in, given what may before it. */
-static struct maybe ptr_transfer(const struct bpf_insn *in, struct maybe p)
+/* What an 8-byte (or narrower) load of @in through R@base may give. Only a
+ * fill of an aligned 8-byte spill gives a pointer (mem.c); map values and
+ * the context give scalars. */
+static void load_maybe(const struct bpf_insn *in, int base, const struct maybe *p, bool *ptr,
+                       bool *fp)
+{
+	int slot = fp_slot(in, base);
+
+	*ptr = *fp = false;
+	if (BPF_SIZE(in->code) != BPF_DW || !(p->fp & (1u << (base & 0xf))))
+		return;
+	if (slot >= 0) {
+		*ptr = p->slots & ((uint64_t)1 << slot);
+		*fp = p->fp_slots & ((uint64_t)1 << slot);
+		return;
+	}
+	*ptr = *fp = true; /* another frame's stack, or an offset not known here */
+}
+
+/* A store: only an aligned 8-byte STX through a stack pointer spills. */
+static void ptr_store(const struct bpf_insn *in, struct maybe *p)
+{
+	uint16_t s = (uint16_t)(1u << (in->src_reg & 0xf));
+	bool stx = BPF_CLASS(in->code) == BPF_STX;
+	int slot = fp_slot(in, in->dst_reg);
+
+	if (!(p->fp & (1u << (in->dst_reg & 0xf))))
+		return; /* a map value or the context: no stack byte changes */
+	if (slot >= 0) {
+		uint64_t b = (uint64_t)1 << slot;
+
+		p->slots = stx && (p->regs & s) ? p->slots | b : p->slots & ~b;
+		p->fp_slots = stx && (p->fp & s) ? p->fp_slots | b : p->fp_slots & ~b;
+		return;
+	}
+	if (!stx || BPF_SIZE(in->code) != BPF_DW)
+		return;
+	if (p->regs & s) /* a spill at an offset not known here */
+		p->slots = UINT64_MAX;
+	if (p->fp & s)
+		p->fp_slots = UINT64_MAX;
+}
+
+/* An atomic reads the old value into R0 (cmpxchg) or the source (fetch),
+ * as a load of its size through its base would. Its own store writes a
+ * scalar: the slots' bits may stay. */
+static void ptr_atomic(const struct bpf_insn *in, struct maybe *p)
+{
+	bool ptr, fp;
+
+	load_maybe(in, in->dst_reg, p, &ptr, &fp);
+	if (in->imm == BPF_CMPXCHG)
+		set_reg(p, BPF_REG_0, ptr, fp);
+	else if (in->imm & BPF_FETCH)
+		set_reg(p, in->src_reg, ptr, fp);
+}
+
+static void ptr_mem(const struct bpf_insn *in, struct maybe *p)
+{
+	bool ptr, fp;
+
+	if (BPF_CLASS(in->code) == BPF_LDX) {
+		load_maybe(in, in->src_reg, p, &ptr, &fp);
+		set_reg(p, in->dst_reg, ptr, fp);
+	} else if (BPF_MODE(in->code) == BPF_ATOMIC) {
+		ptr_atomic(in, p);
+	} else {
+		ptr_store(in, p);
+	}
+}
+
+/* After a call: R1-R5 are unset, R0 is what the callee returns (never a
+ * stack pointer: exit_check() refuses one), and a subprogram may have
+ * written anything into our stack through the pointers we passed. */
+static void ptr_call(const struct bpf_insn *in, struct maybe *p, bool subprog_returns_ptr)
+{
+	bool subprog = in->src_reg == BPF_PSEUDO_CALL;
+
+	p->regs &= (uint16_t)~CALLER_SAVED;
+	p->fp &= (uint16_t)~CALLER_SAVED;
+	set_reg(p, BPF_REG_0, subprog ? subprog_returns_ptr : call_may_return_ptr(in), false);
+	if (subprog)
+		p->slots = p->fp_slots = UINT64_MAX;
+}
+
+/* What may hold a pointer after @in, given what may before it. Only a
+ * 64-bit move, add or subtract of a pointer gives a pointer (alu.c: other
+ * operations on one are refused, or give a scalar, as a 32-bit move). */
+static struct maybe ptr_transfer(const struct bpf_insn *in, struct maybe p, bool returns_ptr)
 {
 	uint16_t d = (uint16_t)(1u << (in->dst_reg & 0xf)),
 	         s = (uint16_t)(1u << (in->src_reg & 0xf));
@@ -100,29 +200,26 @@ static struct maybe ptr_transfer(const struct bpf_insn *in, struct maybe p)
 	switch (cls) {
 	case BPF_ALU64:
 		if (op == BPF_MOV && BPF_SRC(in->code) == BPF_X && !in->off)
-			p.regs = (uint16_t)((p.regs & ~d) | ((p.regs & s) ? d : 0));
+			set_reg(&p, in->dst_reg, p.regs & s, p.fp & s);
 		else if ((op == BPF_ADD || op == BPF_SUB) && BPF_SRC(in->code) == BPF_X)
-			p.regs |= (p.regs & (s | d)) ? d : 0;
+			set_reg(&p, in->dst_reg, p.regs & (s | d), p.fp & (s | d));
 		else if (op != BPF_ADD && op != BPF_SUB)
-			p.regs &= (uint16_t)~d;
+			set_reg(&p, in->dst_reg, false, false);
 		return p;
 	case BPF_ALU:
-		p.regs &= (uint16_t)~d;
+		set_reg(&p, in->dst_reg, false, false);
 		return p;
 	case BPF_LDX:
 	case BPF_ST:
 	case BPF_STX:
 		ptr_mem(in, &p);
 		return p;
-	case BPF_LD:
-		p.regs = in->src_reg ? (uint16_t)(p.regs | d) : (uint16_t)(p.regs & ~d);
+	case BPF_LD: /* ld_imm64 of a map or a map value */
+		set_reg(&p, in->dst_reg, in->src_reg != 0, false);
 		return p;
 	case BPF_JMP:
-		if (op == BPF_CALL) {
-			p.regs = (uint16_t)((p.regs & ~CALLER_SAVED) | 1u);
-			if (in->src_reg == BPF_PSEUDO_CALL) /* the callee may write our stack */
-				p.slots = UINT64_MAX;
-		}
+		if (op == BPF_CALL)
+			ptr_call(in, &p, returns_ptr);
 		return p;
 	default:
 		return p;
@@ -131,45 +228,83 @@ static struct maybe ptr_transfer(const struct bpf_insn *in, struct maybe p)
 
 static bool merge_maybe(struct maybe *dst, const struct maybe *src)
 {
-	struct maybe m = {(uint16_t)(dst->regs | src->regs), dst->slots | src->slots};
-	bool changed = m.regs != dst->regs || m.slots != dst->slots;
+	struct maybe m = {(uint16_t)(dst->regs | src->regs), (uint16_t)(dst->fp | src->fp),
+	                  dst->slots | src->slots, dst->fp_slots | src->fp_slots};
+	bool changed = memcmp(&m, dst, sizeof(m)) != 0;
 
 	*dst = m;
 	return changed;
 }
 
-static void compute_maybe_ptr(struct venv *env, uint16_t *mp)
+/* The first instruction of the subprogram a bpf-to-bpf call @in at @i
+ * calls (cfg.c has checked it is in the program). */
+static int call_target(const struct bpf_insn *in, int i)
+{
+	return i + in->imm + 1;
+}
+
+/* Function entries: the main program gets the context in R1, a subprogram
+ * (or the main program, if some call targets it) anything in R1-R5. */
+static void init_entries(struct venv *env, struct maybe *in_state)
 {
 	const struct bpf_insn *insns = env->prog->insns;
 	int n = (int)env->prog->insn_cnt;
+	uint16_t fp = 1u << BPF_REG_10;
+
+	for (int i = 0; i < n; i++)
+		if (is_pseudo_call(&insns[i]) && call_target(&insns[i], i) == 0)
+			in_state[0].fp = (uint16_t)(fp | ARGS_R1_R5);
+	for (int i = 0; i < n; i++) {
+		if (env->subprog_of[i] != i)
+			continue;
+		in_state[i].regs = (uint16_t)(ARGS_R1_R5 | fp);
+		in_state[i].fp |= (uint16_t)(i ? fp | ARGS_R1_R5 : fp);
+	}
+}
+
+/* One round over the program; true when anything grew. @ret_ptr (per
+ * subprogram start): an exit of it may return a pointer in R0. */
+static bool maybe_round(struct venv *env, struct maybe *in_state, bool *ret_ptr)
+{
+	const struct bpf_insn *insns = env->prog->insns;
+	int n = (int)env->prog->insn_cnt;
+	bool changed = false;
+
+	for (int i = 0; i < n; i++) {
+		const struct bpf_insn *in = &insns[i];
+		bool callee_ptr = is_pseudo_call(in) && ret_ptr[call_target(in, i)];
+		struct maybe out;
+
+		if (i > 0 && is_ldimm64(&insns[i - 1]))
+			continue;
+		if (is_exit(in) && (in_state[i].regs & 1u) && !ret_ptr[env->subprog_of[i]])
+			changed = ret_ptr[env->subprog_of[i]] = true;
+		out = ptr_transfer(in, in_state[i], callee_ptr);
+		if (insn_falls_through(in) && insn_next(in, i) < n)
+			changed |= merge_maybe(&in_state[insn_next(in, i)], &out);
+		if (insn_is_jump(in))
+			changed |= merge_maybe(&in_state[insn_jump_target(in, i)], &out);
+	}
+	return changed;
+}
+
+static void compute_maybe_ptr(struct venv *env, uint16_t *mp)
+{
+	int n = (int)env->prog->insn_cnt;
 	struct maybe *in_state = calloc((size_t)n, sizeof(*in_state));
-	bool changed = true;
+	bool *ret_ptr = calloc((size_t)n, sizeof(*ret_ptr));
 
-	if (!in_state) { /* anything may be a pointer */
+	if (!in_state || !ret_ptr) { /* anything may be a pointer */
 		memset(mp, 0xff, sizeof(uint16_t) * (size_t)n);
-		return;
+	} else {
+		init_entries(env, in_state);
+		while (maybe_round(env, in_state, ret_ptr))
+			;
+		for (int i = 0; i < n; i++)
+			mp[i] = in_state[i].regs;
 	}
-	for (int i = 0; i < n; i++)
-		if (env->subprog_of[i] == i) /* entry: ctx or arguments, and the frame */
-			in_state[i].regs = (uint16_t)(ARGS_R1_R5 | (1u << BPF_REG_10));
-	while (changed) {
-		changed = false;
-		for (int i = 0; i < n; i++) {
-			const struct bpf_insn *in = &insns[i];
-			struct maybe out;
-
-			if (i > 0 && is_ldimm64(&insns[i - 1]))
-				continue;
-			out = ptr_transfer(in, in_state[i]);
-			if (insn_falls_through(in) && insn_next(in, i) < n)
-				changed |= merge_maybe(&in_state[insn_next(in, i)], &out);
-			if (insn_is_jump(in))
-				changed |= merge_maybe(&in_state[insn_jump_target(in, i)], &out);
-		}
-	}
-	for (int i = 0; i < n; i++)
-		mp[i] = in_state[i].regs;
 	free(in_state);
+	free(ret_ptr);
 }
 
 /* What matters at a point: registers, and the main stack's 8-byte slots

@@ -241,6 +241,7 @@ bool map_has_lock_field(const struct venv *env, int map);
 int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next);
 int check_call_chains(struct venv *env);
 int exit_check(struct venv *env, struct vstate *st, int idx, int *next_idx);
+bool call_may_return_ptr(const struct bpf_insn *in);
 
 /* jumps.c: conditional jumps */
 int cond_jump(struct venv *env, struct vstate *st, int idx, int *next, struct vstate **other,

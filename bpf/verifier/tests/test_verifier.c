@@ -40,6 +40,22 @@ struct vcase {
 #define UNLOCK_R(r) MOV64_REG(R1, r), KCALL(RQBPF_KF_RES_SPIN_UNLOCK)
 #define RET0()      MOV64_IMM(R0, 0), EXIT()
 
+/* rP += r3, with r3 = 0 on the path walked first and r3 a value with no
+ * lower bound (a 32-bit context field shifted left by 32) on the other,
+ * then exit 0: 8 insns. The second path reaches the add after the first
+ * has been verified, and may only be pruned there if r3 cannot matter: if
+ * rP may be a pointer, the add is a check ("math between ... unbounded min
+ * value"). The walk must have remembered the first path's state at the
+ * add (2 prune points and 8 instructions after the last one): PAD() moves
+ * it there. */
+#define PTR_ADD_AFTER_FORK(p, c)                                                                   \
+	LDX(BPF_W, R2, c, 0), LDX(BPF_W, R3, c, 8), ALU64_IMM(BPF_LSH, R3, 32),                    \
+	    JMP_IMM(BPF_JNE, R2, 0, 1), MOV64_IMM(R3, 0), ALU64_REG(BPF_ADD, p, R3), RET0()
+#define UNBOUNDED_PTR_ADD                                                                          \
+	"math between map_value pointer and register with unbounded min value is not allowed"
+#define PAD()                 MOV64_IMM(R2, 0)
+#define ATOMIC64(op, d, s, o) INSN(BPF_STX | BPF_DW | BPF_ATOMIC, d, s, o, op)
+
 static int run_case(const struct vcase *c, int verbose)
 {
 	struct rqbpf_linked_prog p = {
@@ -419,6 +435,35 @@ int main(int argc, char **argv)
 	    {"ldx_memsx_dw", P(INSN(BPF_LDX | BPF_MEMSX | BPF_DW, R0, R1, 0, 0), EXIT()),
 	     "unknown opcode 99", 0},
 	    {"frame_pointer_write", P(MOV64_IMM(R10, 0), RET0()), "frame pointer is read only", 0},
+	    /* Which registers may hold a pointer (precise.c): each case makes
+	     * one by a route the forward pass must follow, then adds an
+	     * unbounded scalar to it on a path that would be pruned if the
+	     * pass missed it. An atomic without fetch leaves R0 alone: */
+	    {"ptr_kept_by_atomic",
+	     P(MOV64_REG(R9, R1), ELEM_R6(M_PLAIN), MOV64_IMM(R1, 1), ATOMIC64(BPF_ADD, R6, R1, 0),
+	       PAD(), PTR_ADD_AFTER_FORK(R0, R9)),
+	     UNBOUNDED_PTR_ADD, 19},
+	    /* an atomic fetch of a spilled pointer gives the pointer back; */
+	    {"ptr_from_atomic_fetch",
+	     P(MOV64_REG(R9, R1), ELEM_R6(M_PLAIN), STX(BPF_DW, R10, R6, -16), MOV64_IMM(R7, 0),
+	       ATOMIC64(BPF_ADD | BPF_FETCH, R10, R7, -16), PTR_ADD_AFTER_FORK(R7, R9)),
+	     UNBOUNDED_PTR_ADD, 19},
+	    /* a spill through a copy of R10, filled through R10; */
+	    {"ptr_spilled_through_fp_copy",
+	     P(MOV64_REG(R9, R1), ELEM_R6(M_PLAIN), MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8),
+	       STX(BPF_DW, R1, R6, 0), LDX(BPF_DW, R7, R10, -8), PTR_ADD_AFTER_FORK(R7, R9)),
+	     UNBOUNDED_PTR_ADD, 20},
+	    /* a subprogram filling a pointer from its caller's stack; */
+	    {"ptr_filled_from_caller_stack",
+	     P(MOV64_REG(R9, R1), ELEM_R6(M_PLAIN), STX(BPF_DW, R10, R6, -8), MOV64_REG(R1, R10),
+	       ALU64_IMM(BPF_ADD, R1, -8), MOV64_REG(R2, R9), PCALL(1), EXIT(),
+	       LDX(BPF_DW, R7, R1, 0), MOV64_REG(R9, R2), PTR_ADD_AFTER_FORK(R7, R9)),
+	     UNBOUNDED_PTR_ADD, 24},
+	    /* a subprogram returning a map value. */
+	    {"ptr_returned_by_subprog",
+	     P(MOV64_REG(R9, R1), PCALL(11), JA(0), PAD(), PAD(), PTR_ADD_AFTER_FORK(R0, R9),
+	       LOOKUP(M_BIG, 0), EXIT()),
+	     UNBOUNDED_PTR_ADD, 10},
 	};
 
 	for (int i = 1; i < argc; i++) {
