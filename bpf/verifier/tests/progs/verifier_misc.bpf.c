@@ -102,6 +102,18 @@ int uninit_key(struct __sk_buff *ctx)
 	return t ? 1 : 0;
 }
 
+/* A store at a variable offset counts as writing every byte it may reach,
+ * as in the kernel for a privileged loader: the read of buf[0] is
+ * accepted though the store may have missed it. */
+SEC("?tc")
+int var_offset_write_then_read(struct __sk_buff *ctx)
+{
+	volatile char buf[64];
+
+	buf[ctx->len & 63] = 1;
+	return buf[0];
+}
+
 /* The index less one is compared: clang keeps i and i - 1 in two
  * registers, linked by the constant (i in [1, 7]). */
 SEC("?tc")
