@@ -48,6 +48,18 @@
 extern "C" {
 #endif
 
+/* rqmap_hash_info() and rqmap_lpm_info() share their structs' names, as
+ * stat() does; g++'s -Wshadow takes that for a function hiding a class's
+ * constructor in C++, so the two declarations tell it they mean it. */
+#if defined(__cplusplus) && defined(__GNUC__)
+#define RQMAP_SAME_NAME_BEGIN                                                                      \
+	_Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wshadow\"")
+#define RQMAP_SAME_NAME_END _Pragma("GCC diagnostic pop")
+#else
+#define RQMAP_SAME_NAME_BEGIN
+#define RQMAP_SAME_NAME_END
+#endif
+
 /**
  * @defgroup inplace In-place access (for a BPF runtime)
  *
@@ -277,7 +289,9 @@ struct rqmap_hash_info {
  * for a preallocated map.
  * @return 0, or -EINVAL.
  */
+RQMAP_SAME_NAME_BEGIN
 int rqmap_hash_info(struct rqmap_hash *map, struct rqmap_hash_info *info);
+RQMAP_SAME_NAME_END
 
 /* C++ has no flexible array members: g++ takes `__extension__` before the
  * one below, clang++ a pragma, so that -pedantic-errors accepts it. */
@@ -362,7 +376,9 @@ struct rqmap_lpm_info {
  * nodes + free == capacity.
  * @return 0; -EINVAL; -EDEADLK / -ETIMEDOUT from the trie lock.
  */
+RQMAP_SAME_NAME_BEGIN
 int rqmap_lpm_info(struct rqmap_lpm *trie, struct rqmap_lpm_info *info);
+RQMAP_SAME_NAME_END
 
 /** Attributes of an array map (BPF_MAP_TYPE_ARRAY; keys are u32 indices). */
 struct rqmap_array_attr {
