@@ -41,8 +41,9 @@
  *    subprogram that may return one at one of its exits (it never
  *    returns a stack pointer);
  *  - a load: mem.c gives a scalar for every load from a map value or the
- *    context (rqbpf has no context field that is a pointer, and keeps no
- *    pointers in map values), for any narrower load and any load at a
+ *    context (rqbpf has no context field that is a pointer; a program may
+ *    store a pointer into a map value, but a load from one is always a
+ *    scalar), for any narrower load and any load at a
  *    variable offset; only an aligned 8-byte fill of a spilled register
  *    gives a pointer, and an atomic fetch reads as that load would (its
  *    old value goes to the source register, or R0 for cmpxchg). So a load
@@ -57,7 +58,12 @@
  * any other stack pointer, all of them; and after a bpf-to-bpf call, all
  * of them (the callee may write through the pointers it was passed).
  * Stores through a map value or the context cannot reach a stack, and no
- * helper or kfunc writes a pointer to the stack.
+ * helper or kfunc writes a pointer to the stack. Invariants the rules rely
+ * on: the stack pointers are a subset of the pointers (registers and
+ * slots); R10 stays a stack pointer, as nothing may write it; and only the
+ * innermost frame's registers and stack are compared with precision
+ * (state.c), the calling frames' always in full, so the pass need only be
+ * right for the function being walked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -341,8 +347,19 @@ static void prec_mem(const struct bpf_insn *in, struct prec *p)
 			p->slots |= slot >= 0 ? (uint64_t)1 << slot : ALL_SLOTS;
 		return;
 	}
+	if (BPF_MODE(in->code) == BPF_ATOMIC && (in->imm & BPF_FETCH)) {
+		/* A fetch (xchg, cmpxchg too) loads the old value into the
+		 * source register, or R0 for cmpxchg: if that matters, so does
+		 * the slot it came from, as for a load. */
+		uint16_t loaded = in->imm == BPF_CMPXCHG ? 1u : s;
+
+		slot = fp_slot(in, in->dst_reg);
+		if (p->regs & loaded)
+			p->slots |= slot >= 0 ? (uint64_t)1 << slot : ALL_SLOTS;
+	}
 	/* ST, STX: the base matters; a value stored into a slot that matters
-	 * (or anywhere else that might be read back) matters. */
+	 * (or anywhere else that might be read back) matters. An atomic keeps
+	 * the slot's old value in play (the slot's bit stays). */
 	slot = BPF_MODE(in->code) == BPF_ATOMIC ? -1 : fp_slot(in, in->dst_reg);
 	p->regs |= d;
 	if (slot >= 0 && !(p->slots & ((uint64_t)1 << slot)))

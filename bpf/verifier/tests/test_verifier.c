@@ -53,7 +53,11 @@ struct vcase {
 	    JMP_IMM(BPF_JNE, R2, 0, 1), MOV64_IMM(R3, 0), ALU64_REG(BPF_ADD, p, R3), RET0()
 #define UNBOUNDED_PTR_ADD                                                                          \
 	"math between map_value pointer and register with unbounded min value is not allowed"
-#define PAD()                 MOV64_IMM(R2, 0)
+#define PAD() MOV64_IMM(R2, 0)
+/* Spill to fp-8 a scalar that is 0 or in [0, 255] depending on ctx @c. */
+#define SLOT_FORK(c)                                                                               \
+	LDX(BPF_W, R2, c, 0), LDX(BPF_W, R3, c, 8), ALU64_IMM(BPF_AND, R3, 255),                   \
+	    JMP_IMM(BPF_JNE, R2, 0, 1), MOV64_IMM(R3, 0), STX(BPF_DW, R10, R3, -8)
 #define ATOMIC64(op, d, s, o) INSN(BPF_STX | BPF_DW | BPF_ATOMIC, d, s, o, op)
 
 static int run_case(const struct vcase *c, int verbose)
@@ -459,11 +463,45 @@ int main(int argc, char **argv)
 	       ALU64_IMM(BPF_ADD, R1, -8), MOV64_REG(R2, R9), PCALL(1), EXIT(),
 	       LDX(BPF_DW, R7, R1, 0), MOV64_REG(R9, R2), PTR_ADD_AFTER_FORK(R7, R9)),
 	     UNBOUNDED_PTR_ADD, 24},
+	    /* a stack pointer made by a register add (the constant first); */
+	    {"ptr_filled_through_add_x",
+	     P(MOV64_REG(R9, R1), ELEM_R6(M_PLAIN), STX(BPF_DW, R10, R6, -16), MOV64_IMM(R1, -16),
+	       ALU64_REG(BPF_ADD, R1, R10), LDX(BPF_DW, R7, R1, 0), PTR_ADD_AFTER_FORK(R7, R9)),
+	     UNBOUNDED_PTR_ADD, 20},
+	    /* a callee writing a map value into its caller's slot, which the
+	     * caller fills through R10; */
+	    {"ptr_spilled_by_callee",
+	     P(MOV64_REG(R9, R1), ST(BPF_DW, R10, -8, 0), MOV64_REG(R1, R10),
+	       ALU64_IMM(BPF_ADD, R1, -8), PCALL(13), LDX(BPF_DW, R7, R10, -8),
+	       JMP_IMM(BPF_JNE, R7, 0, 2), RET0(), PAD(), PTR_ADD_AFTER_FORK(R7, R9),
+	       MOV64_REG(R6, R1), LOOKUP(M_BIG, 0), STX(BPF_DW, R6, R0, 0), RET0()),
+	     UNBOUNDED_PTR_ADD, 15},
 	    /* a subprogram returning a map value. */
 	    {"ptr_returned_by_subprog",
 	     P(MOV64_REG(R9, R1), PCALL(11), JA(0), PAD(), PAD(), PTR_ADD_AFTER_FORK(R0, R9),
 	       LOOKUP(M_BIG, 0), EXIT()),
 	     UNBOUNDED_PTR_ADD, 10},
+	    /* Which stack slots matter (precise.c): an atomic fetch loads the
+	     * slot's old value, here a scalar in [0, 255] on one path and 0 on
+	     * the other, which then offsets a 16-byte map value. If the slot
+	     * did not matter before the fetch, the path with 0 would prune the
+	     * other, and the read past the value would be accepted. */
+	    {"slot_read_by_atomic_fetch",
+	     P(MOV64_REG(R9, R1), ELEM_R6(M_PLAIN), PAD(), PAD(), PAD(), PAD(), SLOT_FORK(R9),
+	       MOV64_IMM(R7, 0), ATOMIC64(BPF_ADD | BPF_FETCH, R10, R7, -8),
+	       ALU64_REG(BPF_ADD, R6, R7), LDX(BPF_B, R0, R6, 0), RET0()),
+	     "invalid access to map value, value_size=16 off=255 size=1", 24},
+	    /* the same through xchg, and cmpxchg (old value to R0) */
+	    {"slot_read_by_xchg",
+	     P(MOV64_REG(R9, R1), ELEM_R6(M_PLAIN), PAD(), PAD(), PAD(), PAD(), SLOT_FORK(R9),
+	       MOV64_IMM(R7, 0), ATOMIC64(BPF_XCHG, R10, R7, -8), ALU64_REG(BPF_ADD, R6, R7),
+	       LDX(BPF_B, R0, R6, 0), RET0()),
+	     "invalid access to map value, value_size=16 off=255 size=1", 24},
+	    {"slot_read_by_cmpxchg",
+	     P(MOV64_REG(R9, R1), ELEM_R6(M_PLAIN), PAD(), PAD(), PAD(), PAD(), SLOT_FORK(R9),
+	       MOV64_IMM(R7, 0), MOV64_IMM(R0, 0), ATOMIC64(BPF_CMPXCHG, R10, R7, -8),
+	       ALU64_REG(BPF_ADD, R6, R0), LDX(BPF_B, R0, R6, 0), RET0()),
+	     "invalid access to map value, value_size=16 off=255 size=1", 25},
 	};
 
 	for (int i = 1; i < argc; i++) {
