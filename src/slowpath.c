@@ -205,12 +205,30 @@ static struct rq_qnode *pick_node(struct rq_thread *t)
 	return NULL;
 }
 
+/*
+ * A teardown reached us (a waiter ahead timed out), but is the stall it
+ * reports still there? @seen is the word's owner and pending bytes when
+ * we queued. If they changed, or nothing holds the lock or its pending
+ * bit now, the lock has moved on: heading the queue, on our own deadline,
+ * is right, and failing would keep the teardown going for as long as
+ * failed waiters queue again behind it, while the lock works. The same
+ * owner and pending bytes (a stuck owner, a frozen pending waiter) keep
+ * the teardown, as does a lock retaken by the same owner (no harm: the
+ * next teardown will see the change).
+ */
+static bool stall_over(_Atomic uint32_t *word, uint32_t seen)
+{
+	uint32_t now = rq_word_load_relaxed(word) & RQ_LOCKED_PENDING_MASK;
+
+	return now != seen || !now;
+}
+
 static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_attempt *w)
 {
 	_Atomic uint32_t *word = &lock->val;
 	uint32_t nidx = rq_node_get(t);
 	struct rq_qnode *node = NULL;
-	uint32_t tail, st;
+	uint32_t tail, st, seen;
 	int err = 0;
 
 	rq_wait_publish(w);
@@ -233,9 +251,12 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_attempt
 			goto release;
 	}
 	tail = rq_encode_tail(t->slot, t->qnode);
+	seen = rq_word_load_relaxed(word) & RQ_LOCKED_PENDING_MASK;
 	st = rq_enqueue(word, node, tail, (uintptr_t)lock);
 	if (st == RQ_NODE_WAIT)
 		st = queued_wait(node, w, &err);
+	if (st == RQ_NODE_TIMEOUT && !err && stall_over(word, seen))
+		st = RQ_NODE_HEAD; /* the waiter ahead left: we are next */
 	if (st == RQ_NODE_HEAD) {
 		err = head_wait(t, lock, node, tail, w);
 	} else {
