@@ -396,6 +396,35 @@ static struct rq_thread *single_noted(const rqspinlock_t *lock, const struct rq_
 }
 
 /*
+ * The pending bit of a free private lock that no thread of this process
+ * notes: its holder is gone (a waiter of the parent, in a forked child; a
+ * call abandoned by siglongjmp() or cancellation), and nobody else may ever
+ * take the lock. Every holder notes the bit before it tries to set it
+ * (rq_take_pending_noted(), slowpath.h), so a bit that no wait record
+ * notes has no live holder, unless a thread without a slot, which scans
+ * cannot see, holds it: with any alive, nothing is cleared. A live
+ * holder's bit cleared by mistake (on weakly ordered memory the bit may be
+ * seen before the note) costs only its priority: every take of the lock
+ * is a CAS that needs the locked byte clear. Cleared by CAS from the word
+ * judged; true if cleared.
+ */
+bool rq_clear_orphaned_pending(rqspinlock_t *lock, const struct rq_thread *self)
+{
+	uint32_t val = lock_word(lock), n = 0;
+
+	if ((val & RQ_LOCKED_MASK) || !(val & RQ_PENDING_VAL) || (val & RQ_SHARED_MARK) ||
+	    rq_slotless_threads())
+		return false;
+	if (holds_note(self, RQ_NOTE_PENDING, lock, false))
+		return false;
+	(void)single_noted(lock, self, RQ_NOTE_PENDING, &n);
+	if (n)
+		return false;
+	return atomic_compare_exchange_strong_explicit(&lock->val, &val, val & ~RQ_PENDING_VAL,
+	                                               memory_order_relaxed, memory_order_relaxed);
+}
+
+/*
  * For the deadline path (timeout.c): the thread the locked byte names, if
  * its table claims @lock (a slot's next thread has the same id but no
  * claim: at most the entry of its own wait for the lock). Otherwise, and

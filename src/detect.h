@@ -25,6 +25,9 @@ struct rq_cycle {
 
 /* The thread that most likely holds @lock (not @self), or NULL. */
 struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self);
+/* Clear the pending bit of free private @lock if no thread of this
+ * process notes it (its holder is gone); true if cleared. */
+bool rq_clear_orphaned_pending(rqspinlock_t *lock, const struct rq_thread *self);
 /*
  * Can an acquisition whose held-table entry is @held_idx be part of a
  * deadlock? Not at index 0: nothing lies below it, so no context of its

@@ -145,7 +145,11 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 		/* We were off CPU most of the time ourselves: we did not watch. */
 		step = self_off;
 	} else if (!read_owner(w, &cur)) {
-		return true;
+		/* Nobody to wait for. If a pending bit that no live thread
+		 * holds keeps the free lock from us, clear it and go on. */
+		if (!rq_clear_orphaned_pending(w->lock, w->self))
+			return true;
+		step = w->duration / 8;
 	} else {
 		owner = true;
 		if (w->base.tid != cur.tid) {

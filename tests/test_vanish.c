@@ -12,7 +12,8 @@
  *  - pthread_cancel() of the pending waiter and of the queue head, and a
  *    failure reported while a cancellation is pending;
  *  - siglongjmp() out of a handler that interrupted the head or a queued
- *    waiter, and fork() from a handler that interrupted a queued waiter;
+ *    waiter, fork() from a handler that interrupted a queued waiter, and
+ *    fork() while a frozen waiter holds the pending bit of a free lock;
  *  - a lock in MAP_SHARED memory used by two processes (documented as
  *    unsupported: bounded, never a hang).
  */
@@ -626,6 +627,69 @@ static void test_fork_in_handler(void)
 	tu_check_lock_usable(&l, 4, tu_scaled(5000));
 }
 
+/* ---- 6b. fork() while a waiter holds the pending bit of a free lock ---- */
+
+static atomic_int thaw_frozen, frozen_now;
+
+static void freeze_handler(int sig)
+{
+	(void)sig;
+	atomic_store(&frozen_now, 1);
+	while (!atomic_load(&thaw_frozen))
+		tu_sleep_ms(1);
+}
+
+/*
+ * The pending waiter of a lock is frozen in a signal handler, the owner
+ * unlocks (the lock is free, the frozen waiter's pending bit stays), and
+ * the process forks. In the child the waiter is gone, but its pending bit
+ * is in the word: no thread of the child notes it, so the child's first
+ * wait clears it at its deadline and takes the lock, as it would take any
+ * lock that was free at fork (before: -ETIMEDOUT on every call). Waits
+ * abandoned by siglongjmp() or cancellation while holding the bit end the
+ * same way.
+ */
+static void test_fork_orphaned_pending(void)
+{
+	const uint64_t timeout = 50 * TU_NS_PER_MS;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct tu_waiter pend;
+	int status, r;
+	pid_t pid;
+
+	if (TU_TSAN) {
+		printf("# fork() of a threaded process: not under TSan\n");
+		return;
+	}
+	res_spin_set_timeout_ns(timeout);
+	atomic_store(&thaw_frozen, 0);
+	atomic_store(&frozen_now, 0);
+	tu_install_handler(SIGUSR2, freeze_handler);
+	CHECK_EQ(res_spin_lock(&l), 0);
+	tu_waiter_start(&pend, &l);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&l)) != 0, TU_SETUP_MS);
+	CHECK_EQ(pthread_kill(pend.t, SIGUSR2), 0);
+	TU_WAIT_UNTIL(atomic_load(&frozen_now), TU_SETUP_MS);
+	res_spin_unlock(&l);
+	CHECK_EQ(tu_word(&l), 0x100u); /* free, pending */
+	pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		r = res_spin_lock(&l);
+		if (r == 0)
+			res_spin_unlock(&l);
+		_exit(r == 0 && tu_word(&l) == 0 ? 0 : 10);
+	}
+	CHECK(pid > 0);
+	status = tu_wait_child(pid, (unsigned)(tu_slack_ns(10 * TU_NS_PER_S) / TU_NS_PER_S));
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	atomic_store(&thaw_frozen, 1);
+	check_result(tu_waiter_join(&pend));
+	res_spin_set_timeout_ns(0);
+	tu_check_lock_usable(&l, 4, tu_scaled(5000));
+}
+
 /* ---- 7. a lock in MAP_SHARED memory, used by two processes ---- */
 
 struct shared_area {
@@ -708,6 +772,7 @@ static const struct tu_test tests[] = {
     TU_TEST("core_longjmp_head", test_longjmp_head, 40, TU_TAS),
     TU_TEST("core_longjmp_queued", test_longjmp_queued, 40, TU_TAS),
     TU_TEST("core_fork_in_handler", test_fork_in_handler, 40, TU_TAS),
+    TU_TEST("core_fork_orphaned_pending", test_fork_orphaned_pending, 40, 0),
     TU_TEST("core_process_shared", test_process_shared, 60, TU_TAS),
 };
 
