@@ -106,7 +106,8 @@ static const char *mem_check(const struct bpf_insn *in)
 const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i)
 {
 	const struct bpf_insn *in = &insns[i];
-	static char buf[64];
+	/* per thread: objects may be opened on several threads at once */
+	static _Thread_local char buf[64];
 
 	if (in->dst_reg > BPF_REG_10 || in->src_reg > BPF_REG_10)
 		return "bad register";
