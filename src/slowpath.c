@@ -206,21 +206,25 @@ static struct rq_qnode *pick_node(struct rq_thread *t)
 }
 
 /*
- * A teardown reached us (a waiter ahead timed out), but is the stall it
- * reports still there? @seen is the word's owner and pending bytes when
- * we queued. If they changed, or nothing holds the lock or its pending
- * bit now, the lock has moved on: heading the queue, on our own deadline,
- * is right, and failing would keep the teardown going for as long as
- * failed waiters queue again behind it, while the lock works. The same
- * owner and pending bytes (a stuck owner, a frozen pending waiter) keep
- * the teardown, as does a lock retaken by the same owner (no harm: the
- * next teardown will see the change).
+ * A teardown reached us while we waited (a waiter ahead timed out): do we
+ * fail with it? Only if the stall it reports is still there and we waited
+ * through it. @seen is the word's owner and pending bytes when we queued:
+ * if they changed, or nothing holds the lock or its pending bit now, the
+ * lock has moved on. And a waiter that has not waited a timeout of its own
+ * queued after the stall began, behind a teardown already under way (as
+ * failed waiters that queue again at once do): failing it would keep the
+ * teardown going for as long as they come, while the lock works, and the
+ * same owner taking the lock again would hide that the stall is over. Such
+ * a waiter heads the queue instead (the waiter ahead left: the state a
+ * hand-off makes), on its own deadline.
  */
-static bool stall_over(_Atomic uint32_t *word, uint32_t seen)
+static bool teardown_applies(const struct rq_attempt *w, _Atomic uint32_t *word, uint32_t seen)
 {
 	uint32_t now = rq_word_load_relaxed(word) & RQ_LOCKED_PENDING_MASK;
 
-	return now != seen || !now;
+	if (now != seen || !now)
+		return false;
+	return w->deadline && rq_now_ns() - w->start >= w->duration / w->timeouts;
 }
 
 static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_attempt *w)
@@ -253,10 +257,16 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_attempt
 	tail = rq_encode_tail(t->slot, t->qnode);
 	seen = rq_word_load_relaxed(word) & RQ_LOCKED_PENDING_MASK;
 	st = rq_enqueue(word, node, tail, (uintptr_t)lock);
-	if (st == RQ_NODE_WAIT)
+	if (st == RQ_NODE_TIMEOUT) {
+		/* A mark: the waiter ahead left on a timeout before we linked.
+		 * We saw nothing of that stall (@seen is from just now): head
+		 * the queue, on our own deadline. */
+		st = RQ_NODE_HEAD;
+	} else if (st == RQ_NODE_WAIT) {
 		st = queued_wait(node, w, &err);
-	if (st == RQ_NODE_TIMEOUT && !err && stall_over(word, seen))
-		st = RQ_NODE_HEAD; /* the waiter ahead left: we are next */
+		if (st == RQ_NODE_TIMEOUT && !err && !teardown_applies(w, word, seen))
+			st = RQ_NODE_HEAD; /* the waiter ahead left: we are next */
+	}
 	if (st == RQ_NODE_HEAD) {
 		err = head_wait(t, lock, node, tail, w);
 	} else {
