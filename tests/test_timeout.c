@@ -552,7 +552,7 @@ static void test_behind_timed_out_head(void)
 #define WAVE_TIMEOUT_NS (50 * TU_NS_PER_MS)
 /* Longer than two caps, the most any wait lasts however long its thread
  * was off CPU: some waiter times out however loaded the machine is. */
-#define WAVE_HOLD_NS (3 * RQSPINLOCK_DEFAULT_CAP_FACTOR * WAVE_TIMEOUT_NS)
+#define WAVE_HOLD_NS (WAVE_TIMEOUT_NS * RQSPINLOCK_DEFAULT_CAP_FACTOR * 3)
 
 struct wave {
 	rqspinlock_t lock;
@@ -608,7 +608,7 @@ static void test_teardown_ends(void)
 	atomic_store(&v.hold, 1);
 	TU_WAIT_UNTIL(atomic_load(&v.hold_end) != 0, 10 * TU_SETUP_MS);
 	end = atomic_load(&v.hold_end);
-	while (tu_now_ns() < end + RQSPINLOCK_DEFAULT_CAP_FACTOR * WAVE_TIMEOUT_NS)
+	while (tu_now_ns() < end + WAVE_TIMEOUT_NS * RQSPINLOCK_DEFAULT_CAP_FACTOR)
 		tu_sleep_ms(10);
 	atomic_store(&v.stop, 1);
 	for (int i = 0; i < WAVE_THREADS; i++)

@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -177,17 +176,15 @@ struct printk_out {
 	size_t len;
 };
 
-static void out_add(struct printk_out *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void out_add(struct printk_out *o, const char *fmt, ...)
+/* Appends to @o what snprintf() made of the rest, cut to fit. */
+#define out_add(o, ...)                                                                            \
+	out_grew((o), snprintf((o)->buf + (o)->len, sizeof((o)->buf) - (o)->len, __VA_ARGS__))
+
+/* @o grew by @n bytes, as far as they fit. */
+static void out_grew(struct printk_out *o, int n)
 {
 	size_t room = sizeof(o->buf) - o->len;
-	va_list ap;
-	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, room, fmt, ap);
-	va_end(ap);
 	if (n > 0)
 		o->len += (size_t)n < room ? (size_t)n : room - 1;
 }
@@ -255,7 +252,9 @@ static char conv_letter(const char *f)
 {
 	f += strspn(f, "0+- ");
 	f += strspn(f, "0123456789");
-	return f[0] == 'p' && f[1] && strchr("BSsku", f[1]) ? 's' : f[0];
+	if (f[0] == 'p' && f[1] && strchr("BSsku", f[1]))
+		return 's';
+	return f[0];
 }
 
 /* An address @arg points to (IPv4: 4 bytes, IPv6: 16), zeros where the

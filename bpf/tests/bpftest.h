@@ -86,7 +86,7 @@ static inline int64_t bt_run(struct rqbpf_object *obj, const char *name)
 #define BT_CHECK_STREQ(got, want)                                                                  \
 	do {                                                                                       \
 		const char *bt_g_ = (got), *bt_w_ = (want);                                        \
-		if (!bt_g_ || strcmp(bt_g_, bt_w_))                                                \
+		if (!bt_g_ || strcmp(bt_g_, bt_w_) != 0)                                           \
 			tu_fail(__FILE__, __LINE__, "'%s' is not '%s'", bt_g_ ? bt_g_ : "(null)",  \
 			        bt_w_);                                                            \
 	} while (0)

@@ -236,7 +236,8 @@ static bool merge_maybe(struct maybe *dst, const struct maybe *src)
 {
 	struct maybe m = {(uint16_t)(dst->regs | src->regs), (uint16_t)(dst->fp | src->fp),
 	                  dst->slots | src->slots, dst->fp_slots | src->fp_slots};
-	bool changed = memcmp(&m, dst, sizeof(m)) != 0;
+	bool changed = m.regs != dst->regs || m.fp != dst->fp || m.slots != dst->slots ||
+	               m.fp_slots != dst->fp_slots;
 
 	*dst = m;
 	return changed;
