@@ -62,6 +62,8 @@ CHECKS=(
 	"broken-frozen-any-claimant|-DCFG_FROZEN -DTIMEOUTS -DTMO_BUDGET=0 -DBROKEN_FROZEN_ANY_CLAIMANT -DC_SCAN_HOLDERS|-O0 -DSAFETY|-m400000|fail"
 	"c-frozen-self|-DCFG_ABBA -DTIMEOUTS -DC_FROZEN_SELF -DC_FROZEN_CLAIMS -DC_SCAN_HOLDERS|-O0 -DSAFETY|-m400000|fail"
 	"broken-no-own-deadline|-DCFG_VANISH -DTIMEOUTS -DTMO_BUDGET=0 -DBROKEN_NO_OWN_DEADLINE|-O0 -DSAFETY|-m400000|fail"
+	"broken-head-blind-set|-DCFG_QUEUE -DTIMEOUTS -DBROKEN_HEAD_BLIND_SET|-O0 -DSAFETY|-m400000|fail"
+	"broken-head-keep-pending|-DCFG_QUEUE -DTIMEOUTS -DBROKEN_HEAD_KEEP_PENDING|-O0 -DSAFETY|-m400000|fail"
 	"owner-word||-O1 -fno-inline -DSAFETY|-m400000|pass|owner_word.pml"
 	"owner-word-no-zero-id|-DNO_ZERO_ID|-O0 -DSAFETY|-m400000|fail|owner_word.pml"
 	"owner-word-no-detect|-DNO_DETECT|-O0 -DSAFETY|-m400000|fail|owner_word.pml"

@@ -182,7 +182,8 @@ bit g_stall;             /* an owner stalled forever */
 	byte hop, want, s, found, gen0, gen1, gen2, dep0, dep1, dep2; \
 	byte wi0, wi1, wi2, wt0, wt1, wt2, pt0, pt1, pt2, ph0, ph1, ph2; \
 	byte x, o, vis, k, real, gen, dep, wid, wat; \
-	byte fz, fz0, fz1, fz2, fzs, phs, fc, mt, mgen, mdep, mwid, mwat
+	byte fz, fz0, fz1, fz2, fzs, phs, fc, mt, mgen, mdep, mwid, mwat; \
+	bit pend
 
 /* ------------------------------------------------------ ghost: real deadlock
  * real = 1 when context c, wanting lock L, is in a real deadlock now:
@@ -657,6 +658,22 @@ inline run_checks(MASK) {
 #define SIGNAL(how) SIGNAL_CAS(how)
 #endif
 
+/* rq_try_steal: take a lock with neither owner nor pending claimant, the
+ * tail kept, (*,0,0) -> (*,0,1). Its relaxed load and the CAS it guards
+ * are one step (a failed CAS changes nothing). ok = 1 when taken. */
+#define STEAL \
+	atomic { \
+		if \
+		:: (W[L] & 3) == 0 -> W[L] = W[L] | 1; SACQUIRE(L); ok = 1 \
+		:: else -> ok = 0 \
+		fi \
+	}
+
+/* The waits that take the pending bit before the lock (head_wait,
+ * spin_trylock) can move on when: holding the bit, the owner left;
+ * else, nobody holds the bit. */
+#define PEND_GO (pend -> LK(W[L]) == 0 : PD(W[L]) == 0)
+
 /* ------------------------------------------------ res_spin_lock(L) -> ret */
 inline res_spin_lock() {
 	ret = OK;
@@ -698,6 +715,25 @@ fp_held:	HE(t, n) = L	/* rq_held_mark_held */
 		/* rq_held_mark_acquiring: the slow path's entry */
 sp_tag:		HE(t, n) = L | ACQ;
 #endif
+		/* res_spin_lock_slow_abi: with no other lock held (no AA
+		 * check to run), a steal on the word the fast path's CAS saw,
+		 * rq_try_steal_seen: a CAS expecting val; no wait record */
+		if
+		:: n == 0 && (val & 3) == 0 ->
+se_steal:		d_step {
+				if
+				:: W[L] == val -> W[L] = val | 1; ACQUIRE(L); ok = 1
+				:: else -> ok = 0
+				fi
+			};
+			if
+			:: ok ->
+se_held:			d_step { HE(t, n) = L; ok = 0 };	/* rq_held_mark_held */
+				goto lk_done
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
 		/* rq_lock_slowpath: AA check before anything else */
 sp_aa:		d_step {
 			check_aa();
@@ -728,7 +764,7 @@ pw_hand:	if
 		:: else -> skip
 		fi;
 		if
-		:: (val & ~1) != 0 -> goto q_start
+		:: (val & ~1) != 0 -> goto pw_steal
 		:: else -> skip
 		fi;
 pw_set:		d_step { val = W[L]; W[L] = W[L] | PENDING_VAL };
@@ -739,7 +775,7 @@ pw_set:		d_step { val = W[L]; W[L] = W[L] | PENDING_VAL };
 pw_undo:			W[L] = W[L] & ~PENDING_VAL
 			:: else -> skip
 			fi;
-			goto q_start
+			goto pw_steal
 		:: else -> skip
 		fi;
 		if
@@ -755,6 +791,12 @@ pw_clear:			W[L] = W[L] & ~PENDING_VAL;
 		fi;
 pw_take:	d_step { assert((W[L] & 3) == PENDING_VAL); W[L] = (W[L] & ~3) | 1; SACQUIRE(L) };	/* rq_take_unlocked: a CAS that cannot fail without re-init */
 		goto sp_ok;
+		/* pending_wait's two exits to the queue: a steal first */
+pw_steal:	STEAL;
+		if
+		:: ok -> ok = 0; goto sp_ok
+		:: else -> skip
+		fi;
 
 		/* queue_wait */
 q_start:	atomic { nidx = ncount[t]; ncount[t]++ };
@@ -763,18 +805,36 @@ q_start:	atomic { nidx = ncount[t]; ncount[t]++ };
 			/* rq_trylock_fallback: nested context, or (pick_node)
 			 * our node keeps a mark for a late successor; the C
 			 * code first tries its thread's three other nodes */
-fb_wait:		WAIT_LOOP(W[L] == 0, MASK_ALL, W[L] = 1; SACQUIRE(L), 0);
+			/* spin_trylock: a steal, or take the pending bit
+			 * (rq_head_try_pending) and then the lock once the
+			 * owner left (rq_pending_to_locked_noted); one
+			 * timeout. The steal comes first in the C code; its
+			 * pending CAS can still find a free word (the steal's
+			 * CAS lost, the word came back), hence both */
+fb_wait:		chk = 0;
+			do
+			:: /* fb_steal */ d_step { !pend && (W[L] & 3) == 0; W[L] = W[L] | 1; SACQUIRE(L) }; break
+			:: /* fb_pend */ d_step { !pend && PD(W[L]) == 0; W[L] = W[L] | PENDING_VAL; pend = 1 }
+			:: /* fb_take */ d_step { pend && LK(W[L]) == 0; assert(PD(W[L]) == 1);
+				W[L] = (W[L] & ~3) | 1; SACQUIRE(L); pend = 0 }; break
+			:: !PEND_GO && chk == 0 -> chk = 1; run_checks(MASK_ALL);
+				if :: ret != OK -> break :: else -> skip fi
+			:: atomic { !PEND_GO && chk > 0 && CLOCK_EXPIRED -> EXPIRE; SETERR(ETIMEOUT) }; break
+			:: !PEND_GO && chk > 0 && chk <= NCHK -> chk++; run_checks(MASK_ALL);
+				if :: ret != OK -> break :: else -> skip fi
+			od;
+			chk = 0;
+			if
+			:: pend ->
+fb_drop:			d_step { W[L] = W[L] & ~PENDING_VAL; pend = 0 }	/* rq_drop_pending_noted */
+			:: else -> skip
+			fi;
 			goto q_out
 		:: else -> skip
 		fi;
 		me = t + 1;
 q_init:		d_step { nlocked[me] = N_WAIT; nnext[me] = 0; ngen[me]++ };
-q_try:		d_step {
-			if
-			:: W[L] == 0 -> W[L] = 1; SACQUIRE(L); ok = 1
-			:: else -> ok = 0
-			fi
-		};
+q_try:		STEAL;
 		if
 		:: ok -> ok = 0; goto q_out
 		:: else -> skip
@@ -835,8 +895,47 @@ q_tdown:			skip;
 			fi
 		:: else -> skip
 		fi;
-		/* head_wait */
-hw_wait:	WAIT_LOOP((W[L] & 3) == 0, MASK_LP, val = W[L], 1);
+#ifndef BROKEN_HEAD_BLIND_SET
+		/* head_wait: take the pending bit (rq_head_try_pending: a CAS
+		 * *,0,* -> *,1,*, after a pending waiter that came before the
+		 * queue), which stops new pending waiters and steals; then
+		 * wait for the owner to leave and take the lock by CAS
+		 * (rq_head_take). Two timeouts; a failed head gives the bit
+		 * up first (rq_drop_pending_noted). It may vanish here, but
+		 * not while it holds the bit (that loses the lock by design,
+		 * rqspinlock.h "Abandoned calls") */
+hw_wait:	chk = 0;
+		do
+		:: /* hw_pend */ d_step { !pend && PD(W[L]) == 0; W[L] = W[L] | PENDING_VAL; pend = 1 }
+			/* rq_head_take, its load and the CAS(es) in one step (as
+			 * the CAS loops above): alone, CAS n,1,0 -> 0,0,1;
+			 * else rq_take_unlocked *,1,0 -> *,0,1, the tail kept.
+			 * Holding the bit, no one else sets locked: without a
+			 * re-init the take-over cannot fail (-1) */
+		:: /* hc_take */ d_step { pend && LK(W[L]) == 0; assert(PD(W[L]) == 1);
+				if
+				:: TL(W[L]) == me -> W[L] = 1; ok = 1
+				:: else -> W[L] = (W[L] & ~3) | 1; ok = 0
+				fi;
+				SACQUIRE(L); pend = 0 }; break
+		:: !pend && may_vanish[c] -> goto vanished
+		:: !PEND_GO && chk == 0 -> chk = 1; run_checks(MASK_LP);
+			if :: ret != OK -> break :: else -> skip fi
+		:: atomic { !PEND_GO && chk > 0 && CLOCK_EXPIRED -> EXPIRE; SETERR(ETIMEOUT) }; break
+		:: !PEND_GO && chk > 0 && chk <= NCHK -> chk++; run_checks(MASK_LP);
+			if :: ret != OK -> break :: else -> skip fi
+		od;
+		chk = 0;
+		if
+		:: pend ->
+#ifndef BROKEN_HEAD_KEEP_PENDING
+hw_drop:		d_step { W[L] = W[L] & ~PENDING_VAL; pend = 0 }	/* rq_drop_pending_noted */
+#else
+			/* broken: the failed head leaves its pending bit */
+hw_drop:		pend = 0
+#endif
+		:: else -> skip
+		fi;
 		if
 		:: ret == ETIMEOUT ->
 hw_tdown:		LEAVE_QUEUE(N_TIMEOUT);
@@ -846,19 +945,40 @@ hw_hand:		LEAVE_QUEUE(N_HEAD);
 			goto q_out
 		:: else -> skip
 		fi;
-		/* rq_head_claim */
-hc_cas:		d_step {
+		if
+		:: !ok ->
+hc_next:		PASS_ON(N_HEAD)	/* rq_pass_on(node, RQ_NODE_HEAD) */
+		:: else -> ok = 0
+		fi;
+#else
+		/* broken: a head that never takes the pending bit waits for
+		 * locked and pending to clear, then sets the locked byte with
+		 * a store (the kernel's clear_pending_set_locked), not a CAS,
+		 * beside the code's steals; alone, it then clears its tail */
+hw_wait:	WAIT_LOOP((W[L] & 3) == 0, MASK_LP, skip, 1);
+		if
+		:: ret == ETIMEOUT ->
+hw_tdown:		LEAVE_QUEUE(N_TIMEOUT);
+			goto q_out
+		:: ret == EDEADLK ->
+hw_hand:		LEAVE_QUEUE(N_HEAD);
+			goto q_out
+		:: else -> skip
+		fi;
+hc_set:		d_step { W[L] = (W[L] & ~3) | 1; SACQUIRE(L) };
+		d_step {
+			ok = 0;
 			if
-			:: TL(val) == me && W[L] == val -> W[L] = 1; SACQUIRE(L); ok = 1
-			:: else -> ok = 0
+			:: TL(W[L]) == me -> TAIL_RESET; ok = 1
+			:: else -> skip
 			fi
 		};
 		if
 		:: !ok ->
-hc_set:			d_step { W[L] = W[L] | 1; SACQUIRE(L) };
 hc_next:		PASS_ON(N_HEAD)
 		:: else -> ok = 0
 		fi;
+#endif
 q_out:		atomic { ncount[t]--; me = 0; nidx = 0 };	/* rq_node_put */
 		if
 		:: ret != OK -> goto sp_fail
