@@ -850,7 +850,10 @@ q_link:			d_step {
 				assert(nx == 0 || nx > MARK)
 			};
 			if
-			:: nx == MARK + N_TIMEOUT -> nx = 0; d_step { SETERR(ETIMEOUT) }; goto q_tdown
+			/* a timeout mark: we saw nothing of that stall, so we
+			 * head the queue on our own deadline, as for a
+			 * hand-off (queue_wait) */
+			:: nx == MARK + N_TIMEOUT -> nx = 0; goto hw_wait
 			:: nx == MARK + N_HEAD -> nx = 0; goto hw_wait
 			:: else -> skip
 			fi;
@@ -885,12 +888,18 @@ q_leave:				LEAVE_QUEUE((ret == ETIMEOUT -> N_TIMEOUT : N_HEAD));
 			/* broken: a non-head waiter trusts its predecessor */
 q_node:			nlocked[me] != N_WAIT;
 #endif
+			/* told to time out: fail with the teardown, or, when
+			 * teardown_applies() says the stall is over or we came
+			 * after it began (a check of the word and of our own
+			 * time waited, either outcome here), head the queue */
 			if
 			:: nlocked[me] == N_TIMEOUT ->
-				d_step { SETERR(ETIMEOUT) };
-q_tdown:			skip;
-				LEAVE_QUEUE(N_TIMEOUT);
-				goto q_out
+				if
+				:: d_step { SETERR(ETIMEOUT) };
+q_tdown:				LEAVE_QUEUE(N_TIMEOUT);
+					goto q_out
+				:: goto hw_wait
+				fi
 			:: else -> skip
 			fi
 		:: else -> skip
