@@ -63,6 +63,11 @@ grep -qx 'rqbpf: trace_pid: insn 0: helper bpf_get_current_pid_tgid#14 is not su
 expect_rc 1 "$bin" verify "$mobj"
 grep -qx 'trace_pid: rejected: insn 0: helper bpf_get_current_pid_tgid#14 is not supported' /tmp/rqbpf-cli.$$ ||
 	fail "verify multi: $(cat /tmp/rqbpf-cli.$$)"
+# Map types by libbpf's name, the ones rqbpf does not run too.
+uobj=${obj/res_lock/unsupported}
+out=$("$bin" list "$uobj") || fail "list of an object with an unsupported map"
+grep -qx 'map pcpu type=percpu_array key=4 value=8 max_entries=1' <<<"$out" ||
+	fail "list: unsupported map type: $out"
 # A section libbpf gives no program type is refused at load, saying so.
 sobj=${obj/res_lock/sections}
 expect_rc 1 "$bin" run "$sobj" --prog sec_classifier_x

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <bpf/libbpf.h>
 #include "rqbpf.h"
 
 #define MAX_SETS    16
@@ -151,18 +152,15 @@ static int parse_args(struct options *o, int argc, char **argv)
 	return arg_error(o, "unknown command '%s'", o->cmd);
 }
 
-static const char *map_type_name(uint32_t type)
+/* libbpf's name of a map type ("array", "percpu_array"), or its number. */
+static const char *map_type_name(uint32_t type, char *buf, size_t size)
 {
-	switch (type) {
-	case BPF_MAP_TYPE_ARRAY:
-		return "array";
-	case BPF_MAP_TYPE_HASH:
-		return "hash";
-	case BPF_MAP_TYPE_LPM_TRIE:
-		return "lpm_trie";
-	default:
-		return "other";
-	}
+	const char *name = libbpf_bpf_map_type_str((enum bpf_map_type)type);
+
+	if (name)
+		return name;
+	snprintf(buf, size, "%u", type);
+	return buf;
 }
 
 static int cmd_list(struct rqbpf_object *obj)
@@ -180,10 +178,12 @@ static int cmd_list(struct rqbpf_object *obj)
 	}
 	for (size_t i = 0; i < rqbpf_object_map_count(obj); i++) {
 		struct rqbpf_map_info mi;
+		char num[16];
 
 		rqbpf_map_get_info(rqbpf_object_map(obj, i), &mi);
 		printf("map %s type=%s key=%u value=%u max_entries=%u\n", mi.name,
-		       map_type_name(mi.type), mi.key_size, mi.value_size, mi.max_entries);
+		       map_type_name(mi.type, num, sizeof(num)), mi.key_size, mi.value_size,
+		       mi.max_entries);
 	}
 	return 0;
 }
