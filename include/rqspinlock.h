@@ -42,15 +42,17 @@
  *    queued behind it leave on their own deadlines (-ETIMEDOUT) and the lock
  *    works again, unless the abandoned call held the lock itself; then
  *    every call for it returns -ETIMEDOUT until res_spin_lock_init() resets
- *    it. A pending bit that the abandoned call held is cleared by the first
- *    wait whose deadline finds nobody else to wait for (that call waits out
- *    its timeout first), and the lock works again.
+ *    it. A pending bit that the abandoned call held is cleared once the
+ *    jumping thread has exited (its record keeps the call until then), by
+ *    the first wait that reaches its deadline (up to two timeouts), and the
+ *    lock works again.
  *  - fork() in a signal handler that interrupted a call: in the child the
  *    call goes on when the handler returns and returns within its own bound
  *    (-ETIMEDOUT if it waited for a thread that the child does not have).
  *    In a child, locks held by other threads of the parent stay held; a
  *    lock that was free, even with waiters of the parent on it, can be
- *    taken (the first wait may last a timeout, clearing their pending bit).
+ *    taken (the first wait may last two timeouts, clearing their pending
+ *    bit).
  *  - Process-shared memory: a lock in memory shared by several processes
  *    must be initialised with res_spin_lock_init_shared(), which marks it so
  *    that it never queues (the queue names per-process thread slots). An

@@ -209,7 +209,8 @@ static struct rq_qnode *pick_node(struct rq_thread *t)
  * A teardown reached us while we waited (a waiter ahead timed out): do we
  * fail with it? Only if the stall it reports is still there and we waited
  * through it. @seen is the word's owner and pending bytes when we queued:
- * if they changed, or nothing holds the lock or its pending bit now, the
+ * if the owner changed (or, for a lock that was free with its pending bit
+ * set, either byte), or nothing holds the lock or its pending bit now, the
  * lock has moved on. And a waiter that has not waited a timeout of its own
  * queued after the stall began, behind a teardown already under way (as
  * failed waiters that queue again at once do): failing it would keep the
@@ -221,8 +222,11 @@ static struct rq_qnode *pick_node(struct rq_thread *t)
 static bool teardown_applies(const struct rq_attempt *w, _Atomic uint32_t *word, uint32_t seen)
 {
 	uint32_t now = rq_word_load_relaxed(word) & RQ_LOCKED_PENDING_MASK;
+	/* An owner's stall is its locked byte: the pending bit we saw may
+	 * have been the head's that signalled us, dropped before it did. */
+	uint32_t mask = (seen & RQ_LOCKED_MASK) ? RQ_LOCKED_MASK : RQ_LOCKED_PENDING_MASK;
 
-	if (now != seen || !now)
+	if (!now || (now & mask) != (seen & mask))
 		return false;
 	return w->deadline && rq_now_ns() - w->start >= w->duration / w->timeouts;
 }

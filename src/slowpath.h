@@ -114,6 +114,10 @@ static inline int rq_take_pending_noted(struct rq_thread *t, _Atomic uint32_t *w
 	if (*val & RQ_PENDING_MASK)
 		return 0; /* someone holds it: no attempt, nothing to note */
 	rq_wait_note_pending(t, true);
+	/* The note before the attempt, as the compiler emits them too (an
+	 * acquire RMW lets an earlier relaxed store sink below it): a bit
+	 * nobody notes is taken for an orphan (rq_clear_orphaned_pending()). */
+	atomic_signal_fence(memory_order_seq_cst);
 	if (take(word, val))
 		return 1;
 	rq_wait_note_pending(t, false);

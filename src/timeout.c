@@ -144,12 +144,12 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 	if (2 * self_off > now - w->check_at) {
 		/* We were off CPU most of the time ourselves: we did not watch. */
 		step = self_off;
-	} else if (!read_owner(w, &cur)) {
-		/* Nobody to wait for. If a pending bit that no live thread
-		 * holds keeps the free lock from us, clear it and go on. */
-		if (!rq_clear_orphaned_pending(w->lock, w->self))
-			return true;
+	} else if (rq_clear_orphaned_pending(w->lock, w->self)) {
+		/* A pending bit that no live thread holds kept the free lock
+		 * from us (whatever rq_find_owner() would guess): go on. */
 		step = w->duration / 8;
+	} else if (!read_owner(w, &cur)) {
+		return true;
 	} else {
 		owner = true;
 		if (w->base.tid != cur.tid) {

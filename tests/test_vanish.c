@@ -639,29 +639,53 @@ static void freeze_handler(int sig)
 		tu_sleep_ms(1);
 }
 
+/* A child's thread: take and release the lock once. */
+static void *orphan_taker(void *arg)
+{
+	rqspinlock_t *l = arg;
+	int r = res_spin_lock(l);
+
+	if (r == 0)
+		res_spin_unlock(l);
+	return (void *)(intptr_t)r;
+}
+
+/* In the child: @nthreads threads take the lock at once; 0 when all got it
+ * and the word is free after. */
+static int orphan_child(rqspinlock_t *l, int nthreads)
+{
+	pthread_t th[2];
+	void *r;
+	int bad = 0;
+
+	for (int i = 0; i < nthreads; i++)
+		if (pthread_create(&th[i], NULL, orphan_taker, l))
+			return 11;
+	for (int i = 0; i < nthreads; i++) {
+		if (pthread_join(th[i], &r) || r)
+			bad = 10;
+	}
+	return bad || tu_word(l) ? 10 : 0;
+}
+
 /*
  * The pending waiter of a lock is frozen in a signal handler, the owner
  * unlocks (the lock is free, the frozen waiter's pending bit stays), and
  * the process forks. In the child the waiter is gone, but its pending bit
- * is in the word: no thread of the child notes it, so the child's first
- * wait clears it at its deadline and takes the lock, as it would take any
- * lock that was free at fork (before: -ETIMEDOUT on every call). Waits
- * abandoned by siglongjmp() or cancellation while holding the bit end the
- * same way.
+ * is in the word: no thread of the child notes it, so a wait of the child
+ * clears it at its deadline and takes the lock, as it would take any lock
+ * that was free at fork (before: -ETIMEDOUT on every call). With one
+ * thread in the child and with two (each of which could take the other
+ * for the pending bit's owner).
  */
-static void test_fork_orphaned_pending(void)
+static void fork_orphaned_pending(int child_threads)
 {
-	const uint64_t timeout = 50 * TU_NS_PER_MS;
 	rqspinlock_t l = RQSPINLOCK_INIT;
 	struct tu_waiter pend;
-	int status, r;
+	int status;
 	pid_t pid;
 
-	if (TU_TSAN) {
-		printf("# fork() of a threaded process: not under TSan\n");
-		return;
-	}
-	res_spin_set_timeout_ns(timeout);
+	res_spin_set_timeout_ns(10 * TU_NS_PER_S); /* the setup is not timed */
 	atomic_store(&thaw_frozen, 0);
 	atomic_store(&frozen_now, 0);
 	tu_install_handler(SIGUSR2, freeze_handler);
@@ -672,13 +696,11 @@ static void test_fork_orphaned_pending(void)
 	TU_WAIT_UNTIL(atomic_load(&frozen_now), TU_SETUP_MS);
 	res_spin_unlock(&l);
 	CHECK_EQ(tu_word(&l), 0x100u); /* free, pending */
+	res_spin_set_timeout_ns(50 * TU_NS_PER_MS);
 	pid = fork();
 	if (pid == 0) {
 		alarm(20);
-		r = res_spin_lock(&l);
-		if (r == 0)
-			res_spin_unlock(&l);
-		_exit(r == 0 && tu_word(&l) == 0 ? 0 : 10);
+		_exit(orphan_child(&l, child_threads));
 	}
 	CHECK(pid > 0);
 	status = tu_wait_child(pid, (unsigned)(tu_slack_ns(10 * TU_NS_PER_S) / TU_NS_PER_S));
@@ -688,6 +710,16 @@ static void test_fork_orphaned_pending(void)
 	check_result(tu_waiter_join(&pend));
 	res_spin_set_timeout_ns(0);
 	tu_check_lock_usable(&l, 4, tu_scaled(5000));
+}
+
+static void test_fork_orphaned_pending(void)
+{
+	if (TU_TSAN) {
+		printf("# fork() of a threaded process: not under TSan\n");
+		return;
+	}
+	fork_orphaned_pending(1);
+	fork_orphaned_pending(2);
 }
 
 /* ---- 7. a lock in MAP_SHARED memory, used by two processes ---- */
