@@ -27,8 +27,9 @@
  * A found cycle is verified before it is reported: read again, every member
  * must still be in the same wait (unchanged wait generation and table
  * depth) and still hold the lock that links it (no fence: on x86 loads are
- * not reordered with older loads; elsewhere see docs/DESIGN.md, section 7). A thread that stays in
- * one wait cannot release locks taken by the contexts below it, so a verified cycle is a real one.
+ * not reordered with older loads; elsewhere see docs/DESIGN.md, section 7).
+ * A thread that stays in one wait cannot release locks taken by the
+ * contexts below it, so a verified cycle is a real one.
  */
 #include <errno.h>
 #include <stddef.h>

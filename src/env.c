@@ -130,12 +130,11 @@ static bool env_report(void)
 const struct rq_env *rq_env(void)
 {
 	static rq_once_t once;
-	sigset_t all, old;
+	sigset_t old;
 
 	if (likely(rq_once_done(&once)))
 		return &rq_env_values;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rq_block_signals(&old);
 	if (rq_once_begin(&once)) {
 		rq_env_values.slots = env_slots();
 		rq_env_values.mode = env_mode();

@@ -126,13 +126,11 @@ RQ_EXPORT void res_spin_unlock(rqspinlock_t *lock)
 
 RQ_EXPORT int res_spin_lock_irqsave(rqspinlock_t *lock, sigset_t *flags)
 {
-	sigset_t all;
 	int err;
 
 	if (unlikely(!lock || !flags))
 		return -EINVAL;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, flags);
+	rq_block_signals(flags);
 	err = res_spin_lock(lock);
 	if (err)
 		pthread_sigmask(SIG_SETMASK, flags, NULL);

@@ -195,10 +195,9 @@ static _Thread_local struct rq_thread rq_exiting = {.held.owner = RQ_OWNER_ANON,
 static void thread_exit(void *arg)
 {
 	struct rq_thread *t = arg;
-	sigset_t all, old;
+	sigset_t old;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rq_block_signals(&old);
 	if (rq_self == t) {
 		rq_fast = rq_fast_table(&rq_unregistered);
 		rq_self = &rq_exiting;
@@ -214,12 +213,11 @@ static void registry_init_once(void);
 
 struct rq_thread *rq_register_self(void)
 {
-	sigset_t all, old;
+	sigset_t old;
 	struct rq_thread *t;
 
 	/* One registration per thread, even if a signal handler locks too. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rq_block_signals(&old);
 	t = rq_self_peek();
 	if (!t) {
 		registry_init_once();
@@ -285,10 +283,9 @@ static void registry_init_once(void)
 
 __attribute__((constructor)) static void rq_registry_init(void)
 {
-	sigset_t all, old;
+	sigset_t old;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rq_block_signals(&old);
 	registry_init_once();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

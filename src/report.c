@@ -68,13 +68,12 @@ static void hook_change_wait(uint32_t *spins)
 
 RQ_EXPORT void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg)
 {
-	sigset_t all, old;
+	sigset_t old;
 	uint32_t seq, spins = 0;
 
 	if (fn)
 		warm_backtrace();
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rq_block_signals(&old);
 	seq = atomic_load_explicit(&rq_hook_seq, memory_order_relaxed);
 	/* Make the count odd. Relaxed: the release stores below order it
 	 * before the pair. */

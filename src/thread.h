@@ -18,6 +18,8 @@
 #ifndef RQ_THREAD_H
 #define RQ_THREAD_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -242,6 +244,17 @@ static inline void rq_stat_inc(struct rq_thread *t, enum rq_stat s)
 /* registry.c: the counters of events of threads without a slot,
  * RQ_STAT_NR of them (a slot's counters stay in the slot). */
 _Atomic uint64_t *rq_stats_global(void);
+
+/* Block every signal, the mask before going to @old: the library's own
+ * start-up and bookkeeping run so, that a handler never finds them half
+ * done on its own thread. Restore with pthread_sigmask(SIG_SETMASK, old). */
+static inline void rq_block_signals(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+}
 
 /* ---- once.c: start-up that runs once per process, fork or not ---- */
 typedef _Atomic int32_t rq_once_t; /* zero-initialised: not started */

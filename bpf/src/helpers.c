@@ -214,10 +214,18 @@ struct conv_spec {
 	bool width; /* one was given */
 };
 
-/* Parses "[0+- ]*[1-9][0-9]*" at *f (moving it past), for conversion
- * @conv ('c' and 's' take no zero padding: undefined in C, spaces in the
- * kernel). Widths wider than the output are cut to it. */
-static void parse_flags_width(const char **f, struct conv_spec *c, char conv_after)
+/* Prints as a string: %c, %s, and the kernel's symbols (%pB, %pS, %ps) and
+ * strings (%pks, %pus), which take no zero padding (undefined in C,
+ * spaces in the kernel). */
+static bool prints_as_string(const char *conv)
+{
+	return conv[0] == 'c' || conv[0] == 's' ||
+	       (conv[0] == 'p' && conv[1] && strchr("BSsku", conv[1]));
+}
+
+/* Parses "[0+- ]*[1-9][0-9]*" at *f (moving it past, to the conversion).
+ * Widths wider than the output are cut to it. */
+static void parse_flags_width(const char **f, struct conv_spec *c)
 {
 	bool minus = false, plus = false, space = false, zero = false;
 	unsigned long width = 0;
@@ -238,23 +246,11 @@ static void parse_flags_width(const char **f, struct conv_spec *c, char conv_aft
 		for (; isdigit((unsigned char)**f); (*f)++)
 			width = width < 1024 ? width * 10 + (unsigned long)(**f - '0') : width;
 	c->n = (size_t)snprintf(c->s, sizeof(c->s), "%%%s%s%s%s", minus ? "-" : "", plus ? "+" : "",
-	                        space ? " " : "", zero && !strchr("cs", conv_after) ? "0" : "");
+	                        space ? " " : "", zero && !prints_as_string(*f) ? "0" : "");
 	c->width = width != 0;
 	if (width)
 		c->n += (size_t)snprintf(c->s + c->n, sizeof(c->s) - c->n, "%lu",
 		                         width < 1023 ? width : 1023);
-}
-
-/* The conversion the flags and width at @f lead to, as printf would print
- * it: 's' for the kernel's symbols (%pB, %pS, %ps) and strings (%pks,
- * %pus), else its letter (0 if none). */
-static char conv_letter(const char *f)
-{
-	f += strspn(f, "0+- ");
-	f += strspn(f, "0123456789");
-	if (f[0] == 'p' && f[1] && strchr("BSsku", f[1]))
-		return 's';
-	return f[0];
 }
 
 /* An address @arg points to (IPv4: 4 bytes, IPv6: 16), zeros where the
@@ -319,7 +315,7 @@ static int format_one(struct printk_out *o, struct rqbpf_run *r, const char **fm
 	struct conv_spec c;
 	int longs = 0;
 
-	parse_flags_width(&f, &c, conv_letter(f));
+	parse_flags_width(&f, &c);
 	if (*f == 'p' && (f[1] == 'k' || f[1] == 'u') && f[2] == 's')
 		f += 2; /* %pks, %pus: a string */
 	else if (*f == 'p')

@@ -133,6 +133,12 @@ static bool is_lock_kfunc(int kf)
 	return kf == RQBPF_KF_RES_SPIN_LOCK || kf == RQBPF_KF_RES_SPIN_LOCK_IRQSAVE;
 }
 
+/* One of the kfuncs rqbpf knows (every other one is refused). */
+static bool kfunc_known(int kf)
+{
+	return kf >= RQBPF_KF_RES_SPIN_LOCK && kf <= RQBPF_KF_LOCAL_IRQ_RESTORE;
+}
+
 static bool kfunc_spin_allowed(int kf)
 {
 	return kf >= RQBPF_KF_RES_SPIN_LOCK && kf <= RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE;
@@ -180,7 +186,7 @@ static int kfunc_call(struct venv *env, struct vstate *st, int kf, struct vstate
 	int nargs = irq ? 2 : 1;
 	struct vframe *f = cur_frame(st);
 
-	if (kf < RQBPF_KF_RES_SPIN_LOCK || kf > RQBPF_KF_LOCAL_IRQ_RESTORE) {
+	if (!kfunc_known(kf)) {
 		verr(env, env->insn_idx, "calling kernel function %d is not allowed", kf);
 		return -1;
 	}
@@ -229,7 +235,7 @@ static int kfunc_call(struct venv *env, struct vstate *st, int kf, struct vstate
 bool call_may_return_ptr(const struct bpf_insn *in)
 {
 	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
-		return in->imm < RQBPF_KF_RES_SPIN_LOCK || in->imm > RQBPF_KF_LOCAL_IRQ_RESTORE;
+		return !kfunc_known(in->imm);
 	if (in->src_reg != 0)
 		return true;
 	switch (in->imm) {
@@ -249,7 +255,7 @@ bool call_may_return_ptr(const struct bpf_insn *in)
 
 static int subprog_call(struct venv *env, struct vstate *st, int idx, int *next)
 {
-	int target = idx + env->prog->insns[idx].imm + 1;
+	int target = insn_call_target(&env->prog->insns[idx], idx);
 	struct vframe *caller = cur_frame(st), *callee;
 
 	if (st->curframe + 1 >= V_MAX_FRAMES) {
@@ -362,7 +368,7 @@ static int next_call(const struct venv *env, int start, int *i)
 
 	for (; *i < n && env->subprog_of[*i] == start; ++*i)
 		if (is_pseudo_call(&env->prog->insns[*i]))
-			return *i + env->prog->insns[*i].imm + 1;
+			return insn_call_target(&env->prog->insns[*i], *i);
 	return -1;
 }
 

@@ -120,7 +120,7 @@ static int check_reachable(struct venv *env)
 		if (insn_is_jump(in))
 			succ[ns++] = insn_jump_target(in, i);
 		if (is_pseudo_call(in))
-			succ[ns++] = i + in->imm + 1;
+			succ[ns++] = insn_call_target(in, i);
 		for (int k = 0; k < ns; k++) {
 			if (!seen[succ[k]]) {
 				seen[succ[k]] = 1;

@@ -243,13 +243,6 @@ static bool merge_maybe(struct maybe *dst, const struct maybe *src)
 	return changed;
 }
 
-/* The first instruction of the subprogram a bpf-to-bpf call @in at @i
- * calls (cfg.c has checked it is in the program). */
-static int call_target(const struct bpf_insn *in, int i)
-{
-	return i + in->imm + 1;
-}
-
 /* Function entries: the main program gets the context in R1, a subprogram
  * (or the main program, if some call targets it) anything in R1-R5. */
 static void init_entries(struct venv *env, struct maybe *in_state)
@@ -257,15 +250,15 @@ static void init_entries(struct venv *env, struct maybe *in_state)
 	const struct bpf_insn *insns = env->prog->insns;
 	int n = (int)env->prog->insn_cnt;
 	uint16_t fp = 1u << BPF_REG_10;
+	bool main_called = false; /* its arguments may then be stack pointers */
 
-	for (int i = 0; i < n; i++)
-		if (is_pseudo_call(&insns[i]) && call_target(&insns[i], i) == 0)
-			in_state[0].fp = (uint16_t)(fp | ARGS_R1_R5);
+	for (int i = 0; i < n && !main_called; i++)
+		main_called = is_pseudo_call(&insns[i]) && insn_call_target(&insns[i], i) == 0;
 	for (int i = 0; i < n; i++) {
 		if (env->subprog_of[i] != i)
 			continue;
 		in_state[i].regs = (uint16_t)(ARGS_R1_R5 | fp);
-		in_state[i].fp |= (uint16_t)(i ? fp | ARGS_R1_R5 : fp);
+		in_state[i].fp = (uint16_t)(i || main_called ? fp | ARGS_R1_R5 : fp);
 	}
 }
 
@@ -279,7 +272,7 @@ static bool maybe_round(struct venv *env, struct maybe *in_state, bool *ret_ptr)
 
 	for (int i = 0; i < n; i++) {
 		const struct bpf_insn *in = &insns[i];
-		bool callee_ptr = is_pseudo_call(in) && ret_ptr[call_target(in, i)];
+		bool callee_ptr = is_pseudo_call(in) && ret_ptr[insn_call_target(in, i)];
 		struct maybe out;
 
 		if (i > 0 && is_ldimm64(&insns[i - 1]))
@@ -332,6 +325,13 @@ static int fp_slot(const struct bpf_insn *in, int base)
 	return (-in->off) / 8 - 1;
 }
 
+/* A load from @slot (-1: not a fixed R10 slot, so any) into a register
+ * that matters: what it read matters. */
+static void slot_read_matters(struct prec *p, int slot)
+{
+	p->slots |= slot >= 0 ? (uint64_t)1 << slot : ALL_SLOTS;
+}
+
 static void prec_mem(const struct bpf_insn *in, struct prec *p)
 {
 	uint16_t d = (uint16_t)(1u << (in->dst_reg & 0xf)),
@@ -345,7 +345,7 @@ static void prec_mem(const struct bpf_insn *in, struct prec *p)
 		slot = fp_slot(in, in->src_reg);
 		p->regs = (uint16_t)((p->regs & ~d) | s);
 		if (needed)
-			p->slots |= slot >= 0 ? (uint64_t)1 << slot : ALL_SLOTS;
+			slot_read_matters(p, slot);
 		return;
 	}
 	if (BPF_MODE(in->code) == BPF_ATOMIC && (in->imm & BPF_FETCH)) {
@@ -354,9 +354,8 @@ static void prec_mem(const struct bpf_insn *in, struct prec *p)
 		 * the slot it came from, as for a load. */
 		uint16_t loaded = in->imm == BPF_CMPXCHG ? 1u : s;
 
-		slot = fp_slot(in, in->dst_reg);
 		if (p->regs & loaded)
-			p->slots |= slot >= 0 ? (uint64_t)1 << slot : ALL_SLOTS;
+			slot_read_matters(p, fp_slot(in, in->dst_reg));
 	}
 	/* ST, STX: the base matters; a value stored into a slot that matters
 	 * (or anywhere else that might be read back) matters. An atomic keeps

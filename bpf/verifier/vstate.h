@@ -257,12 +257,20 @@ static inline bool is_ldimm64(const struct bpf_insn *insn)
 }
 int check_reg_read(struct venv *env, struct vstate *st, int regno);
 
-/* A jump with a target: JA, gotol or a conditional jump (not call, exit). */
 /* A bpf-to-bpf call (its imm is the callee's offset). */
 static inline bool is_pseudo_call(const struct bpf_insn *in)
 {
 	return in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL;
 }
+
+/* The first instruction of the subprogram bpf-to-bpf call @in at @i calls
+ * (once cfg.c has checked that it is in the program). */
+static inline int insn_call_target(const struct bpf_insn *in, int i)
+{
+	return i + in->imm + 1;
+}
+
+/* A jump with a target: JA, gotol or a conditional jump (not call, exit). */
 
 static inline bool insn_is_jump(const struct bpf_insn *in)
 {
