@@ -45,7 +45,8 @@
  *    it. A pending bit that the abandoned call held is cleared once the
  *    jumping thread has exited (its record keeps the call until then), by
  *    the first wait that reaches its deadline (up to two timeouts), and the
- *    lock works again.
+ *    lock works again; not while a thread that found the registry full is
+ *    alive (its waits are invisible: it could be the bit's holder).
  *  - fork() in a signal handler that interrupted a call: in the child the
  *    call goes on when the handler returns and returns within its own bound
  *    (-ETIMEDOUT if it waited for a thread that the child does not have).
@@ -131,7 +132,7 @@ RQSPINLOCK_STATIC_ASSERT(sizeof(rqspinlock_t) == 4 && RQSPINLOCK_ALIGNOF(rqspinl
  * a lock whose owner is alive: it would then share the lock with the next
  * thread to take it. A reset under queued waiters can leave a waiter's
  * queue node reserved for a successor that will never link to it
- * (docs/DESIGN.md section 5); a thread slot whose four nodes are all
+ * (docs/DESIGN.md section 5a); a thread slot whose four nodes are all
  * reserved so no longer queues, and its threads' contended calls take the
  * bounded trylock fallback (no FIFO order). Reset locks rarely, not as
  * routine flow control.
@@ -164,9 +165,11 @@ void res_spin_lock_init_shared(rqspinlock_t *lock);
  *   (ABBA and longer cycles);
  *  -ETIMEDOUT when the owner did not release the lock in time (one timeout
  *   for the pending waiter, two for the queue head; queued waiters behind a
- *   timed-out waiter also get -ETIMEDOUT), or when a waiter queued behind
- *   others was not handed the queue within three timeouts (its predecessor
- *   is frozen or gone). Time counts against a wait only while the owner
+ *   timed-out waiter get -ETIMEDOUT with it if they waited at least one
+ *   timeout themselves and the same owner still holds the lock, and head
+ *   the queue otherwise), or when a waiter queued behind others was not
+ *   handed the queue within three timeouts (its predecessor is frozen or
+ *   gone). Time counts against a wait only while the owner
  *   (named by the lock word, or found from the held-lock tables) runs on
  *   a CPU or sleeps: when its deadline passes and the owner spent most of
  *   the last stretch runnable but waiting for a CPU
@@ -312,9 +315,10 @@ enum rqspinlock_mode {
  * Also settable at start-up with the environment variable
  * `RQSPINLOCK_MODE=tas` (or `queued`; either in any case). Any other value
  * is reported on stderr and ignored (queued). Switching while other threads are
- * waiting is safe: both slow paths only ever take the lock with the same
- * 0 -> locked transition, so mutual exclusion holds; waiters already queued
- * finish in the mode they started in.
+ * waiting is safe: both slow paths take the lock only by a CAS that finds
+ * the locked byte clear, and the pending bit clear unless the taker holds
+ * it, so mutual exclusion holds; waiters already queued finish in the mode
+ * they started in.
  * @return 0, or -EINVAL for an unknown mode.
  */
 int res_spin_set_mode(enum rqspinlock_mode mode);
@@ -327,9 +331,9 @@ enum rqspinlock_mode res_spin_get_mode(void);
  *
  * Counted per thread on the slow paths only (the fast path counts nothing):
  * each thread's counters are written only by that thread and its signal
- * handlers, with no locked instruction, and summed on read; they are kept
- * when threads exit. A thread without a registry slot sees its own
- * counters, other threads see them once it exits.
+ * handlers, with no locked instruction on x86-64, and summed on read; they
+ * are kept when threads exit. Threads without a registry slot count into
+ * one shared set with an atomic add, which every reader sees at once.
  */
 struct rqspinlock_stats {
 	uint64_t lock_slowpath; /**< acquisitions that queued (MCS path) */

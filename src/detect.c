@@ -2,7 +2,9 @@
 /*
  * Layer 4, deadlock detection: reads other threads' held-lock tables and
  * wait records (layer 3) and lock words (layer 1), through the registry
- * (layer 0). Writes nothing but its caller's results.
+ * (layer 0). Writes nothing but its caller's results, with one exception
+ * for the deadline path: rq_clear_orphaned_pending() clears, by CAS, a
+ * pending bit that no live thread holds.
  *
  * The locked byte names the owner's registry slot (thread.h, owner ids)
  * except for owners it cannot name (RQ_OWNER_ANON). Where it names one,
@@ -45,8 +47,8 @@
  * A wait record counts only while the entry it was pushed for is still in
  * the table, tagged ACQUIRING: rq_fail() clears the entry before it pops the
  * record, and in between the thread has already given up (a stale record
- * made both members of an ABBA report it; found by the Spin model). Untracked
- * entries (beyond the table) cannot be checked and count.
+ * would make both members of an ABBA report it). Untracked entries (beyond
+ * the table) cannot be checked and count.
  */
 static bool wait_entry_live(const struct rq_thread *t, const rqspinlock_t *lock, uint32_t widx)
 {

@@ -2,9 +2,10 @@
 /*
  * Layer 4, deadlock detection (detect.c): AA from this thread's own table
  * and wait record, ABBA and longer cycles by following the waits-for chain
- * through other threads' tables and wait records, and the likely owner of a
- * lock for the deadline path. Uses layers 0, 1 and 3; it waits for nothing
- * and writes only its caller's results.
+ * through other threads' tables and wait records, and for the deadline path
+ * the likely owner of a lock and the clear of a pending bit no live thread
+ * holds. Uses layers 0, 1 and 3; it waits for nothing and writes only its
+ * caller's results, and that orphaned pending bit.
  */
 #ifndef RQ_DETECT_H
 #define RQ_DETECT_H

@@ -200,9 +200,10 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx);
  * (RQ_NOTE_PENDING), or became or stopped being its queue's head
  * (RQ_NOTE_HEAD). Only this thread writes the mask; a signal handler
  * interrupting the load/store pair leaves its own bits as it found them
- * (clear) before returning. Relaxed: it is read by detectors only as
- * evidence they confirm over two checks. Inline: it runs twice on every
- * contended acquisition.
+ * (clear) before returning. Relaxed: detectors read it only as evidence
+ * they confirm over two checks, and rq_clear_orphaned_pending() as the sign
+ * of a live holder, where a note seen late costs that holder only its
+ * priority. Inline: it runs twice on every contended acquisition.
  */
 static inline void rq_wait_note(struct rq_thread *t, uint32_t what, bool on)
 {

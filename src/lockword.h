@@ -12,7 +12,10 @@
  *   bits  0- 7  locked byte   the owner while the lock is taken: its id
  *                             (RQ_OWNER_FIRST + registry slot), or
  *                             RQ_OWNER_ANON (1), which names nobody
- *   bits  8-15  pending byte  1 while the one spinning (non-queued) waiter waits
+ *   bits  8-15  pending byte  bit 8: the pending bit, held by the one waiter
+ *                             allowed to take the lock next (the pending
+ *                             waiter, or the queue head once it claimed it);
+ *                             bit 15: the process-shared mark (shared.c)
  *   bits 16-17  tail index    which of the tail thread's 4 queue nodes
  *   bits 18-31  tail slot     registry slot of the last queued thread, plus 1
  *
@@ -56,7 +59,8 @@
 enum {
 	RQ_NODE_WAIT = 0,    /* queued, not yet head */
 	RQ_NODE_HEAD = 1,    /* predecessor left: this node heads the queue */
-	RQ_NODE_TIMEOUT = 2, /* a waiter ahead timed out: leave, and tell the successor */
+	RQ_NODE_TIMEOUT = 2, /* a waiter ahead timed out: leave and tell the successor,
+	                      * unless the stall is over (teardown_applies()) */
 	RQ_NODE_GONE = 3,    /* its waiter left by itself; signals no longer land */
 };
 #define RQ_NODE_STATE_MASK 3u

@@ -79,8 +79,9 @@ bool rq_thread_has_owner_id(const struct rq_thread *t)
 
 bool rq_slotless_threads(void)
 {
-	/* relaxed: a hint for the frozen-owner rule in detect.c, which a thread
-	 * that registers meanwhile cannot affect (it holds nothing yet) */
+	/* relaxed: a hint for detect.c (the frozen-owner rule, the orphaned
+	 * pending bit), which a thread that registers meanwhile cannot affect
+	 * (it holds nothing yet) */
 	return atomic_load_explicit(&rq_slotless, memory_order_relaxed) != 0;
 }
 

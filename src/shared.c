@@ -10,7 +10,11 @@
  *
  * Words: (mark, unlocked) = RQ_SHARED_MARK, (mark, locked) = RQ_SHARED_MARK |
  * RQ_LOCKED_VAL. The pending bit and the tail stay 0. Any other word with
- * the mark is garbage: never taken, so its waiters time out.
+ * the mark is garbage: never taken here, so its waiters time out. (Besides
+ * a corrupted word, the queued waiters of a private lock that a reset
+ * marked under them make such words: they may still set or drop their
+ * pending bit, and take the lock over, keeping the mark, rq_take_unlocked()
+ * in lockword.h.)
  *
  * The deadline restarts whenever the waiter sees the lock free and loses
  * the race for it: the timeout bounds one owner's critical section, as on

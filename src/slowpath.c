@@ -23,14 +23,16 @@
  *    queue is only joined after they passed;
  *  - pending waiter: one timeout; on failure it clears the pending bit;
  *  - queue head: two timeouts (owner + pending waiter ahead of it). On a
- *    timeout it tears the queue down in FIFO order (successors get
- *    -ETIMEDOUT); on a deadlock it hands the queue to its successor. With no
- *    successor it resets the tail;
+ *    timeout it tears the queue down in FIFO order; on a deadlock it hands
+ *    the queue to its successor. With no successor it resets the tail;
  *  - non-head waiters: normally the head signals them, but each also has a
  *    deadline of its own (RQ_QUEUED_TIMEOUTS), runs the deadlock checks, and
  *    leaves by itself when its predecessor never signals (frozen by signal
  *    handlers, jumped out, forked away): it marks its node GONE, so that a
- *    late signal cannot land, and leaves like a head that failed;
+ *    late signal cannot land, and leaves like a head that failed. One told
+ *    of a teardown fails with it (-ETIMEDOUT, and tells its successor) only
+ *    while the stall lasts and it waited through it (teardown_applies());
+ *    otherwise it heads the queue;
  *  - nobody ever waits for a successor to link: a leaving node that has none
  *    yet leaves it a mark with the verdict (rq_pass_on());
  *  - a nested context (signal handler) whose thread already has a queue node
@@ -301,9 +303,9 @@ static int queued_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t val
 	int err;
 
 	/* A context whose thread already sits in a queue goes straight to
-	 * the fallback: it must not even touch the pending bit, which could
-	 * make a queue head wait for a successor it will never get (found
-	 * by reading the Spin model's traces). */
+	 * the fallback (through queue_wait(), which never queues it): the
+	 * fallback steals or takes the pending bit itself, so the whole call
+	 * is one bounded wait, not a pending wait and then the fallback. */
 	if (unlikely(atomic_load_explicit(&t->node_count, memory_order_relaxed)))
 		return queue_wait(t, lock, w);
 	err = pending_wait(t, lock, val, w);

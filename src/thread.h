@@ -11,7 +11,8 @@
  *   1 lockword.h    lock word and MCS queue; qlock.c (QL) on it alone
  *   2 clock.h       clock, timeout settings, scheduler accounting
  *   3 held.h        held-lock table and wait record
- *   4 detect.h      AA, ABBA and cycle detection; the owner for a deadline
+ *   4 detect.h      AA, ABBA and cycle detection; the owner for a deadline,
+ *                   and the clear of an orphaned pending bit
  *   5 slowpath.h    one attempt's bounded wait, the slow paths, failures
  *   6 lock.c        fast path and API
  */

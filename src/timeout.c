@@ -5,10 +5,11 @@
  * accounting (2) and detection (4) for the checks and the owner.
  *
  * Every waiting loop that owns a deadline (pending waiter, queue head,
- * trylock and TAS fallbacks) calls rq_wait_poll() once per spin. The clock is
- * read only every RQ_POLL_SPINS spins. The first poll runs the deadlock
- * checks at once (no clock read: short waits never read the clock), the
- * first clock read starts the deadline, and later checks run every
+ * non-head queue waiter, trylock and TAS fallbacks, process-shared locks)
+ * calls rq_wait_poll() once per spin. The clock is read only every
+ * RQ_POLL_SPINS spins. The first poll runs the deadlock checks at once (no
+ * clock read: short waits never read the clock), the first clock read
+ * starts the deadline, and later checks run every
  * RQ_CHECK_INTERVAL_NS, so a deadlock costs at most about a millisecond of
  * spinning, and the timeout is the final line of defence.
  *
@@ -28,20 +29,27 @@
  * The owner's run-queue time does not count: a userspace owner can be
  * preempted for longer than the timeout under CPU overload, and would
  * release the lock once it runs. At half its duration a wait reads the
- * owner's scheduler accounting (sched.c; the owner is the one thread whose
- * held table lists the lock); when the deadline passes it reads it again,
- * and if the owner spent more than half of that stretch runnable but off
- * CPU, the deadline moves by that run-queue time (a deadline extension).
+ * owner's scheduler accounting (sched.c; the owner as rq_find_owner() finds
+ * it: the thread the locked byte names, else from the held tables); when
+ * the deadline passes it reads it again, and if the owner spent more than
+ * half of that stretch runnable but off CPU, the deadline moves by that
+ * run-queue time (a deadline extension).
  * The waiter's own time off CPU (poll gaps over RQ_OFF_CPU_GAP_NS) moves
  * the deadline the same way, without reading /proc.
- * An owner that ran, slept or stopped for most of it, an owner that cannot
- * be identified or read, fails the wait as before. No extension goes past
- * the wall-clock cap (res_spin_set_timeout_cap_ns(), default 8 timeouts)
- * from the start of the wait, plus the waiter's own time off CPU, up to one
- * more cap (a waiter preempted among many busy threads did not watch the
- * lock meanwhile; on an idle CPU that time is zero and the cap is plain
- * wall-clock). A wait never outlasts two caps. All of it runs only once a wait
- * is half over: short waits and the fast path never read /proc.
+ * An owner that ran, slept or stopped for most of it, or one that cannot
+ * be identified or read, fails the wait at the deadline. A free private
+ * lock that only a pending bit no wait record notes keeps from us has no
+ * owner to wait for: the bit's holder is gone (a parent's waiter, in a
+ * forked child; a call abandoned by siglongjmp()), so the deadline clears
+ * the bit (rq_clear_orphaned_pending(); never while slot-less threads,
+ * which no scan sees, are alive) and moves by an eighth of the duration,
+ * in which the lock can be taken. No extension goes past the wall-clock
+ * cap (res_spin_set_timeout_cap_ns(), default 8 timeouts) from the start
+ * of the wait, plus the waiter's own time off CPU, up to one more cap (a
+ * waiter preempted among many busy threads did not watch the lock
+ * meanwhile; on an idle CPU that time is zero and the cap is plain
+ * wall-clock). A wait never outlasts two caps. All of it runs only once a
+ * wait is half over: short waits and the fast path never read /proc.
  */
 #include <errno.h>
 
