@@ -336,10 +336,10 @@ inline check_aa() {
 			assert(g_owner[L] != NONE && thr(g_owner[L]) == t)
 #endif
 #if defined(C_AA_REL)
-		/* the rule for an anonymous owner (src/detect.c; all owners at
-		 * b9a9767): an entry tagged ACQUIRING or RELEASING (a context we
-		 * interrupted) counts while the lock is taken; RELEASING gives a
-		 * false AA (docs/MODEL.md, finding 2) */
+		/* the rule for an anonymous owner (src/detect.c), here applied
+		 * to every owner: an entry tagged ACQUIRING or RELEASING (a
+		 * context we interrupted) counts while the lock is taken;
+		 * RELEASING gives a false AA (docs/MODEL.md, finding 2) */
 		:: LOCKOF(HE(t, i)) == L && HE(t, i) != L && LK(W[L]) -> SETERR(EDEADLK)
 #elif !defined(C_AA_EXACT) && defined(TAGGED_FAST_PATH)
 		/* a tagged entry counts while the locked byte names us */
@@ -752,7 +752,8 @@ wp_ent:		d_step {
 			wlock[t * NWAIT + nwait[t]] = L; widx[t * NWAIT + nwait[t]] = hcnt[t] - 1;
 			wgen[t]++; nwait[t]++
 		};
-		/* entry_checks: one poll, checks run at once */
+		/* one poll, checks run at once (the C code runs them at the
+		 * first poll of each wait phase: MODEL.md, Limits) */
 		run_checks(MASK_ALL);
 		if
 		:: ret != OK -> goto sp_fail
@@ -1006,8 +1007,8 @@ sp_fail_entry:	/* rq_fail without a wait record (AA at entry) */
 hd_ent0:	atomic { HE(t, n) = 0; g_in[c] = 0; SPLIT_OR(hcnt[t] = n) };
 hd_cnt0:	ONLY_SPLIT(hcnt[t] = n);
 lk_out:		/* AA completeness: a handler never times out on a lock its own
-		 * interrupted thread holds. The rules of d96026d and b9a9767
-		 * (C_AA_EXACT, C_AA_REL) are excused while the thread releases it
+		 * interrupted thread holds. The rules without an owner in the
+		 * word (C_AA_EXACT, C_AA_REL) are excused while the thread releases it
 		 * (RELEASING tag: without the owner in the word the handler
 		 * cannot tell the lock from one re-taken after the unlock store) */
 #if defined(C_AA_EXACT) || defined(C_AA_REL)
