@@ -336,7 +336,7 @@ enum rqspinlock_mode res_spin_get_mode(void);
  * one shared set with an atomic add, which every reader sees at once.
  */
 struct rqspinlock_stats {
-	uint64_t lock_slowpath; /**< acquisitions that queued (MCS path) */
+	uint64_t lock_slowpath; /**< entries into the MCS path (a steal before linking included) */
 	uint64_t lock_pending;  /**< acquisitions won as the pending waiter */
 	/* lock_use_node2..4: the resilient lock never queues a nested context
 	 * (it takes the trylock fallback, counted in lock_no_node), so these
