@@ -74,6 +74,18 @@ extern "C" {
 #endif
 
 /*
+ * The code below casts between the record's members, the lock word and its
+ * bytes on purpose (each cast says why): C casts, which in C take _Atomic
+ * off a pointer nothing then dereferences plainly. A user's -Wcast-qual or
+ * -Wold-style-cast must not fire in this header.
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#ifdef __cplusplus
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+#endif
+
+/*
  * A read of a table entry by the thread that owns the table. Only that
  * thread writes its entries (other threads' detectors only read them), and
  * a signal handler leaves the entries below its own as it found them, so
@@ -247,6 +259,8 @@ static inline void res_spin_inline_unlock(rqspinlock_t *lock)
 	RQSPINLOCK_SIGNAL_FENCE();
 	RQSPINLOCK_STORE_RELAXED(&t->cnt, below);
 }
+
+#pragma GCC diagnostic pop
 
 #ifdef __cplusplus
 }
