@@ -149,13 +149,16 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 	uint64_t step = 0, self_off = w->off_cpu - w->check_off, hard;
 	bool owner = false;
 
-	if (2 * self_off > now - w->check_at) {
+	if (rq_clear_orphaned_pending(w->lock, w->self)) {
+		/* A pending bit that no live thread holds kept the free lock
+		 * from us (whatever rq_find_owner() would guess): go on. Before
+		 * the test of our own time off CPU: a waiter starved of CPU
+		 * would otherwise extend on its own account up to the cap and
+		 * fail, every call, while nobody could ever take the lock. */
+		step = w->duration / 8;
+	} else if (2 * self_off > now - w->check_at) {
 		/* We were off CPU most of the time ourselves: we did not watch. */
 		step = self_off;
-	} else if (rq_clear_orphaned_pending(w->lock, w->self)) {
-		/* A pending bit that no live thread holds kept the free lock
-		 * from us (whatever rq_find_owner() would guess): go on. */
-		step = w->duration / 8;
 	} else if (!read_owner(w, &cur)) {
 		return true;
 	} else {

@@ -650,16 +650,57 @@ static void *orphan_taker(void *arg)
 	return (void *)(intptr_t)r;
 }
 
-/* In the child: @nthreads threads take the lock at once; 0 when all got it
- * and the word is free after. */
-static int orphan_child(rqspinlock_t *l, int nthreads)
+/* The busy threads that starve a child's taker of CPU. */
+static atomic_int starve_cpu;
+
+static void pin_to_cpu(int cpu)
 {
-	pthread_t th[2];
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *starver(void *arg)
+{
+	(void)arg;
+	pin_to_cpu(atomic_load(&starve_cpu));
+	for (;;) /* the child's _exit() ends it */
+		;
+	return NULL;
+}
+
+static void *starved_taker(void *arg)
+{
+	pin_to_cpu(atomic_load(&starve_cpu));
+	return orphan_taker(arg);
+}
+
+/* In the child: @nthreads threads take the lock at once; 0 when all got it
+ * and the word is free after. With @nbusy > 0 they and @nbusy busy threads
+ * share one CPU, so that the takers spend most of their waits off CPU. */
+static int orphan_child(rqspinlock_t *l, int nthreads, int nbusy)
+{
+	pthread_t th[2], busy;
+	cpu_set_t set;
 	void *r;
 	int bad = 0;
 
+	if (nbusy) {
+		if (sched_getaffinity(0, sizeof(set), &set))
+			return 12;
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set)) {
+				atomic_store(&starve_cpu, c);
+				break;
+			}
+		for (int i = 0; i < nbusy; i++)
+			if (pthread_create(&busy, NULL, starver, NULL))
+				return 11;
+	}
 	for (int i = 0; i < nthreads; i++)
-		if (pthread_create(&th[i], NULL, orphan_taker, l))
+		if (pthread_create(&th[i], NULL, nbusy ? starved_taker : orphan_taker, l))
 			return 11;
 	for (int i = 0; i < nthreads; i++) {
 		if (pthread_join(th[i], &r) || r)
@@ -676,9 +717,13 @@ static int orphan_child(rqspinlock_t *l, int nthreads)
  * clears it at its deadline and takes the lock, as it would take any lock
  * that was free at fork (before: -ETIMEDOUT on every call). With one
  * thread in the child and with two (each of which could take the other
- * for the pending bit's owner).
+ * for the pending bit's owner). With @nbusy busy threads on the takers'
+ * CPU in the child, the takers are off CPU for most of their waits: the
+ * bit is still cleared at the first deadline (before: the wait was
+ * extended on the taker's own time off CPU up to the cap and failed,
+ * without ever clearing it, on every call while the CPU stayed busy).
  */
-static void fork_orphaned_pending(int child_threads)
+static void fork_orphaned_pending(int child_threads, int nbusy)
 {
 	rqspinlock_t l = RQSPINLOCK_INIT;
 	struct tu_waiter pend;
@@ -700,7 +745,7 @@ static void fork_orphaned_pending(int child_threads)
 	pid = fork();
 	if (pid == 0) {
 		alarm(20);
-		_exit(orphan_child(&l, child_threads));
+		_exit(orphan_child(&l, child_threads, nbusy));
 	}
 	CHECK(pid > 0);
 	status = tu_wait_child(pid, (unsigned)(tu_slack_ns(10 * TU_NS_PER_S) / TU_NS_PER_S));
@@ -718,8 +763,18 @@ static void test_fork_orphaned_pending(void)
 		printf("# fork() of a threaded process: not under TSan\n");
 		return;
 	}
-	fork_orphaned_pending(1);
-	fork_orphaned_pending(2);
+	fork_orphaned_pending(1, 0);
+	fork_orphaned_pending(2, 0);
+}
+
+static void test_fork_orphaned_pending_starved(void)
+{
+	if (TU_TSAN) {
+		printf("# fork() of a threaded process: not under TSan\n");
+		return;
+	}
+	fork_orphaned_pending(1, 8);
+	fork_orphaned_pending(2, 8);
 }
 
 /* ---- 7. a lock in MAP_SHARED memory, used by two processes ---- */
@@ -805,6 +860,7 @@ static const struct tu_test tests[] = {
     TU_TEST("core_longjmp_queued", test_longjmp_queued, 40, TU_TAS),
     TU_TEST("core_fork_in_handler", test_fork_in_handler, 40, TU_TAS),
     TU_TEST("core_fork_orphaned_pending", test_fork_orphaned_pending, 40, 0),
+    TU_TEST("core_fork_orphaned_pending_starved", test_fork_orphaned_pending_starved, 40, 0),
     TU_TEST("core_process_shared", test_process_shared, 60, TU_TAS),
 };
 
