@@ -50,6 +50,7 @@ struct rq_attempt {
 		uint64_t next_check; /* next deadlock check */
 		uint32_t spin;
 		uint32_t graces;       /* extensions left after being off CPU */
+		bool last_look;        /* not yet looked again after an orphan's clear at the cap */
 		bool queued;           /* a non-head queue waiter: yields, never naps */
 		uint64_t hard;         /* wall-clock cap: no extension goes past it */
 		uint64_t probe_at;     /* first read of the owner's accounting */

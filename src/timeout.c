@@ -147,9 +147,10 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 {
 	struct rq_sched cur;
 	uint64_t step = 0, self_off = w->off_cpu - w->check_off, hard;
-	bool owner = false;
+	bool owner = false, cleared = false;
 
 	if (rq_clear_orphaned_pending(w->lock, w->self)) {
+		cleared = true;
 		/* A pending bit that no live thread holds kept the free lock
 		 * from us (whatever rq_find_owner() would guess): go on. Before
 		 * the test of our own time off CPU: a waiter starved of CPU
@@ -177,6 +178,17 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 	 * more cap, so that a wait still ends within two caps. */
 	hard = w->hard + (w->off_cpu < w->hard - w->start ? w->off_cpu : w->hard - w->start);
 	if (!step || now >= hard) {
+		if (cleared && w->last_look) {
+			/* At the cap (one at or below the phase's duration
+			 * allows no extension at all), the free lock that the
+			 * bit kept from us can be taken now: the caller's loop
+			 * looks at the word again before its next poll of the
+			 * clock, at most RQ_POLL_SPINS spins away, which then
+			 * fails the wait. Once per phase. */
+			w->last_look = false;
+			w->deadline = now;
+			return false;
+		}
 		/* Failing at the cap after we were off CPU: the report gets
 		 * the owner as it is now, not as the probe saw it. */
 		if (!owner && read_owner(w, &cur))
@@ -235,6 +247,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 
 		w->duration = rq_timeout_ns() * w->timeouts;
 		w->graces = RQ_GRACES;
+		w->last_look = true;
 		w->first.tid = 0;
 		w->base.tid = 0;
 		w->start = now;

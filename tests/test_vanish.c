@@ -722,8 +722,11 @@ static int orphan_child(rqspinlock_t *l, int nthreads, int nbusy)
  * bit is still cleared at the first deadline (before: the wait was
  * extended on the taker's own time off CPU up to the cap and failed,
  * without ever clearing it, on every call while the CPU stayed busy).
+ * With @cap (0: the default), the wall-clock cap: at or below the head's
+ * two timeouts it allows no extension, and the wait that clears the bit
+ * at its deadline, the cap, still takes the lock (before: -ETIMEDOUT).
  */
-static void fork_orphaned_pending(int child_threads, int nbusy)
+static void fork_orphaned_pending(int child_threads, int nbusy, uint64_t cap)
 {
 	rqspinlock_t l = RQSPINLOCK_INIT;
 	struct tu_waiter pend;
@@ -742,11 +745,13 @@ static void fork_orphaned_pending(int child_threads, int nbusy)
 	res_spin_unlock(&l);
 	CHECK_EQ(tu_word(&l), 0x100u); /* free, pending */
 	res_spin_set_timeout_ns(50 * TU_NS_PER_MS);
+	res_spin_set_timeout_cap_ns(cap);
 	pid = fork();
 	if (pid == 0) {
 		alarm(20);
 		_exit(orphan_child(&l, child_threads, nbusy));
 	}
+	res_spin_set_timeout_cap_ns(0);
 	CHECK(pid > 0);
 	status = tu_wait_child(pid, (unsigned)(tu_slack_ns(10 * TU_NS_PER_S) / TU_NS_PER_S));
 	CHECK(WIFEXITED(status));
@@ -763,8 +768,8 @@ static void test_fork_orphaned_pending(void)
 		printf("# fork() of a threaded process: not under TSan\n");
 		return;
 	}
-	fork_orphaned_pending(1, 0);
-	fork_orphaned_pending(2, 0);
+	fork_orphaned_pending(1, 0, 0);
+	fork_orphaned_pending(2, 0, 0);
 }
 
 static void test_fork_orphaned_pending_starved(void)
@@ -773,8 +778,20 @@ static void test_fork_orphaned_pending_starved(void)
 		printf("# fork() of a threaded process: not under TSan\n");
 		return;
 	}
-	fork_orphaned_pending(1, 8);
-	fork_orphaned_pending(2, 8);
+	fork_orphaned_pending(1, 8, 0);
+	fork_orphaned_pending(2, 8, 0);
+}
+
+static void test_fork_orphaned_pending_capped(void)
+{
+	if (TU_TSAN) {
+		printf("# fork() of a threaded process: not under TSan\n");
+		return;
+	}
+	/* the cap at the timeout, and at the head's two */
+	fork_orphaned_pending(1, 0, 50 * TU_NS_PER_MS);
+	fork_orphaned_pending(2, 0, 50 * TU_NS_PER_MS);
+	fork_orphaned_pending(1, 0, 100 * TU_NS_PER_MS);
 }
 
 /* ---- 7. a lock in MAP_SHARED memory, used by two processes ---- */
@@ -861,6 +878,7 @@ static const struct tu_test tests[] = {
     TU_TEST("core_fork_in_handler", test_fork_in_handler, 40, TU_TAS),
     TU_TEST("core_fork_orphaned_pending", test_fork_orphaned_pending, 40, 0),
     TU_TEST("core_fork_orphaned_pending_starved", test_fork_orphaned_pending_starved, 40, 0),
+    TU_TEST("core_fork_orphaned_pending_capped", test_fork_orphaned_pending_capped, 40, 0),
     TU_TEST("core_process_shared", test_process_shared, 60, TU_TAS),
 };
 
