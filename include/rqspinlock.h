@@ -179,8 +179,9 @@ void res_spin_lock_init_shared(rqspinlock_t *lock);
  *   that cannot be identified gives no extension on its account (but see
  *   docs/DESIGN.md 6a: a lone fellow waiter may be taken for it). Without
  *   extensions a call waits at most five timeouts (three queued, two as the
- *   head), each phase plus an eighth of its duration as grace when the
- *   caller itself was off CPU; with them at most two caps on an idle CPU
+ *   head), each phase plus an eighth of its duration as grace and up to
+ *   one cap of its own time off CPU when the caller itself was off CPU;
+ *   with them at most two caps on an idle CPU
  *   and four when the caller itself is starved of CPU (the cap counts its
  *   own time off CPU, up to one more cap per phase);
  *  -EINVAL when @p lock is NULL.

@@ -53,6 +53,7 @@ struct rq_attempt {
 		bool last_look;        /* not yet looked again after an orphan's clear at the cap */
 		bool queued;           /* a non-head queue waiter: yields, never naps */
 		uint64_t hard;         /* wall-clock cap: no extension goes past it */
+		uint64_t cap;          /* the cap in force when the phase started */
 		uint64_t probe_at;     /* first read of the owner's accounting */
 		uint64_t off_cpu;      /* sum of our own poll gaps > RQ_OFF_CPU_GAP_NS */
 		uint64_t check_at;     /* time of the last check of the accounting */

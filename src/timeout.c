@@ -175,8 +175,9 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 	}
 	/* The cap counts the time we watched: our own time off CPU (we
 	 * cannot fail a lock we did not see) moves it too, by at most one
-	 * more cap, so that a wait still ends within two caps. */
-	hard = w->hard + (w->off_cpu < w->hard - w->start ? w->off_cpu : w->hard - w->start);
+	 * more cap, so that a wait still ends within two caps (within its
+	 * duration and one cap, when the cap is the shorter). */
+	hard = w->hard + (w->off_cpu < w->cap ? w->off_cpu : w->cap);
 	if (!step || now >= hard) {
 		if (cleared && w->last_look) {
 			/* At the cap (one at or below the phase's duration
@@ -253,6 +254,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 		w->start = now;
 		w->deadline = now + w->duration;
 		w->hard = now + (cap > w->duration ? cap : w->duration);
+		w->cap = cap;
 		w->probe_at = now + w->duration / 2;
 		w->check_at = now;
 		w->off_cpu = w->check_off = 0;

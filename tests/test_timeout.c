@@ -17,6 +17,8 @@
  *  - timeout_waiter_starved: the waiter, not the owner, on the overloaded
  *    CPU, the owner asleep: -ETIMEDOUT at the cap, and the report has the
  *    owner's state and times from a read at the failure;
+ *  - timeout_waiter_starved_small_cap: the same with a cap below the
+ *    timeout: -ETIMEDOUT within the timeout, one cap and a grace;
  *  - timeout_behind_timed_out_head: a waiter queued behind a head that
  *    timed out fails with it, not on a deadline of its own: its report
  *    names no owner and its cause is "unknown";
@@ -396,6 +398,35 @@ static void test_waiter_starved(void)
 	res_spin_set_timeout_ns(0);
 }
 
+/*
+ * The same with a cap below the timeout: the waiter's own time off CPU
+ * counts up to one cap more, not up to a whole timeout more (before: the
+ * phase's duration, whatever the cap): the pending waiter fails within its
+ * timeout, one cap and a grace.
+ */
+static void test_waiter_starved_small_cap(void)
+{
+	const uint64_t timeout = 3 * TU_NS_PER_S, cap = 1000; /* the smallest cap, 1 us */
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	struct overload o;
+	struct owner w = {.lock = &lock, .cpu = -1, .sleep = 1};
+	pthread_t th;
+	uint64_t dt;
+
+	res_spin_set_timeout_ns(timeout);
+	res_spin_set_timeout_cap_ns(cap);
+	sleeper_start(&w, &th);
+	overload_start(&o, STARVE_THREADS);
+	dt = timed_failure(&lock, o.cpus[0]);
+	overload_stop(&o);
+	sleeper_stop(&w, th);
+	printf("# failed after %.1f ms (timeout %.1f ms, cap %.3f ms)\n", (double)dt / 1e6,
+	       (double)timeout / 1e6, (double)cap / 1e6);
+	CHECK_LE(dt, timeout + cap + timeout / 8 + tu_slack_ns(TU_STALL_NS));
+	res_spin_set_timeout_cap_ns(0);
+	res_spin_set_timeout_ns(0);
+}
+
 static void test_owner_unknown(void)
 {
 	rqspinlock_t lock = RQSPINLOCK_INIT;
@@ -645,6 +676,7 @@ static const struct tu_test tests[] = {
     TU_TEST("timeout_owner_blocked", test_owner_blocked, 40, TU_TAS),
     TU_TEST("timeout_owner_unknown", test_owner_unknown, 40, TU_TAS),
     TU_TEST("timeout_waiter_starved", test_waiter_starved, 40, TU_TAS | TU_OVERLOAD),
+    TU_TEST("timeout_waiter_starved_small_cap", test_waiter_starved_small_cap, 40, TU_OVERLOAD),
     TU_TEST("timeout_cap_setter", test_cap_setter, 20, 0),
     TU_TEST("timeout_behind_timed_out_head", test_behind_timed_out_head, 30, 0),
     TU_TEST("timeout_teardown_ends", test_teardown_ends, 30, 0),
