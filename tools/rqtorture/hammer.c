@@ -6,10 +6,12 @@
  * so nearly every acquisition is a hand-over between running threads. Each
  * repetition runs every lock once, in a rotated order (interleaved, so that
  * drift on a loaded machine hits all locks alike). Per lock: ns per
- * acquisition (wall time from the start line to the last thread's finish,
- * over all threads' acquisitions), median of the repetitions, and paired
- * ratios (median of per-repetition ratios) to QL, pthread_spin and
- * pthread_mutex. A lost increment or an error from a lock is a FAILURE.
+ * acquisition (wall time from the start line, once every thread runs, to
+ * the last thread's finish, over all threads' acquisitions), median of the
+ * repetitions, and paired ratios (median of per-repetition ratios) to QL,
+ * pthread_spin and pthread_mutex. A run where a thread waited for a CPU for
+ * over a tenth of it is counted and noted: on a busy machine the others ran
+ * alone, uncontended. A lost increment or an error from a lock is a FAILURE.
  *
  * --gaps N scans the loop's shape instead: the same runs with g = 0..N-1
  * nop instructions after each unlock (in a counted loop, so each nop comes
@@ -30,6 +32,8 @@
 struct hammer_run {
 	_Atomic int ready; /* threads at the start line */
 	_Atomic int go;
+	_Atomic int running; /* threads past it (the clock starts when all are) */
+	int threads;
 	const struct lk_ops *ops;
 	struct lk_slot *slot;
 	uint64_t iters;
@@ -43,7 +47,8 @@ struct hammer_thread {
 	struct hammer_run *run;
 	uint64_t errors;
 	uint64_t runs; /* with a gap: runs of consecutive increments */
-	uint64_t end_ns;
+	uint64_t start_ns, end_ns;
+	uint64_t wait_ns; /* from start_ns to end_ns: runnable, waiting for a CPU */
 	union lk_node node;
 } __attribute__((aligned(RQT_CACHELINE)));
 
@@ -87,6 +92,21 @@ static void hammer_gap(struct hammer_thread *h, const struct lk_ops *ops, union 
 	h->runs = runs;
 }
 
+/* The calling thread's time waiting on a run queue so far, in ns (Linux
+ * schedstat's run_delay; 0 where unavailable): preemption, not sleep. */
+static uint64_t thread_wait_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait;
+}
+
 static void *hammer_worker(void *arg)
 {
 	struct hammer_thread *h = arg;
@@ -102,27 +122,40 @@ static void *hammer_worker(void *arg)
 	/* Acquire: pairs with the release store of go; the slot is set up. */
 	while (!atomic_load_explicit(&run->go, memory_order_acquire))
 		cpu_relax();
+	/* A thread that was off CPU when go was set would leave the others to
+	 * run alone, uncontended: start only when every thread runs. Relaxed:
+	 * a count, ordering nothing. */
+	atomic_fetch_add_explicit(&run->running, 1, memory_order_relaxed);
+	while (atomic_load_explicit(&run->running, memory_order_relaxed) < run->threads)
+		cpu_relax();
+	uint64_t wait0 = thread_wait_ns();
+	h->start_ns = now_ns();
 	if (run->gap < 0)
 		hammer_plain(h, ops, lock);
 	else
 		hammer_gap(h, ops, lock);
 	h->end_ns = now_ns();
+	h->wait_ns = thread_wait_ns() - wait0;
 	return NULL;
 }
 
 /*
- * One run of one lock: ns per acquisition; errors and lost updates added to
- * *bad. @gap as in struct hammer_run; with one, *per_handover is set to the
- * acquisitions per run of one thread's consecutive increments.
+ * One run of one lock: ns per acquisition, from the moment every thread runs
+ * to the last one's finish; errors and lost updates added to *bad, and 1 to
+ * *preempted where a thread waited for a CPU for over a tenth of that time
+ * (a busy machine: the others ran alone, uncontended). @gap as in struct
+ * hammer_run; with one, *per_handover is set to the acquisitions per run of
+ * one thread's consecutive increments.
  */
 static double hammer_once(const struct config *cfg, const struct lk_ops *ops, int threads, int gap,
-                          uint64_t *bad, double *per_handover)
+                          uint64_t *bad, uint64_t *preempted, double *per_handover)
 {
-	struct hammer_run run = {.ops = ops, .iters = cfg->iters, .pin = cfg->pin, .gap = gap};
+	struct hammer_run run = {
+	    .ops = ops, .iters = cfg->iters, .pin = cfg->pin, .gap = gap, .threads = threads};
 	uint64_t runs = 0;
 	struct hammer_thread *hs = NULL;
 	int started = 0;
-	uint64_t t0, end = 0;
+	uint64_t t0 = UINT64_MAX, end = 0, off = 0;
 
 	if (posix_memalign((void **)&run.slot, RQT_CACHELINE, sizeof(*run.slot)) != 0 ||
 	    posix_memalign((void **)&hs, RQT_CACHELINE, sizeof(*hs) * (size_t)threads) != 0) {
@@ -146,7 +179,6 @@ static double hammer_once(const struct config *cfg, const struct lk_ops *ops, in
 	}
 	while (atomic_load_explicit(&run.ready, memory_order_relaxed) < threads)
 		sched_yield();
-	t0 = now_ns();
 	/* Release: pairs with the workers' acquire load of go. */
 	atomic_store_explicit(&run.go, 1, memory_order_release);
 	join_or_die(&hs[0].th, threads, sizeof(*hs), grace_ns(cfg, ops, threads), ops->name);
@@ -154,7 +186,13 @@ static double hammer_once(const struct config *cfg, const struct lk_ops *ops, in
 		*bad += hs[i].errors;
 		runs += hs[i].runs;
 		end = hs[i].end_ns > end ? hs[i].end_ns : end;
+		t0 = hs[i].start_ns < t0 ? hs[i].start_ns : t0;
 	}
+	for (int i = 0; i < threads; i++) {
+		uint64_t o = hs[i].start_ns - t0 + hs[i].wait_ns;
+		off = o > off ? o : off;
+	}
+	*preempted += off * 10 > end - t0;
 	uint64_t done = (uint64_t)threads * cfg->iters;
 	if (per_handover)
 		*per_handover = runs ? (double)done / (double)runs : 0;
@@ -264,8 +302,25 @@ static void print_hammer_text(FILE *f, const struct config *cfg, const double *n
 	}
 }
 
+/* Runs where a thread waited for a CPU for over a tenth of the run, per
+ * lock: their figure is partly one thread alone, not hand-overs. */
+static void print_preempted(FILE *f, const struct config *cfg, const uint64_t *pre, int runs)
+{
+	bool any = false;
+
+	for (int l = 0; l < cfg->nlocks; l++)
+		any |= pre[l] != 0;
+	if (!any)
+		return;
+	fprintf(f, "\nNOTE: runs where a thread waited for a CPU for over 10%% of the run (a busy "
+	           "machine;\nthe other threads then ran alone, uncontended):");
+	for (int l = 0; l < cfg->nlocks; l++)
+		fprintf(f, " %s %llu/%d", cfg->locks[l]->name, (unsigned long long)pre[l], runs);
+	fputc('\n', f);
+}
+
 static void write_hammer_data(const struct config *cfg, const double *ns, int threads,
-                              const int *ref, const uint64_t *bad, bool ok)
+                              const int *ref, const uint64_t *bad, const uint64_t *pre, bool ok)
 {
 	FILE *csv = open_out(cfg->csv_path), *json = open_out(cfg->json_path);
 	int reps = cfg->reps;
@@ -299,8 +354,10 @@ static void write_hammer_data(const struct config *cfg, const double *ns, int th
 			    json,
 			    "%s{\"lock\":\"%s\",\"median_ns\":%.3f,\"min_ns\":%.3f,"
 			    "\"max_ns\":%.3f,\"ratio_vs_ql\":%.4f,\"ratio_vs_pthread_spin\":%.4f,"
-			    "\"ratio_vs_pthread_mutex\":%.4f,\"errors\":%llu}",
-			    l ? "," : "", name, m, mn, mx, q, p, x, (unsigned long long)bad[l]);
+			    "\"ratio_vs_pthread_mutex\":%.4f,\"errors\":%llu,"
+			    "\"preempted_runs\":%llu}",
+			    l ? "," : "", name, m, mn, mx, q, p, x, (unsigned long long)bad[l],
+			    (unsigned long long)pre[l]);
 	}
 	if (json)
 		fprintf(json, "],\"verdict\":\"%s\"}\n", ok ? "SUCCESS" : "FAILURE");
@@ -403,7 +460,8 @@ static void json_geomean(FILE *json, const struct config *cfg, const double *ns,
 }
 
 static void write_gaps_data(const struct config *cfg, const double *ns, const double *per_ho,
-                            int threads, int rq, int ql, int mutex, const uint64_t *bad, bool ok)
+                            int threads, int rq, int ql, int mutex, const uint64_t *bad,
+                            const uint64_t *pre, bool ok)
 {
 	FILE *csv = open_out(cfg->csv_path), *json = open_out(cfg->json_path);
 
@@ -418,8 +476,11 @@ static void write_gaps_data(const struct config *cfg, const double *ns, const do
 	for (int l = 0; l < cfg->nlocks; l++) {
 		const char *name = cfg->locks[l]->name;
 		if (json)
-			fprintf(json, "%s{\"lock\":\"%s\",\"errors\":%llu,\"per_gap\":[",
-			        l ? "," : "", name, (unsigned long long)bad[l]);
+			fprintf(json,
+			        "%s{\"lock\":\"%s\",\"errors\":%llu,\"preempted_runs\":%llu,"
+			        "\"per_gap\":[",
+			        l ? "," : "", name, (unsigned long long)bad[l],
+			        (unsigned long long)pre[l]);
 		for (int g = 0; g < cfg->gaps; g++) {
 			double m = gap_median(cfg, ns, g, l), h = gap_median(cfg, per_ho, g, l);
 			double q = gap_ratio(cfg, ns, g, l, ql),
@@ -454,6 +515,7 @@ static int bench_hammer_gaps(const struct config *cfg)
 	size_t cells = (size_t)cfg->gaps * (size_t)nl * (size_t)reps;
 	double *ns = xcalloc(cells, sizeof(double)), *per_ho = xcalloc(cells, sizeof(double));
 	uint64_t *bad = xcalloc((size_t)nl, sizeof(uint64_t));
+	uint64_t *pre = xcalloc((size_t)nl, sizeof(uint64_t));
 	int rq = bench_find_lock(cfg, "rqspinlock"), ql = bench_find_lock(cfg, "ql");
 	int mutex = bench_find_lock(cfg, "pthread-mutex");
 	bool ok = true;
@@ -469,19 +531,22 @@ static int bench_hammer_gaps(const struct config *cfg)
 				size_t c = cell(cfg, g, l, rep);
 
 				ns[c] = hammer_once(cfg, cfg->locks[l], threads, g, &bad[l],
-				                    &per_ho[c]);
+				                    &pre[l], &per_ho[c]);
 			}
 	if (cfg->progress)
 		fprintf(stderr, "\r%*s\r", 60, "");
 	for (int l = 0; l < nl; l++)
 		ok &= bad[l] == 0;
-	if (!cfg->quiet)
+	if (!cfg->quiet) {
 		print_gaps_text(cfg->text, cfg, ns, per_ho, threads, rq, ql, mutex);
-	write_gaps_data(cfg, ns, per_ho, threads, rq, ql, mutex, bad, ok);
+		print_preempted(cfg->text, cfg, pre, reps * cfg->gaps);
+	}
+	write_gaps_data(cfg, ns, per_ho, threads, rq, ql, mutex, bad, pre, ok);
 	print_verdict(cfg->text, ok, "hammer");
 	free(ns);
 	free(per_ho);
 	free(bad);
+	free(pre);
 	return ok ? 0 : 1;
 }
 
@@ -489,7 +554,7 @@ int bench_hammer(const struct config *cfg)
 {
 	int nl = cfg->nlocks, reps = cfg->reps, threads = cfg->threads[0];
 	double *ns;
-	uint64_t *bad;
+	uint64_t *bad, *pre;
 	int ref[3];
 	bool ok = true;
 
@@ -497,6 +562,7 @@ int bench_hammer(const struct config *cfg)
 		return bench_hammer_gaps(cfg);
 	ns = xcalloc((size_t)nl * (size_t)reps, sizeof(double));
 	bad = xcalloc((size_t)nl, sizeof(uint64_t));
+	pre = xcalloc((size_t)nl, sizeof(uint64_t));
 	for (int i = 0; i < 3; i++)
 		ref[i] = bench_find_lock(cfg, ref_names[i]);
 	for (int rep = 0; rep < reps; rep++)
@@ -506,17 +572,20 @@ int bench_hammer(const struct config *cfg)
 				fprintf(stderr, "\r  hammer rep %d/%d  %-14s", rep + 1, reps,
 				        cfg->locks[l]->name);
 			ns[(size_t)l * (size_t)reps + (size_t)rep] =
-			    hammer_once(cfg, cfg->locks[l], threads, -1, &bad[l], NULL);
+			    hammer_once(cfg, cfg->locks[l], threads, -1, &bad[l], &pre[l], NULL);
 		}
 	if (cfg->progress)
 		fprintf(stderr, "\r%*s\r", 50, "");
 	for (int l = 0; l < nl; l++)
 		ok &= bad[l] == 0;
-	if (!cfg->quiet)
+	if (!cfg->quiet) {
 		print_hammer_text(cfg->text, cfg, ns, threads, ref);
-	write_hammer_data(cfg, ns, threads, ref, bad, ok);
+		print_preempted(cfg->text, cfg, pre, reps);
+	}
+	write_hammer_data(cfg, ns, threads, ref, bad, pre, ok);
 	print_verdict(cfg->text, ok, "hammer");
 	free(ns);
 	free(bad);
+	free(pre);
 	return ok ? 0 : 1;
 }

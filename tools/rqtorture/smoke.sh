@@ -73,6 +73,8 @@ names = [l["lock"] for l in r["locks"]]
 assert names == ["rqspinlock", "ql", "pthread-spin", "pthread-mutex"], names
 assert all(l["errors"] == 0 and l["median_ns"] > 0 for l in r["locks"]), r
 assert r["locks"][1]["ratio_vs_ql"] == 1.0, r
+# runs where a thread waited for a CPU (flagged, not asserted absent)
+assert all(0 <= l["preempted_runs"] <= 3 for l in r["locks"]), r
 PY
 	;;
 hammer-gaps)
@@ -88,6 +90,7 @@ for l in r["locks"]:
     assert all(g["median_ns"] > 0 and 1 <= g["acq_per_handover"] <= 20000
                for g in l["per_gap"]), l
 assert all(g["throughput_vs_ql"] == 1.0 for g in r["locks"][1]["per_gap"]), r
+assert all(0 <= l["preempted_runs"] <= 2 * 3 for l in r["locks"]), r
 assert r["geomean_throughput_rql_vs_ql"] > 0, r
 assert r["geomean_throughput_rql_vs_pthread_mutex"] is None, r  # no mutex in the list
 PY
