@@ -403,6 +403,8 @@ int inject_run(const struct config *cfg, const struct lk_ops *ops, struct inject
 		ops->prepare();
 	if (cfg->timeout_ns)
 		(void)res_spin_set_timeout_ns(cfg->timeout_ns);
+	if (cfg->cap_ns)
+		(void)res_spin_set_timeout_cap_ns(cfg->cap_ns);
 	for (int i = 0; i < n; i++)
 		ops->init(&locks[i].lock);
 	for (int g = 0; g < ngroups; g++) {
