@@ -145,7 +145,8 @@ static void print_config_text(FILE *f, const struct config *cfg, const char *loc
 
 void print_run_text(FILE *f, const struct config *cfg, const struct run_result *r)
 {
-	uint64_t fail = r->err_deadlk + r->err_timedout + r->err_other + r->violations;
+	uint64_t fail =
+	    r->err_deadlk + r->err_timedout + r->err_other + r->violations + r->lost_updates;
 
 	print_config_text(f, cfg, r->ops->name, r->threads);
 	/* locktorture's line: ??? flags unfairness, !!! flags failures. */
