@@ -43,12 +43,14 @@
  * forked child; a call abandoned by siglongjmp()), so the deadline clears
  * the bit (rq_clear_orphaned_pending(); never while slot-less threads,
  * which no scan sees, are alive) and moves by an eighth of the duration,
- * in which the lock can be taken. No extension goes past the wall-clock
- * cap (res_spin_set_timeout_cap_ns(), default 8 timeouts) from the start
- * of the wait, plus the waiter's own time off CPU, up to one more cap (a
- * waiter preempted among many busy threads did not watch the lock
- * meanwhile; on an idle CPU that time is zero and the cap is plain
- * wall-clock). A wait never outlasts two caps. All of it runs only once a
+ * in which the lock can be taken (a clear at the cap gets one more look at
+ * the lock, one poll interval, before the wait fails). No extension goes
+ * past the wall-clock cap (res_spin_set_timeout_cap_ns(), default 8
+ * timeouts) from the start of the wait, plus the waiter's own time off
+ * CPU, up to one more cap (a waiter preempted among many busy threads did
+ * not watch the lock meanwhile; on an idle CPU that time is zero and the
+ * cap is plain wall-clock). A wait never outlasts two caps (its duration
+ * and one cap, when the cap is the shorter). All of it runs only once a
  * wait is half over: short waits and the fast path never read /proc.
  */
 #include <errno.h>
