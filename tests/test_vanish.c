@@ -20,6 +20,7 @@
 #include "testutil.h"
 
 #include <setjmp.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -763,32 +764,34 @@ static void fork_orphaned_pending(int child_threads, int nbusy, uint64_t cap)
 	tu_check_lock_usable(&l, 4, tu_scaled(5000));
 }
 
+/* fork() of a threaded process is not run under TSan. */
+static bool fork_skipped(void)
+{
+	if (TU_TSAN)
+		printf("# fork() of a threaded process: not under TSan\n");
+	return TU_TSAN;
+}
+
 static void test_fork_orphaned_pending(void)
 {
-	if (TU_TSAN) {
-		printf("# fork() of a threaded process: not under TSan\n");
+	if (fork_skipped())
 		return;
-	}
 	fork_orphaned_pending(1, 0, 0);
 	fork_orphaned_pending(2, 0, 0);
 }
 
 static void test_fork_orphaned_pending_starved(void)
 {
-	if (TU_TSAN) {
-		printf("# fork() of a threaded process: not under TSan\n");
+	if (fork_skipped())
 		return;
-	}
 	fork_orphaned_pending(1, 8, 0);
 	fork_orphaned_pending(2, 8, 0);
 }
 
 static void test_fork_orphaned_pending_capped(void)
 {
-	if (TU_TSAN) {
-		printf("# fork() of a threaded process: not under TSan\n");
+	if (fork_skipped())
 		return;
-	}
 	/* the cap at the timeout, and at the head's two */
 	fork_orphaned_pending(1, 0, 50 * TU_NS_PER_MS);
 	fork_orphaned_pending(2, 0, 50 * TU_NS_PER_MS);
