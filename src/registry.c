@@ -244,7 +244,16 @@ struct rq_thread *rq_register_self(void)
 	return t;
 }
 
-/* In a forked child only the forking thread exists: free the other slots. */
+/*
+ * In a forked child only the forking thread exists: free the other slots,
+ * and forget their queue nodes. A lock word copied from the parent may name
+ * one of those nodes in its tail; once a child thread reuses the slot, a
+ * node still naming the lock would pass rq_node_plausible(), and a waiter
+ * would link behind it and wait for a signal no thread sends (-ETIMEDOUT on
+ * a free lock). With the lock field cleared, the tail reads as garbage and
+ * the waiter heads a fresh queue. No late successor can link here (the
+ * parent's waiters are not in the child), so marks are dropped too.
+ */
 static void after_fork_child(void)
 {
 	uint32_t bound = rq_slot_bound();
@@ -253,7 +262,14 @@ static void after_fork_child(void)
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_thread *t = &rq_threads[s];
 
-		if (t != self && atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
+		if (t == self)
+			continue;
+		/* relaxed: the child has one thread */
+		for (uint32_t i = 0; i < RQ_NR_NODES; i++) {
+			atomic_store_explicit(&t->nodes[i].next, 0, memory_order_relaxed);
+			atomic_store_explicit(&t->nodes[i].lock, 0, memory_order_relaxed);
+		}
+		if (atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			release_slot(t);
 	}
 	/* relaxed: the child has one thread */

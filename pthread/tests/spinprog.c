@@ -16,6 +16,9 @@
  *   fork    process-shared lock in a shared file mapping: parent and a child
  *           count under it; a second process maps the file without calling
  *           init and counts too; a child killed holding it    (ETIMEDOUT)
+ *   atfork  pthread_atfork handlers lock the lock before fork() and unlock
+ *           it after, while 4 threads queue on it; in each child 4 new
+ *           threads count under it: every lock call succeeds
  * Exit status 0 when every result is the drop-in's documented one. With
  * glibc the deadlocking cases never return: the driver's watchdog kills them.
  */
@@ -354,6 +357,96 @@ static int case_fork(const char *self)
 	return bad;
 }
 
+/* ---- atfork: the lock handlers guard fork() with, while threads queue ---- */
+#define ATFORK_THREADS 4 /* the child's threads reuse the parent's ones' slots */
+#define ATFORK_FORKS   8
+#define ATFORK_ITERS   1000
+
+static pthread_spinlock_t af_lock, af_reg[ATFORK_THREADS];
+static pthread_barrier_t af_ready;
+static volatile int af_stop;
+static volatile long af_count;
+
+static void af_prepare(void)
+{
+	if (pthread_spin_lock(&af_lock))
+		abort();
+	usleep(20 * 1000); /* the other threads queue behind us */
+}
+
+static void af_release(void)
+{
+	pthread_spin_unlock(&af_lock);
+}
+
+static void *af_hammer(void *arg)
+{
+	while (!af_stop)
+		if (!pthread_spin_lock(&af_lock))
+			pthread_spin_unlock(&af_lock);
+	return arg;
+}
+
+static void *af_child_thread(void *arg)
+{
+	pthread_spinlock_t *reg = &af_reg[(long)arg];
+
+	/* A first call (any lock) gives the thread its identity before the
+	 * others queue. */
+	if (!pthread_spin_trylock(reg))
+		pthread_spin_unlock(reg);
+	pthread_barrier_wait(&af_ready);
+	for (int i = 0; i < ATFORK_ITERS; i++) {
+		int err = pthread_spin_lock(&af_lock);
+
+		if (err) {
+			printf("child %d: pthread_spin_lock: %s (want 0)\n", (int)getpid(),
+			       strerror(err));
+			_exit(3);
+		}
+		long c = af_count;
+
+		af_count = c + 1;
+		pthread_spin_unlock(&af_lock);
+	}
+	return NULL;
+}
+
+static int case_atfork(void)
+{
+	pthread_t th[ATFORK_THREADS];
+	int bad = 0;
+
+	pthread_spin_init(&af_lock, PTHREAD_PROCESS_PRIVATE);
+	for (int i = 0; i < ATFORK_THREADS; i++)
+		pthread_spin_init(&af_reg[i], PTHREAD_PROCESS_PRIVATE);
+	/* main first: the hammers' identities are the next ones */
+	pthread_spin_lock(&af_lock);
+	pthread_spin_unlock(&af_lock);
+	pthread_atfork(af_prepare, af_release, af_release);
+	for (int i = 0; i < ATFORK_THREADS; i++)
+		pthread_create(&th[i], NULL, af_hammer, NULL);
+	for (int f = 0; f < ATFORK_FORKS; f++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			pthread_t ct[ATFORK_THREADS];
+
+			pthread_barrier_init(&af_ready, NULL, ATFORK_THREADS);
+			for (int i = 0; i < ATFORK_THREADS; i++)
+				pthread_create(&ct[i], NULL, af_child_thread, (void *)(long)i);
+			for (int i = 0; i < ATFORK_THREADS; i++)
+				pthread_join(ct[i], NULL);
+			_exit(af_count == (long)ATFORK_THREADS * ATFORK_ITERS ? 0 : 4);
+		}
+		bad |= pid < 0 || !wait_ok(pid);
+	}
+	af_stop = 1;
+	for (int i = 0; i < ATFORK_THREADS; i++)
+		pthread_join(th[i], NULL);
+	return expect("children locking a lock their atfork handler released", bad ? EIO : 0, 0);
+}
+
 static const char *self_path; /* argv[0], for the fork case's second process */
 
 static int case_fork_self(void)
@@ -379,6 +472,7 @@ static const struct {
     {"longhold", case_longhold, "RQSPINLOCK_PTHREAD_TIMEOUT_MS=10000"},
     {"signal", case_signal, ""},
     {"fork", case_fork_self, ""},
+    {"atfork", case_atfork, ""},
 };
 
 int main(int argc, char **argv)
