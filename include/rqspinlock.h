@@ -53,7 +53,8 @@
  *    In a child, locks held by other threads of the parent stay held; a
  *    lock that was free, even with waiters of the parent on it, can be
  *    taken (the first wait may last two timeouts, clearing their pending
- *    bit).
+ *    bit). Until a res_spin_lock() has taken it so, res_spin_trylock()
+ *    on such a lock returns -EBUSY: it never waits, so it never clears.
  *  - Process-shared memory: a lock in memory shared by several processes
  *    must be initialised with res_spin_lock_init_shared(), which marks it so
  *    that it never queues (the queue names per-process thread slots). An

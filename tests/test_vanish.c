@@ -701,6 +701,10 @@ static int orphan_child(rqspinlock_t *l, int nthreads, int nbusy)
 			if (pthread_create(&busy, NULL, starver, NULL))
 				return 11;
 	}
+	/* A trylock never waits, so it never clears the bit (rqspinlock.h,
+	 * "Abandoned calls"). */
+	if (res_spin_trylock(l) != -EBUSY)
+		return 13;
 	for (int i = 0; i < nthreads; i++)
 		if (pthread_create(&th[i], NULL, nbusy ? starved_taker : orphan_taker, l))
 			return 11;
@@ -708,7 +712,13 @@ static int orphan_child(rqspinlock_t *l, int nthreads, int nbusy)
 		if (pthread_join(th[i], &r) || r)
 			bad = 10;
 	}
-	return bad || tu_word(l) ? 10 : 0;
+	if (bad || tu_word(l))
+		return 10;
+	/* Once a wait has taken it, the word is clean: a trylock takes it. */
+	if (res_spin_trylock(l))
+		return 14;
+	res_spin_unlock(l);
+	return 0;
 }
 
 /*
