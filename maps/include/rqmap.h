@@ -37,6 +37,8 @@
  *    thread. If the application uses liburcu-memb's update side directly,
  *    map-updating handlers must not interrupt those calls.
  *  - RQMAP_F_NO_PREALLOC maps call malloc()/free(): not from handlers.
+ *  - A child of fork() can use the maps; fork() waits (bounded) for other
+ *    threads' grace-period waits to end first (docs/MAPS.md, rule 5).
  */
 #ifndef RQMAP_H
 #define RQMAP_H

@@ -3,6 +3,9 @@
 #include "internal.h"
 #include "freelist.h"
 
+/* struct urcu_reader, for forgetting the parent's readers after fork() */
+#include <urcu/static/urcu-memb.h>
+
 #include <rqmap.h>
 
 #include <errno.h>
@@ -30,6 +33,199 @@ char rqmap_tsan_gp;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
+/*
+ * fork() gate. fork() copies liburcu's internal mutexes (the grace-period
+ * and registry locks) in whatever state they are: one held by another
+ * thread of the parent (the reclaim thread inside synchronize_rcu(), a
+ * writer helping, a thread registering) stays held for ever in the child,
+ * whose first grace-period wait then hangs. So the library's calls into
+ * urcu's update side count themselves in urcu_in_flight, and an atfork
+ * prepare handler closes the gate and waits until every other thread's
+ * call has left; calls that find the gate closed either skip their grace
+ * period (helpers) or wait for it to reopen (reclaim thread, registration,
+ * unregistration).
+ *
+ * The wait is bounded: FORK_DRAIN_TIMEOUTS lock timeouts
+ * (res_spin_get_timeout_ns(), so 1 s by default), FORK_DRAIN_SECTION_NS when
+ * the forking thread is inside a read-side section (a grace period in flight
+ * then waits for it and cannot end). A call still in flight at the bound may
+ * hold urcu's mutexes in the child, so that child never uses urcu's update
+ * side (urcu_unusable): no grace period, no registration, retired elements
+ * never recycled (docs/MAPS.md, rule 5).
+ */
+#define FORK_DRAIN_TIMEOUTS   4
+#define FORK_DRAIN_SECTION_NS (1000ULL * 1000)
+static _Atomic uint32_t fork_gate; /* forks in progress: closed while > 0 */
+static _Atomic uint32_t urcu_in_flight;
+static _Thread_local uint32_t tls_urcu_calls; /* this thread's share of it */
+static _Thread_local bool tls_fork_undrained; /* this fork()'s prepare gave up */
+/* Set in a child whose fork() gave up, before it has other threads. */
+static bool urcu_unusable;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void nap_us(long us)
+{
+	nanosleep(&(struct timespec){0, us * 1000}, NULL);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000U + (uint64_t)ts.tv_nsec;
+}
+
+/* Counted in urcu_in_flight before tls_urcu_calls (and uncounted after): a
+ * handler of this thread that forks in between sees its own thread's call as
+ * another thread's, and waits for it to the bound, never too little. */
+static bool urcu_enter_try(void)
+{
+	/* seq_cst add then seq_cst load of the gate, against fork_prepare()'s
+	 * add then load of the count: one of the two sees the other. */
+	atomic_fetch_add_explicit(&urcu_in_flight, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&fork_gate, memory_order_seq_cst)) { /* seq_cst: as above */
+		/* relaxed: nothing was done under it */
+		atomic_fetch_sub_explicit(&urcu_in_flight, 1, memory_order_relaxed);
+		return false;
+	}
+	atomic_signal_fence(memory_order_seq_cst); /* seq_cst: a handler sees it */
+	tls_urcu_calls++;
+	atomic_signal_fence(memory_order_seq_cst); /* seq_cst: as above */
+	return true;
+}
+
+/* Waits only while a fork() is in progress (bounded by its prepare). */
+static void urcu_enter(void)
+{
+	while (!urcu_enter_try())
+		nap_us(50);
+}
+
+static void urcu_exit(void)
+{
+	atomic_signal_fence(memory_order_seq_cst); /* seq_cst: a handler sees it */
+	tls_urcu_calls--;
+	atomic_signal_fence(memory_order_seq_cst); /* seq_cst: as above */
+	/* release: the call's effects (urcu's mutexes unlocked, a batch
+	 * recycled, the registry list changed) before it stops counting; pairs
+	 * with fork_prepare()'s loads */
+	atomic_fetch_sub_explicit(&urcu_in_flight, 1, memory_order_release);
+}
+
+static void fork_prepare(void)
+{
+	uint64_t start = mono_ns(), bound = FORK_DRAIN_TIMEOUTS * res_spin_get_timeout_ns();
+
+	/* seq_cst: pairs with urcu_enter_try()'s add then load */
+	atomic_fetch_add_explicit(&fork_gate, 1, memory_order_seq_cst);
+	if (rqmap_tls_registered && urcu_memb_read_ongoing())
+		bound = FORK_DRAIN_SECTION_NS;
+	tls_fork_undrained = false;
+	/* seq_cst: pairs with urcu_enter_try()'s add then load; also acquire,
+	 * pairing with urcu_exit()'s release. The forking thread's own calls
+	 * (a handler that interrupted one) go on in the child. */
+	while (atomic_load_explicit(&urcu_in_flight, memory_order_seq_cst) > tls_urcu_calls) {
+		if (mono_ns() - start > bound) {
+			tls_fork_undrained = true;
+			break;
+		}
+		nap_us(50);
+	}
+}
+
+static void fork_parent(void)
+{
+	/* relaxed: reopening orders nothing (a call that sees it open starts
+	 * afresh) */
+	atomic_fetch_sub_explicit(&fork_gate, 1, memory_order_relaxed);
+}
+
+/*
+ * Every thread registered by the library, for the child of a fork(): the
+ * other threads of the parent are gone there, but their urcu reader records
+ * stay in urcu's registry, and one that was inside a read-side section at
+ * the fork would hold up every grace period of the child for ever. Left in
+ * the registry, a record would also be added a second time when a thread of
+ * the child reuses the dead thread's stack and TLS (glibc caches them),
+ * corrupting the list. Changed only inside urcu_enter() (registration,
+ * unregistration), so never in the middle of a change at a drained fork().
+ */
+struct reg_node {
+	struct urcu_reader *reader;
+	struct reg_node *prev, *next;
+};
+static struct reg_node reg_head = {NULL, &reg_head, &reg_head};
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local struct reg_node tls_reg;
+
+static void reg_add(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	tls_reg.reader = &URCU_TLS(urcu_memb_reader);
+	tls_reg.prev = &reg_head;
+	tls_reg.next = reg_head.next;
+	reg_head.next->prev = &tls_reg;
+	reg_head.next = &tls_reg;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void reg_del(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	if (tls_reg.next) {
+		tls_reg.prev->next = tls_reg.next;
+		tls_reg.next->prev = tls_reg.prev;
+		tls_reg.next = tls_reg.prev = NULL;
+	}
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/*
+ * In the child: the parent's other threads are quiescent for good. Their
+ * records leave urcu's registry, unless this thread is itself inside an
+ * update-side call (a handler that interrupted one forked), which may be in
+ * the middle of moving records between lists: then they only become
+ * quiescent. After an undrained fork() the list may be mid-change and
+ * nothing waits for grace periods: it is not read.
+ */
+static void reg_after_fork_child(void)
+{
+	if (!urcu_unusable)
+		for (struct reg_node *n = reg_head.next; n != &reg_head; n = n->next) {
+			if (n == &tls_reg)
+				continue;
+			CMM_STORE_SHARED(n->reader->ctr, 0);
+			if (!tls_urcu_calls)
+				cds_list_del(&n->reader->node);
+		}
+	reg_head.next = reg_head.prev = &reg_head;
+	if (tls_reg.next) {
+		tls_reg.prev = tls_reg.next = &reg_head;
+		reg_head.next = reg_head.prev = &tls_reg;
+	}
+	pthread_mutex_init(&reg_lock, NULL);
+}
+
+static void reclaim_after_fork_child(void);
+
+static void fork_child(void)
+{
+	if (tls_fork_undrained)
+		urcu_unusable = true;
+	/* relaxed: the child has one thread */
+	atomic_store_explicit(&urcu_in_flight, tls_urcu_calls, memory_order_relaxed);
+	reg_after_fork_child();
+	reclaim_after_fork_child();
+	/* relaxed: as above */
+	atomic_store_explicit(&fork_gate, 0, memory_order_relaxed);
+}
+
+static void register_atfork(void)
+{
+	(void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 /* Block every signal; returns the mask to restore. */
 static sigset_t block_all_signals(void)
 {
@@ -50,7 +246,12 @@ static void unregister_at_exit(void *arg)
 	(void)arg;
 	if (rqmap_tls_registered) {
 		tls_in_update_side++; /* never lowered: the thread is exiting */
-		urcu_memb_unregister_thread();
+		if (!urcu_unusable) { /* else urcu's registry lock may be held */
+			urcu_enter();
+			reg_del();
+			urcu_memb_unregister_thread();
+			urcu_exit();
+		}
 		rqmap_tls_registered = false;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -76,11 +277,16 @@ int rqmap_thread_register_slow(void)
 	int ret = 0;
 
 	pthread_once(&exit_key_once, make_exit_key);
+	pthread_once(&atfork_once, register_atfork);
 	if (!rqmap_tls_registered) {
-		if (pthread_setspecific(exit_key, (void *)1)) {
+		/* urcu's registry lock may be held for ever (fork gate) */
+		if (urcu_unusable || pthread_setspecific(exit_key, (void *)1)) {
 			ret = -ENOMEM;
 		} else {
+			urcu_enter();
 			urcu_memb_register_thread();
+			reg_add();
+			urcu_exit();
 			rqmap_tls_registered = true;
 		}
 	}
@@ -257,17 +463,23 @@ static void *reclaimer_main(void *arg)
 	(void)arg;
 	for (;;) {
 		uint64_t n, freed = free_deferred();
-		struct rqmap_retire *r = collect(&n);
+		struct rqmap_retire *r;
 
 		if (freed) /* release: pairs with rqmap_quiesce() */
 			atomic_fetch_add_explicit(&nr_reclaimed, freed, memory_order_release);
+		/* From taking a batch to its last push: no fork() in between, so a
+		 * child finds every retired element on the retire stacks. */
+		urcu_enter();
+		r = collect(&n);
 		if (!r) {
+			urcu_exit();
 			reclaimer_sleep();
 			continue;
 		}
 		urcu_memb_synchronize_rcu();
 		RQMAP_TSAN_ACQUIRE();
 		recycle_all(r, true);
+		urcu_exit();
 		/* A small batch: let the next one build up before another grace
 		 * period, without going idle (retirers wake only an idle thread, and
 		 * a wake-up per handful of elements would cost a syscall each). */
@@ -296,6 +508,9 @@ static bool help_reclaim(void)
 	uint64_t n;
 	struct rqmap_retire *r;
 
+	/* A fork() under way: skip this one. */
+	if (urcu_unusable || !urcu_enter_try())
+		return false;
 	tls_in_update_side++;
 	atomic_signal_fence(memory_order_seq_cst); /* a handler sees it */
 	r = collect(&n);
@@ -306,6 +521,7 @@ static bool help_reclaim(void)
 	}
 	atomic_signal_fence(memory_order_seq_cst);
 	tls_in_update_side--;
+	urcu_exit();
 	return r != NULL;
 }
 
@@ -319,17 +535,11 @@ static int64_t uncollected(void)
 /* Retired elements not yet recycled (some other thread may hold them). */
 static bool any_pending(void)
 {
+	if (urcu_unusable) /* nothing will be recycled */
+		return false;
 	/* acquire: pairs with recycle_all()'s release add */
 	return atomic_load_explicit(&nr_reclaimed, memory_order_acquire) <
 	       atomic_load_explicit(&nr_retired, memory_order_relaxed);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
-	return (uint64_t)ts.tv_sec * 1000000000U + (uint64_t)ts.tv_nsec;
 }
 
 /* With nothing retired anywhere, how long an update waits for elements that
@@ -377,27 +587,37 @@ struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
 /* A forked child has no reclaim thread: let it start its own. */
 static void reclaim_after_fork_child(void)
 {
+	uint64_t n = 0;
+
 	reclaimer_running = false;
+	/* The fork gate kept every batch on the retire stacks: the child's
+	 * grace periods recycle them (its helpers, or its reclaim thread), and
+	 * its reclaim thread frees the deferred elements. */
 	for (int i = 0; i < RETIRE_STRIPES; i++)
-		atomic_store_explicit(&stripes[i].head, NULL, memory_order_relaxed);
-	atomic_store_explicit(&nr_retired, 0, memory_order_relaxed);
+		for (struct rqmap_retire *r =
+		         atomic_load_explicit(&stripes[i].head, memory_order_relaxed);
+		     r; r = r->next)
+			n++;
+	for (struct rqmap_retire *r = atomic_load_explicit(&deferred_free, memory_order_relaxed); r;
+	     r = r->next)
+		n++;
+	atomic_store_explicit(&nr_retired, n, memory_order_relaxed);
 	atomic_store_explicit(&nr_collected, 0, memory_order_relaxed);
 	atomic_store_explicit(&nr_reclaimed, 0, memory_order_relaxed);
-	atomic_store_explicit(&deferred_free, NULL, memory_order_relaxed);
 	pthread_mutex_init(&reclaim_start_lock, NULL);
 }
 
 int rqmap_reclaim_start(void)
 {
-	static bool atfork_done;
 	pthread_attr_t attr;
 	pthread_t tid;
 	sigset_t old;
 	int ret = 0;
 
+	pthread_once(&atfork_once, register_atfork);
+	if (urcu_unusable) /* no grace period: nothing to reclaim */
+		return 0;
 	pthread_mutex_lock(&reclaim_start_lock);
-	if (!atfork_done && pthread_atfork(NULL, NULL, reclaim_after_fork_child) == 0)
-		atfork_done = true;
 	if (!reclaimer_running) {
 		/* The thread must not run the application's signal handlers. */
 		old = block_all_signals();
@@ -439,6 +659,10 @@ void rqmap_quiesce(void)
 {
 	uint64_t target = atomic_load_explicit(&nr_retired, memory_order_relaxed);
 	struct timespec ts = {0, 100L * 1000};
+
+	/* A forked child has no reclaim thread until it needs one. */
+	if (urcu_unusable || rqmap_reclaim_start())
+		return; /* nothing would recycle (docs/MAPS.md, rule 5) */
 
 	/* acquire: pairs with the reclaimer's release add */
 	while (atomic_load_explicit(&nr_reclaimed, memory_order_acquire) < target) {

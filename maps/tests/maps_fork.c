@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fork() while other threads hammer a hash map, then the child uses the map
+ * (docs/MAPS.md, rule 5). The parent's updaters and reclaim thread spend
+ * much of their time inside urcu_memb_synchronize_rcu() and its readers
+ * inside read-side sections; without the fork gate (maps/src/rcu.c), fork()
+ * copied liburcu's grace-period mutex held by one of them, or a reader
+ * record inside a section, into the child, whose first grace-period wait
+ * (an update helping, the reclaim thread, rqmap_quiesce()) then hung for
+ * ever. Each child replaces its own keys from the forking thread and from a
+ * new thread (so it recycles elements through grace periods of its own, and
+ * registers a thread), checks every value, and quiesces; update results
+ * are 0, -ETIMEDOUT (a bucket lock that a parent thread held at the fork
+ * stays held in the child, as rqspinlock.h documents) or -ENOMEM (see
+ * child_updates()). Not under TSan (fork() of a threaded process).
+ */
+#include "testutil.h"
+
+#include <rqmap.h>
+#include <rqspinlock.h>
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PARENT_KEYS 1000
+#define CHILD_KEYS  256
+#define CHILD_OPS   4000 /* by the forking thread, on the first half of the keys */
+#define THREAD_OPS  256  /* by a new thread of the child, on the second half */
+/* A child that has not exited after HUNG_S is hung (one takes well under a
+ * second, a few seconds when locks that parent threads held at the fork
+ * slow it down); MAX_HUNG of them end the test. */
+#define HUNG_S   30
+#define MAX_HUNG 2
+
+static struct rqmap_hash *map;
+static atomic_int stop;
+
+static void *hammer(void *arg)
+{
+	uint64_t id = (uint64_t)(uintptr_t)arg, rnd = id * 7919 + 1;
+
+	CHECK_EQ(rqmap_thread_init(), 0);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		uint32_t key = (uint32_t)(id * PARENT_KEYS + tu_rand(&rnd) % PARENT_KEYS);
+		uint64_t value = key;
+
+		if (id % 2) {
+			(void)rqmap_hash_lookup(map, &key, &value, 0);
+		} else {
+			(void)rqmap_hash_update(map, &key, &value, RQMAP_ANY);
+			if (tu_rand(&rnd) % 4 == 0)
+				(void)rqmap_hash_delete(map, &key);
+		}
+	}
+	return NULL;
+}
+
+/* Child: replace keys [first, first + CHILD_KEYS / 2), @ops updates in all;
+ * the last value written to each goes to last[]. Returns the errors. */
+static uint64_t last[CHILD_KEYS];
+static atomic_int child_nomem;
+
+static int child_updates(uint32_t first, uint32_t ops)
+{
+	int bad = 0;
+
+	/* -ENOMEM is no error here: free elements in a freelist list that a
+	 * parent thread held locked at the fork are out of the child's reach
+	 * (each such update costs a 50 ms wait, so stop after a few). */
+	for (uint32_t i = 0; i < ops && atomic_load(&child_nomem) < 8; i++) {
+		uint32_t k = first + i % (CHILD_KEYS / 2), key = 1000000 + k;
+		uint64_t value = i + 1;
+		int ret = rqmap_hash_update(map, &key, &value, RQMAP_ANY);
+
+		if (ret == 0)
+			last[k] = value;
+		else if (ret == -ENOMEM)
+			atomic_fetch_add(&child_nomem, 1);
+		else if (ret != -ETIMEDOUT && bad++ < 3)
+			fprintf(stderr, "child: update %u: %d\n", i, ret);
+	}
+	return bad;
+}
+
+static void *child_thread(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)child_updates(CHILD_KEYS / 2, THREAD_OPS);
+}
+
+static void child_run(void)
+{
+	pthread_t t;
+	void *thread_bad;
+	int bad;
+
+	/* Short: each wait on a lock that a parent thread held at the fork
+	 * costs up to two timeouts. A new thread takes a dead parent thread's
+	 * registry slot, and with it a home freelist list that thread may have
+	 * held locked: its pops then pay those two timeouts every time. */
+	res_spin_set_timeout_ns(TU_NS_PER_MS);
+	/* The new thread registers: glibc gives it the stack and TLS of a parent
+	 * thread, whose urcu reader record was in urcu's registry. */
+	tu_thread_start(&t, child_thread, NULL);
+	bad = child_updates(0, CHILD_OPS);
+	CHECK_EQ(pthread_join(t, &thread_bad), 0);
+	bad += (int)(intptr_t)thread_bad;
+	for (uint32_t i = 0; i < CHILD_KEYS; i++) {
+		uint32_t key = 1000000 + i;
+		uint64_t value = 0;
+		int ret = rqmap_hash_lookup(map, &key, &value, 0);
+
+		if (last[i] && (ret != 0 || value != last[i]) && bad++ < 6)
+			fprintf(stderr, "child: key %u: %d, %llu != %llu\n", key, ret,
+			        (unsigned long long)value, (unsigned long long)last[i]);
+	}
+	rqmap_quiesce(); /* no reclaim thread in the child until this starts one */
+	_exit(bad ? 1 : atomic_load(&child_nomem) ? 2 : 0);
+}
+
+static void test_maps_fork_child_uses_map(void)
+{
+	struct rqmap_hash_attr attr = {
+	    .key_size = 4, .value_size = 8, .max_entries = 4096, .spare = 256};
+	int forks = (int)tu_scaled(12), done = 0, hung = 0, failed = 0, nomem = 0;
+	uint64_t slowest = 0;
+	pthread_t t[4];
+
+	if (TU_TSAN) {
+		printf("# fork() of a threaded process: not under TSan\n");
+		return;
+	}
+	CHECK_EQ(rqmap_hash_create(&attr, &map), 0);
+	for (uintptr_t i = 0; i < 4; i++)
+		tu_thread_start(&t[i], hammer, (void *)i);
+	tu_sleep_ms(50);
+	for (int f = 0; f < forks && hung < MAX_HUNG; f++, done++) {
+		uint64_t start = tu_now_ns(), took;
+		int status = 0;
+		pid_t pid = fork(), r;
+
+		CHECK(pid >= 0);
+		if (pid == 0)
+			child_run();
+		while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
+		       tu_now_ns() - start < HUNG_S * TU_NS_PER_S)
+			tu_sleep_ms(5);
+		took = tu_now_ns() - start;
+		if (r != 0 && took > slowest)
+			slowest = took;
+		if (r == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			hung++;
+		} else if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+			nomem++;
+		} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			failed++;
+			fprintf(stderr, "child %d: status 0x%x\n", f, status);
+		}
+		tu_sleep_ms(10);
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 4; i++)
+		tu_thread_join(t[i]);
+	printf("%d forks: %d children hung (killed after %d s), %d failed, %d saw -ENOMEM; "
+	       "slowest child %llu ms\n",
+	       done, hung, HUNG_S, failed, nomem, (unsigned long long)(slowest / TU_NS_PER_MS));
+	CHECK_EQ(hung, 0);
+	CHECK_EQ(failed, 0);
+	rqmap_hash_destroy(map);
+}
+
+/*
+ * The prepare handler's wait is bounded: a parent thread stalls inside a
+ * read-side section while the reclaim thread waits for a grace period, so
+ * the call in flight never ends before the fork. fork() returns after about
+ * four lock timeouts; the child then never uses urcu's update side (its
+ * mutexes may be held): quiesce returns, updates give 0 or -ENOMEM, a new
+ * thread cannot register (-ENOMEM), and it exits promptly.
+ */
+static atomic_int reader_stalled, reader_release;
+
+static void *stalled_reader(void *arg)
+{
+	(void)arg;
+	CHECK_EQ(rqmap_read_lock(), 0);
+	atomic_store(&reader_stalled, 1);
+	while (!atomic_load(&reader_release))
+		tu_sleep_ms(1);
+	rqmap_read_unlock();
+	return NULL;
+}
+
+static void *child_register(void *arg)
+{
+	(void)arg;
+	return (void *)(intptr_t)rqmap_thread_init();
+}
+
+static void stalled_child_run(void)
+{
+	int nomem = 0, bad = 0;
+	void *reg;
+	pthread_t t;
+
+	rqmap_quiesce();
+	for (uint32_t i = 0; i < 64 && nomem < 4; i++) {
+		uint32_t key = i % 8;
+		uint64_t value = i;
+		int ret = rqmap_hash_update(map, &key, &value, RQMAP_ANY);
+
+		if (ret == -ENOMEM)
+			nomem++;
+		else if (ret != 0 && ret != -ETIMEDOUT && bad++ < 3)
+			fprintf(stderr, "stalled child: update %u: %d\n", i, ret);
+	}
+	tu_thread_start(&t, child_register, NULL);
+	CHECK_EQ(pthread_join(t, &reg), 0);
+	if (reg != 0 && (intptr_t)reg != -ENOMEM && bad++ < 4)
+		fprintf(stderr, "stalled child: register: %d\n", (int)(intptr_t)reg);
+	rqmap_quiesce();
+	/* 3: registration refused, as after a fork() whose wait gave up */
+	_exit(bad ? 1 : (intptr_t)reg == -ENOMEM ? 3 : 0);
+}
+
+static void test_maps_fork_stalled_reader(void)
+{
+	struct rqmap_hash_attr attr = {
+	    .key_size = 4, .value_size = 8, .max_entries = 1024, .spare = 256};
+	uint64_t bound = 4 * res_spin_get_timeout_ns(), start, forked;
+	int status = 0;
+	pthread_t reader;
+	pid_t pid, r;
+
+	if (TU_TSAN) {
+		printf("# fork() of a threaded process: not under TSan\n");
+		return;
+	}
+	CHECK_EQ(rqmap_hash_create(&attr, &map), 0);
+	tu_thread_start(&reader, stalled_reader, NULL);
+	while (!atomic_load(&reader_stalled))
+		tu_sleep_ms(1);
+	/* Fewer replacements than make an update help: the reclaim thread
+	 * takes them and waits for the stalled reader. */
+	for (uint32_t i = 0; i < 16; i++) {
+		uint32_t key = i % 4;
+		uint64_t value = i;
+
+		CHECK_EQ(rqmap_hash_update(map, &key, &value, RQMAP_ANY), 0);
+	}
+	tu_sleep_ms(20);
+	start = tu_now_ns();
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		stalled_child_run();
+	forked = tu_now_ns() - start;
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
+	       tu_now_ns() - start < HUNG_S * TU_NS_PER_S)
+		tu_sleep_ms(5);
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	atomic_store(&reader_release, 1);
+	tu_thread_join(reader);
+	printf("fork() took %llu ms (bound %llu ms); child %s, status 0x%x\n",
+	       (unsigned long long)(forked / TU_NS_PER_MS),
+	       (unsigned long long)(bound / TU_NS_PER_MS), r == 0 ? "hung" : "exited", status);
+	CHECK(r != 0);
+	CHECK(forked < bound + TU_NS_PER_S);
+	CHECK(WIFEXITED(status));
+	CHECK(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3);
+	rqmap_hash_destroy(map);
+}
+
+static const struct tu_test tests[] = {
+    TU_TEST("maps_fork_child_uses_map", test_maps_fork_child_uses_map, 240, TU_NO_WATCHDOG),
+    TU_TEST("maps_fork_stalled_reader", test_maps_fork_stalled_reader, 60, TU_NO_WATCHDOG),
+};
+
+TU_MAIN(tests)
