@@ -59,6 +59,12 @@ static _Atomic uint32_t fork_gate; /* forks in progress: closed while > 0 */
 static _Atomic uint32_t urcu_in_flight;
 static _Thread_local uint32_t tls_urcu_calls; /* this thread's share of it */
 static _Thread_local bool tls_fork_undrained; /* this fork()'s prepare gave up */
+/* This thread is inside fork() with the gate closed (from its prepare handler
+ * to its parent or child handler): the gate cannot reopen before this thread
+ * goes on, so neither it nor a signal handler that interrupts it, nor another
+ * atfork handler run in between, may wait for a grace period or for urcu's
+ * update side (they would wait for ever). */
+static _Thread_local bool tls_forking;
 /* Set in a child whose fork() gave up, before it has other threads. */
 static bool urcu_unusable;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -117,6 +123,8 @@ static void fork_prepare(void)
 {
 	uint64_t start = mono_ns(), bound = FORK_DRAIN_TIMEOUTS * res_spin_get_timeout_ns();
 
+	tls_forking = true;
+	atomic_signal_fence(memory_order_seq_cst); /* a handler sees it */
 	/* seq_cst: pairs with urcu_enter_try()'s add then load */
 	atomic_fetch_add_explicit(&fork_gate, 1, memory_order_seq_cst);
 	if (rqmap_tls_registered && urcu_memb_read_ongoing())
@@ -139,6 +147,8 @@ static void fork_parent(void)
 	/* relaxed: reopening orders nothing (a call that sees it open starts
 	 * afresh) */
 	atomic_fetch_sub_explicit(&fork_gate, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	tls_forking = false;
 }
 
 /*
@@ -219,6 +229,8 @@ static void fork_child(void)
 	reclaim_after_fork_child();
 	/* relaxed: as above */
 	atomic_store_explicit(&fork_gate, 0, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	tls_forking = false;
 }
 
 static void register_atfork(void)
@@ -279,8 +291,9 @@ int rqmap_thread_register_slow(void)
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_once(&atfork_once, register_atfork);
 	if (!rqmap_tls_registered) {
-		/* urcu's registry lock may be held for ever (fork gate) */
-		if (urcu_unusable || pthread_setspecific(exit_key, (void *)1)) {
+		/* urcu's registry lock may be held for ever, or this thread's
+		 * own fork() holds the gate closed (fork gate) */
+		if (urcu_unusable || tls_forking || pthread_setspecific(exit_key, (void *)1)) {
 			ret = -ENOMEM;
 		} else {
 			urcu_enter();
@@ -495,10 +508,13 @@ static void *reclaimer_main(void *arg)
  * section (it would wait for itself), not over urcu's update side or a batch
  * of its own thread (see tls_in_update_side), and not nested in another map
  * operation of its thread (which may hold a lock others need while it
- * waits). */
+ * waits), and not while this thread's own fork() holds the gate closed (a
+ * handler or atfork handler then: the grace period would wait for the gate,
+ * the gate for this thread). */
 static bool may_wait_for_gp(void)
 {
-	return rqmap_tls_depth <= 1 && !tls_in_update_side && !urcu_memb_read_ongoing();
+	return rqmap_tls_depth <= 1 && !tls_in_update_side && !tls_forking &&
+	       !urcu_memb_read_ongoing();
 }
 
 /* Take every retired element, wait for a grace period, recycle them. False

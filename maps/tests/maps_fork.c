@@ -279,9 +279,158 @@ static void test_maps_fork_stalled_reader(void)
 	rqmap_hash_destroy(map);
 }
 
+/*
+ * A signal handler of the forking thread that updates a map while its own
+ * fork() holds the gate closed (here during the prepare handler's wait for a
+ * grace period in flight, held up by a stalled reader) must not wait for a
+ * grace period: the gate reopens only when that thread goes on. Map B's free
+ * elements run out inside the handler and the rest wait on the retire stacks,
+ * which only a grace period (closed gate) can recycle: before the fix the
+ * handler waited for them for ever, and so did fork(). Now those updates get
+ * -ENOMEM, fork() returns once the reader leaves, and after quiesce map B
+ * has count + free == capacity.
+ */
+static struct rqmap_hash *map_b;
+static pthread_t gate_main;
+static atomic_int gate_forking, gate_in_fork, gate_handler_started, gate_handler_in_fork,
+    gate_handler_done, gate_quit, gate_nomem, gate_bad;
+
+static void gate_handler(int sig)
+{
+	(void)sig;
+	atomic_store(&gate_handler_in_fork, atomic_load(&gate_in_fork));
+	atomic_store(&gate_handler_started, 1);
+	for (uint32_t i = 0; i < 64; i++) {
+		uint32_t key = i % 16;
+		uint64_t value = i;
+		int ret = rqmap_hash_update(map_b, &key, &value, RQMAP_ANY);
+
+		if (ret == -ENOMEM)
+			atomic_fetch_add(&gate_nomem, 1);
+		else if (ret != 0)
+			atomic_fetch_add(&gate_bad, 1);
+	}
+	atomic_store(&gate_handler_done, 1);
+}
+
+/* Leaves its section 300 ms after the handler started (3 s at most). */
+static void *gate_reader(void *arg)
+{
+	uint64_t start;
+
+	(void)arg;
+	CHECK_EQ(rqmap_read_lock(), 0);
+	atomic_store(&reader_stalled, 1);
+	while (!atomic_load(&gate_forking))
+		tu_sleep_ms(1);
+	start = tu_now_ns();
+	while (!atomic_load(&gate_handler_started) && tu_now_ns() - start < 3 * TU_NS_PER_S)
+		tu_sleep_ms(1);
+	tu_sleep_ms(300);
+	rqmap_read_unlock();
+	return NULL;
+}
+
+static void *gate_kicker(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&gate_forking))
+		tu_sleep_ms(1);
+	tu_sleep_ms(50);
+	pthread_kill(gate_main, SIGUSR1);
+	return NULL;
+}
+
+/* fork() hung in the handler: report it and end the test process. */
+static void *gate_watchdog(void *arg)
+{
+	uint64_t start = tu_now_ns();
+
+	(void)arg;
+	while (!atomic_load(&gate_quit)) {
+		if (tu_now_ns() - start > 20 * TU_NS_PER_S) {
+			fprintf(stderr,
+			        "not ok - fork() still in the handler after 20 s "
+			        "(handler started %d, done %d)\n",
+			        atomic_load(&gate_handler_started),
+			        atomic_load(&gate_handler_done));
+			_exit(1);
+		}
+		tu_sleep_ms(10);
+	}
+	return NULL;
+}
+
+static void test_maps_fork_handler_in_gate(void)
+{
+	struct rqmap_hash_attr a = {
+	    .key_size = 4, .value_size = 8, .max_entries = 1024, .spare = 256};
+	struct rqmap_hash_attr b = {.key_size = 4, .value_size = 8, .max_entries = 16, .spare = 8};
+	struct sigaction sa = {.sa_handler = gate_handler}, old;
+	struct rqmap_hash_info info;
+	pthread_t reader, kicker, watchdog;
+	int status = 0;
+	pid_t pid;
+
+	if (TU_TSAN) {
+		printf("# fork() of a threaded process: not under TSan\n");
+		return;
+	}
+	gate_main = pthread_self();
+	atomic_store(&reader_stalled, 0);
+	CHECK_EQ(rqmap_hash_create(&a, &map), 0);
+	CHECK_EQ(rqmap_hash_create(&b, &map_b), 0);
+	for (uint32_t key = 0; key < 16; key++) {
+		uint64_t value = 0;
+
+		CHECK_EQ(rqmap_hash_update(map_b, &key, &value, RQMAP_ANY), 0);
+	}
+	rqmap_quiesce(); /* map B: 16 live, 8 free */
+	CHECK_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+	tu_thread_start(&reader, gate_reader, NULL);
+	while (!atomic_load(&reader_stalled))
+		tu_sleep_ms(1);
+	/* The reclaim thread takes these and waits for the stalled reader. */
+	for (uint32_t i = 0; i < 16; i++) {
+		uint32_t key = i % 4;
+		uint64_t value = i;
+
+		CHECK_EQ(rqmap_hash_update(map, &key, &value, RQMAP_ANY), 0);
+	}
+	tu_sleep_ms(20);
+	tu_thread_start(&kicker, gate_kicker, NULL);
+	tu_thread_start(&watchdog, gate_watchdog, NULL);
+	atomic_store(&gate_in_fork, 1);
+	atomic_store(&gate_forking, 1);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	atomic_store(&gate_in_fork, 0);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	tu_thread_join(kicker);
+	tu_thread_join(reader);
+	for (int i = 0; i < 5000 && !atomic_load(&gate_handler_done); i++)
+		tu_sleep_ms(1);
+	atomic_store(&gate_quit, 1);
+	tu_thread_join(watchdog);
+	CHECK_EQ(sigaction(SIGUSR1, &old, NULL), 0);
+	printf("handler %s fork(); %d of its updates got -ENOMEM\n",
+	       atomic_load(&gate_handler_in_fork) ? "inside" : "after (not tested)",
+	       atomic_load(&gate_nomem));
+	CHECK(atomic_load(&gate_handler_done));
+	CHECK_EQ(atomic_load(&gate_bad), 0);
+	rqmap_quiesce();
+	CHECK_EQ(rqmap_hash_info(map_b, &info), 0);
+	CHECK_EQ(info.count + info.free, info.capacity);
+	rqmap_hash_destroy(map_b);
+	rqmap_hash_destroy(map);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("maps_fork_child_uses_map", test_maps_fork_child_uses_map, 240, TU_NO_WATCHDOG),
     TU_TEST("maps_fork_stalled_reader", test_maps_fork_stalled_reader, 60, TU_NO_WATCHDOG),
+    TU_TEST("maps_fork_handler_in_gate", test_maps_fork_handler_in_gate, 60, TU_NO_WATCHDOG),
 };
 
 TU_MAIN(tests)
