@@ -606,6 +606,13 @@ static void reclaim_after_fork_child(void)
 	uint64_t n = 0;
 
 	reclaimer_running = false;
+	pthread_mutex_init(&reclaim_start_lock, NULL);
+	/* Nothing is ever recycled in a child that cannot use urcu: and its
+	 * retire stacks may hold elements of maps it destroyed since (quiesce
+	 * returns at once there), freed memory that must not be read when that
+	 * child forks again. */
+	if (urcu_unusable)
+		return;
 	/* The fork gate kept every batch on the retire stacks: the child's
 	 * grace periods recycle them (its helpers, or its reclaim thread), and
 	 * its reclaim thread frees the deferred elements. */
@@ -620,7 +627,6 @@ static void reclaim_after_fork_child(void)
 	atomic_store_explicit(&nr_retired, n, memory_order_relaxed);
 	atomic_store_explicit(&nr_collected, 0, memory_order_relaxed);
 	atomic_store_explicit(&nr_reclaimed, 0, memory_order_relaxed);
-	pthread_mutex_init(&reclaim_start_lock, NULL);
 }
 
 int rqmap_reclaim_start(void)

@@ -204,7 +204,8 @@ static void *child_register(void *arg)
 
 static void stalled_child_run(void)
 {
-	int nomem = 0, bad = 0;
+	int nomem = 0, bad = 0, status = 0;
+	pid_t grandchild;
 	void *reg;
 	pthread_t t;
 
@@ -224,14 +225,25 @@ static void stalled_child_run(void)
 	if (reg != 0 && (intptr_t)reg != -ENOMEM && bad++ < 4)
 		fprintf(stderr, "stalled child: register: %d\n", (int)(intptr_t)reg);
 	rqmap_quiesce();
+	/* Destroyed here, the map's pool is unmapped while the elements this
+	 * child retired stay on the retire stacks (never recycled here): a
+	 * grandchild must not read them (it crashed). */
+	rqmap_hash_destroy(map);
+	grandchild = fork();
+	if (grandchild == 0)
+		_exit(0);
+	if ((grandchild < 0 || waitpid(grandchild, &status, 0) != grandchild || status != 0) &&
+	    bad++ < 5)
+		fprintf(stderr, "stalled child: grandchild status 0x%x\n", status);
 	/* 3: registration refused, as after a fork() whose wait gave up */
 	_exit(bad ? 1 : (intptr_t)reg == -ENOMEM ? 3 : 0);
 }
 
 static void test_maps_fork_stalled_reader(void)
 {
+	/* Large enough that its pool is mmap()ed, so the child's free unmaps it. */
 	struct rqmap_hash_attr attr = {
-	    .key_size = 4, .value_size = 8, .max_entries = 1024, .spare = 256};
+	    .key_size = 4, .value_size = 8, .max_entries = 65536, .spare = 256};
 	uint64_t bound = 4 * res_spin_get_timeout_ns(), start, forked;
 	int status = 0;
 	pthread_t reader;
