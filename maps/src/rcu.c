@@ -67,6 +67,10 @@ static _Thread_local bool tls_fork_undrained; /* this fork()'s prepare gave up *
 static _Thread_local bool tls_forking;
 /* Set in a child whose fork() gave up, before it has other threads. */
 static bool urcu_unusable;
+/* Set in a child where the parent's other readers stayed in urcu's registry
+ * (reg_after_fork_child()): a new thread that reused one's stack and TLS
+ * would add that record a second time, so no thread registers there. */
+static bool urcu_stale_readers;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void nap_us(long us)
@@ -130,6 +134,10 @@ static void fork_prepare(void)
 	if (rqmap_tls_registered && urcu_memb_read_ongoing())
 		bound = FORK_DRAIN_SECTION_NS;
 	tls_fork_undrained = false;
+	/* A process that cannot use urcu never does (a stray count is one of
+	 * help_reclaim()'s, which leaves at once): nothing to drain. */
+	if (urcu_unusable)
+		return;
 	/* seq_cst: pairs with urcu_enter_try()'s add then load; also acquire,
 	 * pairing with urcu_exit()'s release. The forking thread's own calls
 	 * (a handler that interrupted one) go on in the child. */
@@ -208,6 +216,8 @@ static void reg_after_fork_child(void)
 			CMM_STORE_SHARED(n->reader->ctr, 0);
 			if (!tls_urcu_calls)
 				cds_list_del(&n->reader->node);
+			else
+				urcu_stale_readers = true;
 		}
 	reg_head.next = reg_head.prev = &reg_head;
 	if (tls_reg.next) {
@@ -291,9 +301,11 @@ int rqmap_thread_register_slow(void)
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_once(&atfork_once, register_atfork);
 	if (!rqmap_tls_registered) {
-		/* urcu's registry lock may be held for ever, or this thread's
-		 * own fork() holds the gate closed (fork gate) */
-		if (urcu_unusable || tls_forking || pthread_setspecific(exit_key, (void *)1)) {
+		/* urcu's registry lock may be held for ever, or its registry
+		 * keeps dead threads' records, or this thread's own fork() holds
+		 * the gate closed (fork gate) */
+		if (urcu_unusable || urcu_stale_readers || tls_forking ||
+		    pthread_setspecific(exit_key, (void *)1)) {
 			ret = -ENOMEM;
 		} else {
 			urcu_enter();
@@ -527,6 +539,13 @@ static bool help_reclaim(void)
 	/* A fork() under way: skip this one. */
 	if (urcu_unusable || !urcu_enter_try())
 		return false;
+	/* A handler of this thread that forked after the check above, while
+	 * urcu_enter_try() counted the call, made its prepare wait for this
+	 * very call to its bound: this is then a child that cannot use urcu. */
+	if (urcu_unusable) {
+		urcu_exit();
+		return false;
+	}
 	tls_in_update_side++;
 	atomic_signal_fence(memory_order_seq_cst); /* a handler sees it */
 	r = collect(&n);
@@ -614,16 +633,17 @@ static void reclaim_after_fork_child(void)
 	if (urcu_unusable)
 		return;
 	/* The fork gate kept every batch on the retire stacks: the child's
-	 * grace periods recycle them (its helpers, or its reclaim thread), and
-	 * its reclaim thread frees the deferred elements. */
+	 * grace periods recycle them (its helpers, or its reclaim thread). The
+	 * elements waiting to be freed (no-prealloc maps, past their grace
+	 * period) are freed now: only a reclaim thread frees them, and until
+	 * the child has one they would count as pending, so that an update
+	 * finding no free element would wait for them instead of failing. */
 	for (int i = 0; i < RETIRE_STRIPES; i++)
 		for (struct rqmap_retire *r =
 		         atomic_load_explicit(&stripes[i].head, memory_order_relaxed);
 		     r; r = r->next)
 			n++;
-	for (struct rqmap_retire *r = atomic_load_explicit(&deferred_free, memory_order_relaxed); r;
-	     r = r->next)
-		n++;
+	(void)free_deferred();
 	atomic_store_explicit(&nr_retired, n, memory_order_relaxed);
 	atomic_store_explicit(&nr_collected, 0, memory_order_relaxed);
 	atomic_store_explicit(&nr_reclaimed, 0, memory_order_relaxed);
@@ -677,18 +697,38 @@ void rqmap_retire(struct rqmap_retire *r, struct rqfl *fl, uint32_t home)
 		syscall(SYS_futex, &reclaimer_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* rqmap_quiesce() without a reclaim thread: a batch recycled after a grace
+ * period and the deferred elements freed, here; false when there was
+ * nothing to do. */
+static bool recycle_here(void)
+{
+	bool helped = help_reclaim();
+	uint64_t freed = free_deferred();
+
+	if (freed) /* release: as the reclaim thread's add */
+		atomic_fetch_add_explicit(&nr_reclaimed, freed, memory_order_release);
+	return helped || freed;
+}
+
 void rqmap_quiesce(void)
 {
 	uint64_t target = atomic_load_explicit(&nr_retired, memory_order_relaxed);
 	struct timespec ts = {0, 100L * 1000};
+	bool threaded;
 
-	/* A forked child has no reclaim thread until it needs one. */
-	if (urcu_unusable || rqmap_reclaim_start())
-		return; /* nothing would recycle (docs/MAPS.md, rule 5) */
-
-	/* acquire: pairs with the reclaimer's release add */
+	if (urcu_unusable)
+		return; /* nothing is recycled here (docs/MAPS.md, rule 5) */
+	/* A forked child has no reclaim thread until it needs one. Where none
+	 * can be started, this thread recycles, and frees what no-prealloc maps
+	 * retired, itself: returning early would let a destroy free a pool that
+	 * retired elements still point into. */
+	threaded = rqmap_reclaim_start() == 0;
+	/* acquire: pairs with the reclaimer's and recycle_all()'s release adds */
 	while (atomic_load_explicit(&nr_reclaimed, memory_order_acquire) < target) {
-		if (atomic_exchange(&reclaimer_idle, 0))
+		if (!threaded && recycle_here())
+			continue;
+		/* seq_cst: as in rqmap_retire() (no lost wake-up) */
+		if (threaded && atomic_exchange(&reclaimer_idle, 0))
 			syscall(SYS_futex, &reclaimer_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		nanosleep(&ts, NULL);
 	}

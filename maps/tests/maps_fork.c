@@ -20,6 +20,8 @@
 #include <rqspinlock.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -439,10 +441,77 @@ static void test_maps_fork_handler_in_gate(void)
 	rqmap_hash_destroy(map);
 }
 
+/*
+ * rqmap_quiesce() in a child whose reclaim thread cannot be created (the
+ * link wraps pthread_create(); no_thread makes it fail with EAGAIN): the
+ * child's replacements leave retired elements that only a grace period
+ * recycles, and quiesce must recycle them itself before it returns. A
+ * quiesce that returned early would leave them retired, and a destroy after
+ * it would free a pool they point into: count + free == capacity checks
+ * that every element is back.
+ */
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+static atomic_int no_thread;
+
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	if (atomic_load(&no_thread))
+		return EAGAIN;
+	return __real_pthread_create(t, attr, fn, arg);
+}
+
+static int no_thread_child(void)
+{
+	struct rqmap_hash_info info;
+
+	atomic_store(&no_thread, 1);
+	/* Fewer retired elements than make an update help (spare / 8). */
+	for (uint32_t i = 0; i < 24; i++) {
+		uint32_t key = i % 4;
+		uint64_t value = i;
+
+		if (rqmap_hash_update(map, &key, &value, RQMAP_ANY))
+			return 1;
+	}
+	rqmap_quiesce();
+	if (rqmap_hash_info(map, &info))
+		return 2;
+	if (info.count != 4 || info.count + info.free != info.capacity) {
+		fprintf(stderr, "child: count %u free %u capacity %u\n", (unsigned)info.count,
+		        (unsigned)info.free, (unsigned)info.capacity);
+		return 3;
+	}
+	return 0;
+}
+
+static void test_maps_fork_quiesce_no_thread(void)
+{
+	struct rqmap_hash_attr attr = {
+	    .key_size = 4, .value_size = 8, .max_entries = 1024, .spare = 256};
+	int status = 0;
+	pid_t pid;
+
+	if (TU_TSAN) {
+		printf("# fork() of a threaded process: not under TSan\n");
+		return;
+	}
+	CHECK_EQ(rqmap_hash_create(&attr, &map), 0); /* the parent's reclaim thread */
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(no_thread_child());
+	status = tu_wait_child(pid, 30);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	rqmap_hash_destroy(map);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("maps_fork_child_uses_map", test_maps_fork_child_uses_map, 240, TU_NO_WATCHDOG),
     TU_TEST("maps_fork_stalled_reader", test_maps_fork_stalled_reader, 60, TU_NO_WATCHDOG),
     TU_TEST("maps_fork_handler_in_gate", test_maps_fork_handler_in_gate, 60, TU_NO_WATCHDOG),
+    TU_TEST("maps_fork_quiesce_no_thread", test_maps_fork_quiesce_no_thread, 60, 0),
 };
 
 TU_MAIN(tests)
