@@ -198,6 +198,26 @@ static void *stalled_reader(void *arg)
 	return NULL;
 }
 
+/*
+ * Start @fn, a reader that stalls inside a read-side section, then replace
+ * keys of `map`: fewer replacements than make an update help, so the
+ * reclaim thread takes them and waits for a grace period that the stalled
+ * reader holds up.
+ */
+static void stall_reclaimer(pthread_t *reader, void *(*fn)(void *))
+{
+	tu_thread_start(reader, fn, NULL);
+	while (!atomic_load(&reader_stalled))
+		tu_sleep_ms(1);
+	for (uint32_t i = 0; i < 16; i++) {
+		uint32_t key = i % 4;
+		uint64_t value = i;
+
+		CHECK_EQ(rqmap_hash_update(map, &key, &value, RQMAP_ANY), 0);
+	}
+	tu_sleep_ms(20);
+}
+
 static void *child_register(void *arg)
 {
 	(void)arg;
@@ -256,18 +276,7 @@ static void test_maps_fork_stalled_reader(void)
 		return;
 	}
 	CHECK_EQ(rqmap_hash_create(&attr, &map), 0);
-	tu_thread_start(&reader, stalled_reader, NULL);
-	while (!atomic_load(&reader_stalled))
-		tu_sleep_ms(1);
-	/* Fewer replacements than make an update help: the reclaim thread
-	 * takes them and waits for the stalled reader. */
-	for (uint32_t i = 0; i < 16; i++) {
-		uint32_t key = i % 4;
-		uint64_t value = i;
-
-		CHECK_EQ(rqmap_hash_update(map, &key, &value, RQMAP_ANY), 0);
-	}
-	tu_sleep_ms(20);
+	stall_reclaimer(&reader, stalled_reader);
 	start = tu_now_ns();
 	pid = fork();
 	CHECK(pid >= 0);
@@ -401,17 +410,7 @@ static void test_maps_fork_handler_in_gate(void)
 	}
 	rqmap_quiesce(); /* map B: 16 live, 8 free */
 	CHECK_EQ(sigaction(SIGUSR1, &sa, &old), 0);
-	tu_thread_start(&reader, gate_reader, NULL);
-	while (!atomic_load(&reader_stalled))
-		tu_sleep_ms(1);
-	/* The reclaim thread takes these and waits for the stalled reader. */
-	for (uint32_t i = 0; i < 16; i++) {
-		uint32_t key = i % 4;
-		uint64_t value = i;
-
-		CHECK_EQ(rqmap_hash_update(map, &key, &value, RQMAP_ANY), 0);
-	}
-	tu_sleep_ms(20);
+	stall_reclaimer(&reader, gate_reader);
 	tu_thread_start(&kicker, gate_kicker, NULL);
 	tu_thread_start(&watchdog, gate_watchdog, NULL);
 	atomic_store(&gate_in_fork, 1);
