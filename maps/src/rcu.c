@@ -170,32 +170,25 @@ static void fork_parent(void)
  * unregistration), so never in the middle of a change at a drained fork().
  */
 struct reg_node {
+	struct cds_list_head node; /* in reg_list while the thread is registered */
 	struct urcu_reader *reader;
-	struct reg_node *prev, *next;
 };
-static struct reg_node reg_head = {NULL, &reg_head, &reg_head};
+static CDS_LIST_HEAD(reg_list);
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local struct reg_node tls_reg;
 
 static void reg_add(void)
 {
-	pthread_mutex_lock(&reg_lock);
 	tls_reg.reader = &URCU_TLS(urcu_memb_reader);
-	tls_reg.prev = &reg_head;
-	tls_reg.next = reg_head.next;
-	reg_head.next->prev = &tls_reg;
-	reg_head.next = &tls_reg;
+	pthread_mutex_lock(&reg_lock);
+	cds_list_add(&tls_reg.node, &reg_list);
 	pthread_mutex_unlock(&reg_lock);
 }
 
 static void reg_del(void)
 {
 	pthread_mutex_lock(&reg_lock);
-	if (tls_reg.next) {
-		tls_reg.prev->next = tls_reg.next;
-		tls_reg.next->prev = tls_reg.prev;
-		tls_reg.next = tls_reg.prev = NULL;
-	}
+	cds_list_del(&tls_reg.node);
 	pthread_mutex_unlock(&reg_lock);
 }
 
@@ -209,21 +202,22 @@ static void reg_del(void)
  */
 static void reg_after_fork_child(void)
 {
-	if (!urcu_unusable)
-		for (struct reg_node *n = reg_head.next; n != &reg_head; n = n->next) {
-			if (n == &tls_reg)
-				continue;
-			CMM_STORE_SHARED(n->reader->ctr, 0);
-			if (!tls_urcu_calls)
-				cds_list_del(&n->reader->node);
-			else
-				urcu_stale_readers = true;
-		}
-	reg_head.next = reg_head.prev = &reg_head;
-	if (tls_reg.next) {
-		tls_reg.prev = tls_reg.next = &reg_head;
-		reg_head.next = reg_head.prev = &tls_reg;
+	struct cds_list_head *pos;
+
+	for (pos = reg_list.next; !urcu_unusable && pos != &reg_list; pos = pos->next) {
+		struct urcu_reader *reader = cds_list_entry(pos, struct reg_node, node)->reader;
+
+		if (pos == &tls_reg.node)
+			continue;
+		CMM_STORE_SHARED(reader->ctr, 0);
+		if (tls_urcu_calls)
+			urcu_stale_readers = true;
+		else
+			cds_list_del(&reader->node);
 	}
+	CDS_INIT_LIST_HEAD(&reg_list);
+	if (rqmap_tls_registered)
+		cds_list_add(&tls_reg.node, &reg_list);
 	pthread_mutex_init(&reg_lock, NULL);
 }
 
@@ -537,11 +531,11 @@ static bool help_reclaim(void)
 	struct rqmap_retire *r;
 
 	/* A fork() under way: skip this one. */
-	if (urcu_unusable || !urcu_enter_try())
+	if (!urcu_enter_try())
 		return false;
-	/* A handler of this thread that forked after the check above, while
-	 * urcu_enter_try() counted the call, made its prepare wait for this
-	 * very call to its bound: this is then a child that cannot use urcu. */
+	/* Checked once counted: a handler of this thread that forked while
+	 * urcu_enter_try() counted the call made its prepare wait for this very
+	 * call to its bound, so this may be a child that cannot use urcu. */
 	if (urcu_unusable) {
 		urcu_exit();
 		return false;
@@ -612,7 +606,7 @@ struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
 			if (i < 100)
 				sched_yield();
 			else
-				nanosleep(&(struct timespec){0, 50L * 1000}, NULL);
+				nap_us(50);
 		}
 		n = rqfl_pop(fl);
 	}
@@ -713,7 +707,6 @@ static bool recycle_here(void)
 void rqmap_quiesce(void)
 {
 	uint64_t target = atomic_load_explicit(&nr_retired, memory_order_relaxed);
-	struct timespec ts = {0, 100L * 1000};
 	bool threaded;
 
 	if (urcu_unusable)
@@ -730,7 +723,7 @@ void rqmap_quiesce(void)
 		/* seq_cst: as in rqmap_retire() (no lost wake-up) */
 		if (threaded && atomic_exchange(&reclaimer_idle, 0))
 			syscall(SYS_futex, &reclaimer_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-		nanosleep(&ts, NULL);
+		nap_us(100);
 	}
 }
 
