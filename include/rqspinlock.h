@@ -19,6 +19,14 @@
  * including one its interrupted thread holds or waits for (it then gets
  * -EDEADLK or -ETIMEDOUT instead of hanging).
  *
+ * Memory the library reads: only the locks passed to it, by the thread that
+ * passed them, during the call. A lock's memory may be freed, unmapped or
+ * reused as soon as no thread holds it, waits for it or is inside a call
+ * with it, whatever other threads' deadlock detection is doing: detection
+ * finds other threads' locks as addresses in their records, which it
+ * compares but never reads through (docs/DESIGN.md, section 7, "Locks of
+ * other threads").
+ *
  * Bounded whatever others do: every waiter has a deadline of its own, also
  * one queued behind others, and leaves the queue by itself when it passes;
  * nobody waits for another thread to take a step (a successor to link, a

@@ -33,6 +33,18 @@ for f in $(git ls-files 'src/*.c' 'src/*.h'); do
 		fi
 	done
 done
+echo "foreign locks"
+# Detection reads no lock but its caller's own (rqspinlock.h, "Memory the
+# library reads"; docs/DESIGN.md section 7, "views"): in src/detect.c only
+# the functions below, each handed the caller's own lock, read a lock word
+# (lock->val, lock_word(), named_owner(), own_view()); every other lock there
+# comes as a view.
+own_readers='lock_word|named_owner|own_view|tagged_entry_owns|own_entry_held|byte_names_self|rq_clear_orphaned_pending|rq_find_owner|rq_check_cycle|chain_still_valid'
+awk -v ok="^($own_readers)$" '
+	/^[a-z].*[a-z_0-9]+\(/ && !/;$/ { fn = $0; sub(/\(.*/, "", fn); sub(/.*[ *]/, "", fn) }
+	/lock->val|lock_word\(|named_owner\(|own_view\(/ && fn !~ ok && !/^ \*|^\/\*/ {
+		printf "src/detect.c:%d: %s reads a lock word: only the caller'"'"'s own lock may be read\n", NR, fn; bad = 1 }
+	END { exit bad }' src/detect.c || rc=1
 echo "atomics"
 # Shipped code (not the tests): each non-relaxed atomic names its order and
 # what it pairs with (scripts/check_atomics.py).

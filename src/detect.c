@@ -1,10 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 4, deadlock detection: reads other threads' held-lock tables and
- * wait records (layer 3) and lock words (layer 1), through the registry
- * (layer 0). Writes nothing but its caller's results, with one exception
- * for the deadline path: rq_clear_orphaned_pending() clears, by CAS, a
- * pending bit that no live thread holds.
+ * Layer 4, deadlock detection: reads other threads' held-lock tables, wait
+ * records and views (layer 3) and the caller's own lock word (layer 1),
+ * through the registry (layer 0). Writes nothing but its caller's results,
+ * with one exception for the deadline path: rq_clear_orphaned_pending()
+ * clears, by CAS, a pending bit that no live thread holds.
+ *
+ * Memory: the only lock detection reads is the caller's own, the one it is
+ * waiting for (its memory is the caller's until the call returns). Lock
+ * addresses found in other threads' tables and wait records are compared,
+ * never read through: their memory may have been freed since (a correct
+ * program frees a lock after its last use, and it cannot know about our
+ * scan). What the walk needs to know of such a lock's word, it takes from
+ * the view of a thread that waits for it (struct rq_waitview): that waiter
+ * reads the word of its own lock at every poll and publishes it, with the
+ * named owner's wait generation, which certifies that the owner took the
+ * lock before it started its current wait (view_certifies()).
  *
  * The locked byte names the owner's registry slot (thread.h, owner ids)
  * except for owners it cannot name (RQ_OWNER_ANON). Where it names one,
@@ -44,6 +55,53 @@
 #define RQ_MAX_CHAIN RQSPINLOCK_REPORT_MAX_PEERS
 
 /*
+ * A lock as the walk knows it: its address (compared only) and its word,
+ * read by the caller itself (live: the caller's own lock) or taken from the
+ * view of a thread that waits for it (cert: the named owner's wait
+ * generation when that waiter read it). uncertified: set when a link was
+ * refused only because the view predates the named owner's current wait
+ * (the caller then checks again soon: rq_check_cycle()).
+ */
+struct rq_lockview {
+	rqspinlock_t *lock;
+	uint32_t val;
+	uint32_t cert;
+	bool live;
+	bool uncertified;
+};
+
+/* The caller's own @lock, which it may read: its word as it is now. */
+static struct rq_lockview own_view(rqspinlock_t *lock)
+{
+	return (struct rq_lockview){
+	    .lock = lock, .val = rq_word_load_relaxed(&lock->val), .live = true};
+}
+
+/* @lock, which a thread waits for, as that thread's view @seen shows it. */
+static struct rq_lockview waiter_view(rqspinlock_t *lock, uint64_t seen)
+{
+	return (struct rq_lockview){.lock = lock, .val = (uint32_t)seen, .cert = seen >> 32};
+}
+
+/*
+ * May the walk believe that @t owns @v's lock because its word names @t?
+ * A live word: yes. A view: only when the owner generation it carries is
+ * @t's current one: the waiter read the word after @t entered the state it
+ * is still in (rq_wait_observe()), so @t, stuck in that wait since, took
+ * the lock before and cannot have released it. An older view may predate
+ * an unlock store of @t's, in a context its current wait interrupted.
+ */
+static bool view_certifies(struct rq_lockview *v, const struct rq_thread *t)
+{
+	/* relaxed: the generation was read with acquire by read_wait() and
+	 * chain_still_valid() compares it again before a report */
+	if (v->live || atomic_load_explicit(&t->wr.gen, memory_order_relaxed) == v->cert)
+		return true;
+	v->uncertified = true;
+	return false;
+}
+
+/*
  * A wait record counts only while the entry it was pushed for is still in
  * the table, tagged ACQUIRING: rq_fail() clears the entry before it pops the
  * record, and in between the thread has already given up (a stale record
@@ -55,15 +113,10 @@ static bool wait_entry_live(const struct rq_thread *t, const rqspinlock_t *lock,
 	return widx >= RQ_NR_HELD || rq_entry_is(rq_held_entry(t, widx), lock, RQ_ENTRY_ACQUIRING);
 }
 
-/* The word of a lock named by a held entry or a wait record. */
+/* The word of the caller's own lock (the only lock detection reads). */
 static uint32_t lock_word(rqspinlock_t *lock)
 {
 	return rq_word_load_relaxed(&lock->val);
-}
-
-static bool lock_taken(rqspinlock_t *lock)
-{
-	return lock_word(lock) & RQ_LOCKED_MASK;
 }
 
 /* The slot of the owner lock word @val names; RQ_NO_SLOT when the lock is
@@ -73,7 +126,7 @@ static uint32_t word_owner(uint32_t val)
 	return rq_slot_of_owner(val & RQ_LOCKED_MASK);
 }
 
-/* The same for @lock's word as it is now. */
+/* The same for the caller's own @lock as it is now. */
 static uint32_t named_owner(rqspinlock_t *lock)
 {
 	return word_owner(lock_word(lock));
@@ -88,13 +141,12 @@ static uint32_t named_owner(rqspinlock_t *lock)
  * lock and from before its unlock store: untagged is held (or stale, after
  * another thread's unlock; held_believable() sorts that out).
  */
-static bool untagged_entry_held(const struct rq_thread *t, rqspinlock_t *lock)
+static bool untagged_entry_held(const struct rq_thread *t, const struct rq_lockview *v)
 {
-	uint32_t val, owner;
+	uint32_t val = v->val, owner;
 
 	if (!rq_thread_has_owner_id(t))
 		return true;
-	val = lock_word(lock);
 	owner = word_owner(val);
 	if (owner != RQ_NO_SLOT)
 		return rq_thread_at(owner) == t;
@@ -138,6 +190,14 @@ static bool tagged_entry_owns(const struct rq_thread *self, rqspinlock_t *lock, 
  * names @self too, and a thread with a complete table would take that
  * abandoned lock for its own.
  */
+/* untagged_entry_held() for @self's own @lock, read now. */
+static bool own_entry_held(const struct rq_thread *self, rqspinlock_t *lock)
+{
+	struct rq_lockview v = own_view(lock);
+
+	return untagged_entry_held(self, &v);
+}
+
 static bool byte_names_self(const struct rq_thread *self, rqspinlock_t *lock)
 {
 	return rq_thread_has_owner_id(self) && named_owner(lock) == self->slot;
@@ -157,7 +217,7 @@ int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx)
 		if (rq_entry_lock(e) != lock)
 			continue;
 		if (rq_entry_tags(e) ? tagged_entry_owns(self, lock, nw)
-		                     : untagged_entry_held(self, lock))
+		                     : own_entry_held(self, lock))
 			return -EDEADLK;
 	}
 	if (untracked && byte_names_self(self, lock))
@@ -181,6 +241,7 @@ struct rq_link {
 	uint32_t gen;        /* wait generation when read */
 	uint32_t depth;      /* held-table depth when read (rq_held_depth_acquire()) */
 	uint32_t widx;       /* held index of the waiting context's entry */
+	uint64_t seen;       /* its view of the lock it waits for (waiter_view()) */
 	bool frozen;         /* holds it through a tagged entry (frozen_culprit()) */
 };
 
@@ -205,6 +266,9 @@ static void read_wait(struct rq_link *l)
 	if (l->depth != l->widx + 1)
 		return;
 	l->waits = wait_lock(t, nw - 1);
+	/* acquire: a re-read of the generation after it (chain_still_valid())
+	 * is not satisfied early, as in a seqlock's read side */
+	l->seen = atomic_load_explicit(&t->view.seen[nw - 1], memory_order_acquire);
 	if (!wait_entry_live(t, l->waits, l->widx))
 		l->waits = NULL;
 }
@@ -236,9 +300,10 @@ enum rq_claim {
 	RQ_CLAIM_HELD, /* untagged, and untagged_entry_held() */
 };
 
-/* What @t's entries below index @limit claim about @lock. */
-static enum rq_claim claim_below(struct rq_thread *t, rqspinlock_t *lock, uint32_t limit)
+/* What @t's entries below index @limit claim about @v's lock. */
+static enum rq_claim claim_below(struct rq_thread *t, const struct rq_lockview *v, uint32_t limit)
 {
+	const rqspinlock_t *lock = v->lock;
 	/* acquire: pairs with the release stores of cnt (push and drop) */
 	uint32_t n = rq_held_tracked(atomic_load_explicit(&t->held.cnt, memory_order_acquire));
 	enum rq_claim claim = RQ_CLAIM_NONE;
@@ -251,7 +316,7 @@ static enum rq_claim claim_below(struct rq_thread *t, rqspinlock_t *lock, uint32
 		if (rq_entry_lock(e) != lock)
 			continue;
 		if (!rq_entry_tags(e)) {
-			if (untagged_entry_held(t, lock))
+			if (untagged_entry_held(t, v))
 				return RQ_CLAIM_HELD;
 		} else if (!entry_is_current_wait(t, lock, i)) {
 			claim = RQ_CLAIM_MAYBE;
@@ -299,16 +364,17 @@ static bool holds_note(const struct rq_thread *t, uint32_t what, const rqspinloc
  *    one or holds the pending bit (a running one would take the lock).
  * Slot-less threads are invisible: with any alive, nobody is blamed.
  */
-static bool frozen_culprit(rqspinlock_t *lock, const struct rq_thread *cand)
+static bool frozen_culprit(struct rq_lockview *v, const struct rq_thread *cand)
 {
-	uint32_t val = lock_word(lock), bound = rq_slot_bound();
+	const rqspinlock_t *lock = v->lock;
+	uint32_t val = v->val, bound = rq_slot_bound();
 	uint32_t owner = word_owner(val);
 	bool locked = val & RQ_LOCKED_MASK;
 	bool head = !(val & RQ_LOCKED_PENDING_MASK);
 
 	/* A named owner: it is cand, or cand does not own the lock. */
 	if (owner != RQ_NO_SLOT)
-		return rq_thread_at(owner) == cand;
+		return rq_thread_at(owner) == cand && view_certifies(v, cand);
 	if (rq_slotless_threads() || (head && !(val & RQ_TAIL_MASK)))
 		return false;
 	if (!locked && !holds_note(cand, head ? RQ_NOTE_HEAD : RQ_NOTE_PENDING, lock, true))
@@ -318,7 +384,7 @@ static bool frozen_culprit(rqspinlock_t *lock, const struct rq_thread *cand)
 
 		if (t == cand || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			continue;
-		if (locked ? claim_below(t, lock, RQ_NR_HELD) != RQ_CLAIM_NONE
+		if (locked ? claim_below(t, v, RQ_NR_HELD) != RQ_CLAIM_NONE
 		           : holds_note(t, RQ_NOTE_PENDING, lock, false) ||
 		                 (head && holds_note(t, RQ_NOTE_HEAD, lock, false)))
 			return false;
@@ -334,7 +400,7 @@ static bool frozen_culprit(rqspinlock_t *lock, const struct rq_thread *cand)
  * owner, whose entry stays; rqspinlock.h), and nothing can be concluded
  * from it.
  */
-static bool held_by_another(rqspinlock_t *lock, const struct rq_thread *t)
+static bool held_by_another(const struct rq_lockview *v, const struct rq_thread *t)
 {
 	uint32_t bound = rq_slot_bound();
 
@@ -342,7 +408,7 @@ static bool held_by_another(rqspinlock_t *lock, const struct rq_thread *t)
 		struct rq_thread *o = rq_thread_at(s);
 
 		if (o != t && atomic_load_explicit(&o->wr.in_use, memory_order_relaxed) &&
-		    claim_below(o, lock, RQ_NR_HELD) != RQ_CLAIM_NONE)
+		    claim_below(o, v, RQ_NR_HELD) != RQ_CLAIM_NONE)
 			return true;
 	}
 	return false;
@@ -351,13 +417,13 @@ static bool held_by_another(rqspinlock_t *lock, const struct rq_thread *t)
 /* An untagged entry of @t for a lock that is not taken, that the lock word
  * names another owner of, or (anonymous owner) that another thread claims
  * too, is stale: it links no cycle. */
-static bool held_believable(rqspinlock_t *lock, const struct rq_thread *t)
+static bool held_believable(struct rq_lockview *v, const struct rq_thread *t)
 {
-	uint32_t owner = named_owner(lock);
+	uint32_t owner = word_owner(v->val);
 
 	if (owner != RQ_NO_SLOT)
-		return rq_thread_at(owner) == t;
-	return lock_taken(lock) && !held_by_another(lock, t);
+		return rq_thread_at(owner) == t && view_certifies(v, t);
+	return (v->val & RQ_LOCKED_MASK) && !held_by_another(v, t);
 }
 
 /* Does @t have an entry for @lock, with any tag? */
@@ -374,9 +440,9 @@ static bool has_entry(const struct rq_thread *t, const rqspinlock_t *lock)
 
 /* Does @t's table claim @lock (held, or tagged outside its current wait),
  * or could it hold it among locks beyond its table? */
-static bool claims_lock(struct rq_thread *t, rqspinlock_t *lock)
+static bool claims_lock(struct rq_thread *t, const struct rq_lockview *v)
 {
-	return claim_below(t, lock, RQ_NR_HELD) != RQ_CLAIM_NONE ||
+	return claim_below(t, v, RQ_NR_HELD) != RQ_CLAIM_NONE ||
 	       atomic_load_explicit(&t->held.cnt, memory_order_relaxed) > RQ_NR_HELD;
 }
 
@@ -447,7 +513,8 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
 	uint32_t bound = rq_slot_bound(), n_held = 0, n_maybe = 0, n_any = 0;
 	struct rq_thread *held = NULL, *maybe = NULL, *any = NULL;
 
-	uint32_t val = lock_word(lock), named = word_owner(val), n_next = 0;
+	struct rq_lockview v = own_view(lock);
+	uint32_t val = v.val, named = word_owner(val), n_next = 0;
 	struct rq_thread *next;
 
 	if (!val)
@@ -455,7 +522,7 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
 	if (named != RQ_NO_SLOT) {
 		struct rq_thread *o = rq_thread_at(named);
 
-		if (o != self && rq_thread_in_use(o) && claims_lock(o, lock))
+		if (o != self && rq_thread_in_use(o) && claims_lock(o, &v))
 			return o;
 	}
 	if (!(val & RQ_LOCKED_MASK)) {
@@ -474,7 +541,7 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
 
 		if (t == self || !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
 			continue;
-		claim = claim_below(t, lock, RQ_NR_HELD);
+		claim = claim_below(t, &v, RQ_NR_HELD);
 		if (claim == RQ_CLAIM_HELD && n_held++ == 0)
 			held = t;
 		else if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
@@ -494,9 +561,10 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
  * What @t, if it is stuck waiting, claims about @lock below its waiting
  * context (RQ_CLAIM_NONE when it is not waiting); @l gets its wait.
  */
-static enum rq_claim waiting_claim(struct rq_thread *t, rqspinlock_t *lock, struct rq_link *l)
+static enum rq_claim waiting_claim(struct rq_thread *t, const struct rq_lockview *v,
+                                   struct rq_link *l)
 {
-	*l = (struct rq_link){.t = t, .holds = lock};
+	*l = (struct rq_link){.t = t, .holds = v->lock};
 	/* seq_cst: pairs with the seq_cst store in rq_wait_push() */
 	if (!atomic_load_explicit(&t->wr.nwait, memory_order_seq_cst) ||
 	    !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
@@ -504,15 +572,15 @@ static enum rq_claim waiting_claim(struct rq_thread *t, rqspinlock_t *lock, stru
 	read_wait(l);
 	if (!l->waits)
 		return RQ_CLAIM_NONE;
-	return claim_below(t, lock, l->widx);
+	return claim_below(t, v, l->widx);
 }
 
 /* @l links the chain: held untagged and believed, or a frozen culprit. */
-static bool link_found(rqspinlock_t *lock, enum rq_claim claim, struct rq_link *l)
+static bool link_found(struct rq_lockview *v, enum rq_claim claim, struct rq_link *l)
 {
 	if (claim == RQ_CLAIM_HELD)
-		return held_believable(lock, l->t);
-	l->frozen = claim == RQ_CLAIM_MAYBE && frozen_culprit(lock, l->t);
+		return held_believable(v, l->t);
+	l->frozen = claim == RQ_CLAIM_MAYBE && frozen_culprit(v, l->t);
 	return l->frozen;
 }
 
@@ -526,50 +594,59 @@ static bool link_found(rqspinlock_t *lock, enum rq_claim claim, struct rq_link *
  * other one's entry is believed, and no other one is its frozen culprit):
  * one record read instead of a scan of every slot.
  */
-static bool find_waiting_holder(rqspinlock_t *lock, struct rq_link *out)
+static bool find_waiting_holder(struct rq_lockview *v, struct rq_link *out)
 {
-	uint32_t owner = named_owner(lock), bound = rq_slot_bound(), n_maybe = 0;
+	uint32_t owner = word_owner(v->val), bound = rq_slot_bound(), n_maybe = 0;
 	struct rq_link maybe = {.t = NULL};
 
 	if (owner != RQ_NO_SLOT)
-		return link_found(lock, waiting_claim(rq_thread_at(owner), lock, out), out);
+		return link_found(v, waiting_claim(rq_thread_at(owner), v, out), out);
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_link l;
-		enum rq_claim claim = waiting_claim(rq_thread_at(s), lock, &l);
+		enum rq_claim claim = waiting_claim(rq_thread_at(s), v, &l);
 
-		if (claim == RQ_CLAIM_HELD && link_found(lock, claim, &l)) {
+		if (claim == RQ_CLAIM_HELD && link_found(v, claim, &l)) {
 			*out = l;
 			return true;
 		}
 		if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
 			maybe = l;
 	}
-	if (n_maybe != 1 || !link_found(lock, RQ_CLAIM_MAYBE, &maybe))
+	if (n_maybe != 1 || !link_found(v, RQ_CLAIM_MAYBE, &maybe))
 		return false;
 	*out = maybe;
 	return true;
 }
 
-static bool link_still_holds(const struct rq_link *l)
+/* Does @l still hold @v's lock (its l->holds), as when it was found? */
+static bool link_still_holds(const struct rq_link *l, struct rq_lockview *v)
 {
-	enum rq_claim claim = claim_below(l->t, l->holds, l->widx);
+	enum rq_claim claim = claim_below(l->t, v, l->widx);
 
 	if (!l->frozen)
-		return claim == RQ_CLAIM_HELD && held_believable(l->holds, l->t);
-	return claim == RQ_CLAIM_MAYBE && frozen_culprit(l->holds, l->t);
+		return claim == RQ_CLAIM_HELD && held_believable(v, l->t);
+	return claim == RQ_CLAIM_MAYBE && frozen_culprit(v, l->t);
 }
 
-static bool chain_still_valid(const struct rq_link *path, uint32_t len)
+/*
+ * Read again: every member in the same wait, and holding the lock that
+ * links it, as the caller sees its own lock now (@lock, link 0) and as the
+ * previous member's view shows the others now.
+ */
+static bool chain_still_valid(rqspinlock_t *lock, const struct rq_link *path, uint32_t len)
 {
+	struct rq_lockview v = own_view(lock);
+
 	for (uint32_t i = 0; i < len; i++) {
 		struct rq_link now = {.t = path[i].t};
 
+		if (!link_still_holds(&path[i], &v))
+			return false;
 		read_wait(&now);
 		if (now.gen != path[i].gen || now.depth != path[i].depth ||
 		    now.waits != path[i].waits)
 			return false;
-		if (!link_still_holds(&path[i]))
-			return false;
+		v = waiter_view(now.waits, now.seen);
 	}
 	return true;
 }
@@ -604,23 +681,28 @@ static int report_cycle(const struct rq_link *path, uint32_t hop, struct rq_cycl
 }
 
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
-                   uint64_t *suspect)
+                   uint64_t *suspect, bool *recheck)
 {
 	struct rq_link path[RQ_MAX_CHAIN];
-	rqspinlock_t *want = lock;
+	struct rq_lockview want = own_view(lock);
 	uint64_t seen = *suspect, sig;
 
 	*suspect = 0;
+	*recheck = false;
 	for (uint32_t hop = 0; hop < RQ_MAX_CHAIN; hop++) {
 		struct rq_link *l = &path[hop];
 
-		if (!find_waiting_holder(want, l))
+		if (!find_waiting_holder(&want, l)) {
+			/* A view older than its owner's wait: the waiter
+			 * refreshes it at its next poll. */
+			*recheck = want.uncertified;
 			return 0;
+		}
 		if (l->t == self) {
 			/* The closing link (ourselves, holding the lock the
 			 * last peer waits for, possibly through a frozen
 			 * context of ours) is verified and confirmed too. */
-			if (hop == 0 || !chain_still_valid(path, hop + 1))
+			if (hop == 0 || !chain_still_valid(lock, path, hop + 1))
 				return 0;
 			sig = frozen_signature(path, hop + 1);
 			if (sig && sig != seen) {
@@ -632,7 +714,7 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
 		for (uint32_t i = 0; i < hop; i++)
 			if (path[i].t == l->t)
 				return 0; /* a cycle without us: its members act */
-		want = l->waits;
+		want = waiter_view(l->waits, l->seen);
 	}
 	return 0;
 }

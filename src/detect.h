@@ -2,7 +2,8 @@
 /*
  * Layer 4, deadlock detection (detect.c): AA from this thread's own table
  * and wait record, ABBA and longer cycles by following the waits-for chain
- * through other threads' tables and wait records, and for the deadline path
+ * through other threads' tables, wait records and views (it reads no lock
+ * but the caller's own), and for the deadline path
  * the likely owner of a lock and the clear of a pending bit no live thread
  * holds. Uses layers 0, 1 and 3; it waits for nothing and writes only its
  * caller's results, and that orphaned pending bit.
@@ -44,9 +45,11 @@ static inline bool rq_can_deadlock(uint32_t held_idx)
  * or an interrupted context of it waits for it; else 0. */
 int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx);
 /* -EDEADLK (and @out filled) when @self's wait for @lock closes a cycle.
- * @suspect: kept by the caller between checks of one wait (0 at its start) */
+ * @suspect: kept by the caller between checks of one wait (0 at its start).
+ * *@recheck: set when a link could not be believed yet because the view
+ * that shows it predates its owner's wait; check again at the next poll. */
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
-                   uint64_t *suspect);
+                   uint64_t *suspect, bool *recheck);
 void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out);
 
 #endif /* RQ_DETECT_H */

@@ -98,6 +98,9 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
 	if (nw < RQ_NR_WAIT) {
 		atomic_store_explicit(&t->wr.lock[nw], lock, memory_order_relaxed);
 		atomic_store_explicit(&t->wr.held_idx[nw], held_idx, memory_order_relaxed);
+		/* Nothing seen yet: a detector that reads the new generation
+		 * (release below) never takes an earlier wait's view for ours. */
+		atomic_store_explicit(&t->view.seen[nw], 0, memory_order_relaxed);
 		atomic_store_explicit(
 		    &t->wr.pend,
 		    atomic_load_explicit(&t->wr.pend, memory_order_relaxed) &
@@ -129,6 +132,38 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
 	     atomic_load_explicit(&t->wr.held_idx[nw], memory_order_relaxed) != held_idx)) {
 		atomic_store_explicit(&t->wr.lock[nw], lock, memory_order_relaxed);
 		atomic_store_explicit(&t->wr.held_idx[nw], held_idx, memory_order_relaxed);
+		atomic_store_explicit(&t->view.seen[nw], 0, memory_order_relaxed);
 		rq_wait_bump_gen(t);
 	}
+}
+
+/*
+ * Where the word names an owner, its wait generation is read first, then
+ * the word again: a word read after the generation (acquire, pairing with
+ * the release of rq_wait_bump_gen()) is no older than anything the owner
+ * did before it entered that state, its unlock stores included. So a view
+ * whose word names the owner and whose generation is still the owner's
+ * current one shows the lock taken by the owner after the owner started
+ * its current wait (detect.c, view_certifies()).
+ */
+void rq_wait_observe(struct rq_thread *t, rqspinlock_t *lock)
+{
+	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
+	uint32_t val = rq_word_load_relaxed(&lock->val), gen = 0;
+	uint32_t owner = rq_slot_of_owner(val & RQ_LOCKED_MASK);
+	uint64_t view;
+
+	if (nw == 0 || nw > RQ_NR_WAIT)
+		return;
+	if (owner != RQ_NO_SLOT) {
+		/* acquire: see above; pairs with rq_wait_bump_gen()'s release */
+		gen = atomic_load_explicit(&rq_thread_at(owner)->wr.gen, memory_order_acquire);
+		val = rq_word_load_relaxed(&lock->val);
+		if (rq_slot_of_owner(val & RQ_LOCKED_MASK) != owner)
+			gen = 0;
+	}
+	view = (uint64_t)gen << 32 | val;
+	/* Stored only when it changes: a long wait writes its line rarely. */
+	if (atomic_load_explicit(&t->view.seen[nw - 1], memory_order_relaxed) != view)
+		atomic_store_explicit(&t->view.seen[nw - 1], view, memory_order_relaxed);
 }

@@ -193,6 +193,13 @@ void rq_unlock_slow(struct rq_thread *t, rqspinlock_t *lock, uint32_t depth);
 /* ---- the wait record (slow path only) ---- */
 /* About to wait for @lock, whose entry is @held_idx. */
 void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx);
+/*
+ * The current (innermost) wait, for @lock, looks at its lock word and
+ * publishes what it sees in its view (struct rq_waitview), for detectors
+ * that follow the waits-for chain through this thread. Called by the
+ * waiting loops' polls (timeout.c) only, with their own lock.
+ */
+void rq_wait_observe(struct rq_thread *t, rqspinlock_t *lock);
 #define RQ_NOTE_PENDING 0u
 #define RQ_NOTE_HEAD    8u
 /*

@@ -63,6 +63,8 @@ struct rq_attempt {
 	};
 	struct {                       /* detection */
 		uint64_t suspect;      /* cycle awaiting confirmation (rq_check_cycle) */
+		uint32_t rechecks;     /* early checks left for a view to be refreshed */
+		bool recheck;          /* check again at the next poll (rq_check_cycle) */
 		struct rq_cycle cycle; /* filled when detection fires */
 	};
 };

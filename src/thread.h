@@ -146,6 +146,20 @@ struct rq_waitrec {
 	_Atomic(rqspinlock_t *) lock[RQ_NR_WAIT];
 } __attribute__((aligned(64)));
 
+/*
+ * What each waiting context last saw of its own lock's word, for detectors
+ * that follow the waits-for chain through this thread: they may not read
+ * that lock themselves (its memory is not theirs: detect.c). A cache line
+ * of its own, so that the waiter's periodic refresh (rq_wait_observe(),
+ * held.h) does not disturb scans of struct rq_waitrec. Entry k: the word
+ * in the low 32 bits and, where its locked byte names an owner, that
+ * owner's wait generation read just before it in the high 32 (a view
+ * "certified" for that owner); 0 until the wait first looks.
+ */
+struct rq_waitview {
+	_Atomic uint64_t seen[RQ_NR_WAIT];
+} __attribute__((aligned(64)));
+
 /* The per-thread record: one registry slot. */
 struct rq_thread {
 	struct rq_held held; /* written on every lock and unlock */
@@ -155,6 +169,7 @@ struct rq_thread {
 	_Atomic int32_t tid;
 	uint32_t slot; /* index in the registry, or RQ_NO_SLOT */
 	struct rq_waitrec wr;
+	struct rq_waitview view;
 	_Atomic uint64_t stats[RQ_STAT_NR] __attribute__((aligned(64)));
 	/* The number of locks held while held.cnt is RQ_HELD_OVERFLOW (more
 	 * than RQ_NR_HELD); stale otherwise. rq_held_depth() reads both. Last:

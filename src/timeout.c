@@ -67,6 +67,15 @@
 #define RQ_OFF_CPU_GAP_NS 1000000ull
 #define RQ_GRACES         1u
 #define RQ_SLEEP_AFTER_NS 2000000ull
+/*
+ * A cycle check that stopped at a view older than its owner's wait (the
+ * waiter refreshes it at its next poll: rq_wait_observe()) checks again at
+ * the next poll instead of a millisecond later, this many times per wait
+ * phase: an ABBA's second waiter finds its peer's view of the lock it
+ * holds made before it began to wait, and would otherwise wait a whole
+ * check interval. Bounded, because a preempted peer refreshes nothing.
+ */
+#define RQ_EARLY_RECHECKS 16u
 
 void rq_wait_start(struct rq_attempt *w, uint32_t mask, uint32_t timeouts)
 {
@@ -75,6 +84,8 @@ void rq_wait_start(struct rq_attempt *w, uint32_t mask, uint32_t timeouts)
 	w->deadline = 0;
 	w->spin = 0;
 	w->suspect = 0;
+	w->recheck = false;
+	w->rechecks = RQ_EARLY_RECHECKS;
 	w->queued = false;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
@@ -221,8 +232,10 @@ static void deadline_probe(struct rq_attempt *w)
 
 static int run_checks(struct rq_attempt *w)
 {
+	bool again;
 	int err;
 
+	w->recheck = false;
 	/* Freed meanwhile? Then there is nothing to detect. */
 	if (!(rq_word_load_relaxed(&w->lock->val) & w->mask))
 		return 0;
@@ -236,7 +249,12 @@ static int run_checks(struct rq_attempt *w)
 	/* Invisible to others: cannot be in a cycle. */
 	if (w->self->slot == RQ_NO_SLOT)
 		return 0;
-	return rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect);
+	err = rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect, &again);
+	if (again && w->rechecks) {
+		w->rechecks--;
+		w->recheck = true;
+	}
+	return err;
 }
 
 static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
@@ -262,7 +280,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 		w->off_cpu = w->check_off = 0;
 		w->next_check = now + RQ_CHECK_INTERVAL_NS;
 		w->last_poll = now;
-		return 0;
+		return w->recheck ? run_checks(w) : 0;
 	}
 	if (now - w->last_poll > RQ_OFF_CPU_GAP_NS)
 		w->off_cpu += now - w->last_poll;
@@ -277,7 +295,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 	}
 	if (now >= w->probe_at)
 		deadline_probe(w);
-	if (now >= w->next_check) {
+	if (now >= w->next_check || w->recheck) {
 		int err;
 
 		w->next_check = now + RQ_CHECK_INTERVAL_NS;
@@ -300,6 +318,10 @@ int rq_wait_poll(struct rq_attempt *w)
 		rq_cpu_relax();
 		return 0;
 	}
-	/* First poll: the checks at once, before any spinning. */
+	/* Our view of our lock, for detectors that reach us (they may not
+	 * read it), then the first poll's checks at once, before any
+	 * spinning. */
+	if (w->published)
+		rq_wait_observe(w->self, w->lock);
 	return spin ? poll_clock(w) : run_checks(w);
 }

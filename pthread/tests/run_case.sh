@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_case.sh MODE CASE PROGRAM [PRELOAD]   (PRELOAD: LD_PRELOAD's list)
-#   MODE plain:   PROGRAM as is, on glibc. "basic", "longhold" and "atfork"
-#                 must pass;
+#   MODE plain:   PROGRAM as is, on glibc. "basic", "longhold", "atfork" and
+#                 "freed" must pass;
 #                 every other case deadlocks, which the watchdog proves: it
 #                 must still be running after RQ_WATCHDOG_S (3) seconds, at
 #                 the call it announced ("waiting: ..."), and get killed.
@@ -23,7 +23,7 @@ watchdog=${RQ_WATCHDOG_S:-3}
 
 case "$mode" in
 plain)
-	case "$case" in basic | longhold | atfork) exec "$prog" "$case" ;; esac
+	case "$case" in basic | longhold | atfork | freed) exec "$prog" "$case" ;; esac
 	# timeout signals the whole process group, forked children included.
 	out=$(timeout -s KILL "$watchdog" "$prog" "$case")
 	rc=$?

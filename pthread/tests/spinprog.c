@@ -19,12 +19,15 @@
  *   atfork  pthread_atfork handlers lock the lock before fork() and unlock
  *           it after, while 4 threads queue on it; in each child 4 new
  *           threads count under it: every lock call succeeds
+ *   freed   a worker pool releases each object's memory after its last
+ *           use while others wait behind it: every lock call succeeds
  * Exit status 0 when every result is the drop-in's documented one. With
  * glibc the deadlocking cases never return: the driver's watchdog kills them.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,6 +35,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NR_THREADS 16
@@ -448,6 +452,219 @@ static int case_atfork(void)
 	return expect("children locking a lock their atfork handler released", bad ? EIO : 0, 0);
 }
 
+/*
+ * ---- freed: object locks released after their last use ----
+ * A worker pool (the shape of test_freed.c in the core suite): a worker
+ * locks the table lock, then an object's lock, which a second thread holds
+ * for a moment; it unlocks both and at once makes the object's page
+ * inaccessible (its memory is gone). Two threads each lock a private lock,
+ * then the table lock, behind the worker. 4000 idle threads that locked
+ * once take the first registry slots. Correct on glibc; the drop-in must
+ * never read the object's lock after the worker released it.
+ */
+#define FREED_IDLE  4000
+#define FREED_PAGES 8
+#define FREED_MS    2000
+
+static struct {
+	pthread_spinlock_t table;
+	char *pages;
+	long page;
+	_Atomic(pthread_spinlock_t *) obj;
+	atomic_int round, phase, queued, stop, bad;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int idle_ready, idle_go;
+	int rounds; /* the worker's */
+} fr = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void *freed_idle(void *arg)
+{
+	pthread_spinlock_t mine;
+
+	(void)arg;
+	pthread_spin_init(&mine, PTHREAD_PROCESS_PRIVATE);
+	if (pthread_spin_lock(&mine) || pthread_spin_unlock(&mine))
+		atomic_store(&fr.bad, 1);
+	pthread_mutex_lock(&fr.mu);
+	fr.idle_ready++;
+	while (!fr.idle_go)
+		pthread_cond_wait(&fr.cv, &fr.mu);
+	pthread_mutex_unlock(&fr.mu);
+	return NULL;
+}
+
+/* Spin (yielding now and then) until @p phase or the end. */
+static void freed_until(int phase)
+{
+	for (unsigned i = 0; atomic_load(&fr.phase) < phase && !atomic_load(&fr.stop); i++)
+		if (i % 64 == 63)
+			sched_yield();
+}
+
+static long freed_ns(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000000000L + b->tv_nsec - a->tv_nsec;
+}
+
+/* Both waiters called lock on the table lock and, under the drop-in, wait
+ * (the word read for observation only: an int on glibc, never so). */
+static int freed_table_waited(void)
+{
+	unsigned w = (unsigned)fr.table;
+
+	return atomic_load(&fr.queued) >= 2 && (w >> 8 & 0xffu) && (w >> 16);
+}
+
+static void *freed_holder(void *arg)
+{
+	int seen = 0;
+
+	(void)arg;
+	while (!atomic_load(&fr.stop)) {
+		pthread_spinlock_t *o;
+		struct timespec t0, t;
+
+		if (atomic_load(&fr.round) == seen) {
+			sched_yield();
+			continue;
+		}
+		seen++;
+		o = atomic_load(&fr.obj);
+		if (pthread_spin_lock(o))
+			atomic_store(&fr.bad, 1);
+		atomic_store(&fr.phase, 1);
+		/* until both waiters wait for the table lock (2 ms at most;
+		 * under the drop-in the word shows one holding its pending
+		 * byte and the other its queue's tail), then 3 us more */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			sched_yield();
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while (!freed_table_waited() && !atomic_load(&fr.stop) &&
+		         freed_ns(&t0, &t) < 2000000);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (freed_ns(&t, &t0) < 3000);
+		pthread_spin_unlock(o);
+	}
+	return NULL;
+}
+
+static void *freed_waiter(void *arg)
+{
+	pthread_spinlock_t mine;
+	int seen = 0;
+
+	(void)arg;
+	pthread_spin_init(&mine, PTHREAD_PROCESS_PRIVATE);
+	while (!atomic_load(&fr.stop)) {
+		if (atomic_load(&fr.round) == seen) {
+			sched_yield();
+			continue;
+		}
+		seen++;
+		freed_until(2);
+		if (pthread_spin_lock(&mine))
+			atomic_store(&fr.bad, 1);
+		atomic_fetch_add(&fr.queued, 1);
+		if (pthread_spin_lock(&fr.table))
+			atomic_store(&fr.bad, 1);
+		else
+			pthread_spin_unlock(&fr.table);
+		pthread_spin_unlock(&mine);
+		atomic_fetch_add(&fr.queued, 1);
+	}
+	return NULL;
+}
+
+static int freed_round(int round)
+{
+	char *page = fr.pages + (round % FREED_PAGES) * fr.page;
+	pthread_spinlock_t *o = (pthread_spinlock_t *)(void *)page;
+
+	if (mprotect(page, (size_t)fr.page, PROT_READ | PROT_WRITE))
+		return 1;
+	pthread_spin_init(o, PTHREAD_PROCESS_PRIVATE);
+	atomic_store(&fr.queued, 0);
+	atomic_store(&fr.phase, 0);
+	atomic_store(&fr.obj, o);
+	atomic_store(&fr.round, round + 1);
+	freed_until(1);
+	if (pthread_spin_lock(&fr.table))
+		return 1;
+	atomic_store(&fr.phase, 2);
+	if (pthread_spin_lock(o)) /* waits, holding the table lock */
+		return 1;
+	pthread_spin_unlock(o);
+	pthread_spin_unlock(&fr.table);
+	if (mprotect(page, (size_t)fr.page, PROT_NONE)) /* its last use is over */
+		return 1;
+	while (atomic_load(&fr.queued) < 4)
+		sched_yield();
+	return 0;
+}
+
+/* The worker: a thread of its own, which locks first after the idle ones
+ * (the main thread may have a registry slot from before). */
+static void *freed_worker(void *arg)
+{
+	struct timespec t0, t;
+	int bad = 0;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		bad |= freed_round(fr.rounds++);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!bad && freed_ns(&t0, &t) < FREED_MS * 1000000L);
+	if (bad)
+		atomic_store(&fr.bad, 1);
+	atomic_store(&fr.stop, 1);
+	return NULL;
+}
+
+static int case_freed(void)
+{
+	static pthread_t idle[FREED_IDLE];
+	pthread_t holder, worker, waiters[2];
+	pthread_attr_t small;
+
+	fr.page = sysconf(_SC_PAGESIZE);
+	fr.pages = mmap(NULL, (size_t)(FREED_PAGES * fr.page), PROT_NONE,
+	                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fr.pages == MAP_FAILED)
+		return expect("mmap", errno, 0);
+	pthread_spin_init(&fr.table, PTHREAD_PROCESS_PRIVATE);
+	pthread_attr_init(&small);
+	pthread_attr_setstacksize(&small, 128 * 1024);
+	for (int i = 0; i < FREED_IDLE; i++)
+		if (pthread_create(&idle[i], &small, freed_idle, NULL))
+			return expect("pthread_create", EAGAIN, 0);
+	for (int ready = 0; ready < FREED_IDLE; usleep(1000)) {
+		pthread_mutex_lock(&fr.mu);
+		ready = fr.idle_ready;
+		pthread_mutex_unlock(&fr.mu);
+	}
+	pthread_create(&holder, NULL, freed_holder, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&waiters[i], NULL, freed_waiter, NULL);
+	pthread_create(&worker, NULL, freed_worker, NULL);
+	pthread_join(worker, NULL);
+	pthread_join(holder, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(waiters[i], NULL);
+	pthread_mutex_lock(&fr.mu);
+	fr.idle_go = 1;
+	pthread_cond_broadcast(&fr.cv);
+	pthread_mutex_unlock(&fr.mu);
+	for (int i = 0; i < FREED_IDLE; i++)
+		pthread_join(idle[i], NULL);
+	printf("freed: %d rounds\n", fr.rounds);
+	return expect("every lock call on objects released after their last use",
+	              atomic_load(&fr.bad) ? EIO : 0, 0);
+}
+
 static const char *self_path; /* argv[0], for the fork case's second process */
 
 static int case_fork_self(void)
@@ -482,6 +699,7 @@ static const struct {
     {"signal", case_signal, ""},
     {"fork", case_fork_self, ""},
     {"atfork", case_atfork, ""},
+    {"freed", case_freed, ""},
 };
 
 int main(int argc, char **argv)
