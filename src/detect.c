@@ -77,10 +77,12 @@ static struct rq_lockview own_view(rqspinlock_t *lock)
 	    .lock = lock, .val = rq_word_load_relaxed(&lock->val), .live = true};
 }
 
-/* @lock, which a thread waits for, as that thread's view @seen shows it. */
+/* @lock, which a thread waits for, as that thread's view @seen shows it
+ * (0: none yet, the wait has not polled since it began; ask for one). */
 static struct rq_lockview waiter_view(rqspinlock_t *lock, uint64_t seen)
 {
-	return (struct rq_lockview){.lock = lock, .val = (uint32_t)seen, .cert = seen >> 32};
+	return (struct rq_lockview){
+	    .lock = lock, .val = (uint32_t)seen, .cert = seen >> 32, .uncertified = !seen};
 }
 
 /*
@@ -95,8 +97,10 @@ static bool view_certifies(struct rq_lockview *v, const struct rq_thread *t)
 {
 	/* relaxed: the generation was read with acquire by read_wait() and
 	 * chain_still_valid() compares it again before a report */
-	if (v->live || atomic_load_explicit(&t->wr.gen, memory_order_relaxed) == v->cert)
+	if (v->live || atomic_load_explicit(&t->wr.gen, memory_order_relaxed) == v->cert) {
+		v->uncertified = false;
 		return true;
+	}
 	v->uncertified = true;
 	return false;
 }
@@ -681,21 +685,25 @@ static int report_cycle(const struct rq_link *path, uint32_t hop, struct rq_cycl
 }
 
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
-                   uint64_t *suspect, bool *recheck)
+                   uint64_t *suspect, struct rq_thread **asked)
 {
 	struct rq_link path[RQ_MAX_CHAIN];
 	struct rq_lockview want = own_view(lock);
 	uint64_t seen = *suspect, sig;
 
 	*suspect = 0;
-	*recheck = false;
+	*asked = NULL;
 	for (uint32_t hop = 0; hop < RQ_MAX_CHAIN; hop++) {
 		struct rq_link *l = &path[hop];
 
 		if (!find_waiting_holder(&want, l)) {
-			/* A view older than its owner's wait: the waiter
-			 * refreshes it at its next poll. */
-			*recheck = want.uncertified;
+			/* A view older than its owner's wait: ask its waiter
+			 * (the previous link) for a fresh one, and look
+			 * again once it has answered. */
+			if (want.uncertified) {
+				*asked = path[hop - 1].t;
+				rq_wait_ask(*asked);
+			}
 			return 0;
 		}
 		if (l->t == self) {

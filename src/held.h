@@ -200,6 +200,12 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx);
  * waiting loops' polls (timeout.c) only, with their own lock.
  */
 void rq_wait_observe(struct rq_thread *t, rqspinlock_t *lock);
+/* A detector asks @t for a fresh view (relaxed: the detector waits for the
+ * view itself to change, and a request seen late costs only time). */
+static inline void rq_wait_ask(struct rq_thread *t)
+{
+	atomic_store_explicit(&t->view.ask, 1, memory_order_relaxed);
+}
 #define RQ_NOTE_PENDING 0u
 #define RQ_NOTE_HEAD    8u
 /*

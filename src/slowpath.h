@@ -61,11 +61,11 @@ struct rq_attempt {
 		struct rq_sched first; /* owner accounting: first read (tid 0: none) */
 		struct rq_sched base;  /* owner accounting: read at the last check */
 	};
-	struct {                       /* detection */
-		uint64_t suspect;      /* cycle awaiting confirmation (rq_check_cycle) */
-		uint32_t rechecks;     /* early checks left for a view to be refreshed */
-		bool recheck;          /* check again at the next poll (rq_check_cycle) */
-		struct rq_cycle cycle; /* filled when detection fires */
+	struct {                         /* detection */
+		uint64_t suspect;        /* cycle awaiting confirmation (rq_check_cycle) */
+		uint32_t rechecks;       /* spins left to wait for an asked view */
+		struct rq_thread *asked; /* check again once it answered (rq_check_cycle) */
+		struct rq_cycle cycle;   /* filled when detection fires */
 	};
 };
 
@@ -77,6 +77,7 @@ static inline void rq_attempt_init(struct rq_attempt *w, struct rq_thread *t, rq
 	w->self = t;
 	w->held_idx = held_idx;
 	w->published = false;
+	w->asked = NULL; /* kept across the attempt's wait phases */
 	w->cycle.event = 0;
 	w->cycle.n = 0;
 	w->cycle.owner = (struct rqspinlock_owner_info){0};

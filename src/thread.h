@@ -158,6 +158,9 @@ struct rq_waitrec {
  */
 struct rq_waitview {
 	_Atomic uint64_t seen[RQ_NR_WAIT];
+	/* Set by a detector that needs a fresher view (rq_wait_ask()); the
+	 * waiter refreshes at its next spin and clears it. */
+	_Atomic uint32_t ask;
 } __attribute__((aligned(64)));
 
 /* The per-thread record: one registry slot. */

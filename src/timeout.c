@@ -68,14 +68,15 @@
 #define RQ_GRACES         1u
 #define RQ_SLEEP_AFTER_NS 2000000ull
 /*
- * A cycle check that stopped at a view older than its owner's wait (the
- * waiter refreshes it at its next poll: rq_wait_observe()) checks again at
- * the next poll instead of a millisecond later, this many times per wait
- * phase: an ABBA's second waiter finds its peer's view of the lock it
- * holds made before it began to wait, and would otherwise wait a whole
- * check interval. Bounded, because a preempted peer refreshes nothing.
+ * A cycle check that stopped at a view older than its owner's wait asks
+ * that view's waiter for a fresh one (rq_wait_ask(); the waiter answers at
+ * its next spin) and checks again as soon as the answer is there, instead
+ * of a millisecond later: an ABBA's second waiter finds its peer's view of
+ * the lock it holds made before it began to wait, and would otherwise wait
+ * a whole check interval. At most this many spins per wait phase are spent
+ * waiting for answers (a preempted peer answers nothing).
  */
-#define RQ_EARLY_RECHECKS 16u
+#define RQ_ASK_SPINS 4096u
 
 void rq_wait_start(struct rq_attempt *w, uint32_t mask, uint32_t timeouts)
 {
@@ -84,8 +85,7 @@ void rq_wait_start(struct rq_attempt *w, uint32_t mask, uint32_t timeouts)
 	w->deadline = 0;
 	w->spin = 0;
 	w->suspect = 0;
-	w->recheck = false;
-	w->rechecks = RQ_EARLY_RECHECKS;
+	w->rechecks = RQ_ASK_SPINS;
 	w->queued = false;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
@@ -232,10 +232,9 @@ static void deadline_probe(struct rq_attempt *w)
 
 static int run_checks(struct rq_attempt *w)
 {
-	bool again;
 	int err;
 
-	w->recheck = false;
+	w->asked = NULL;
 	/* Freed meanwhile? Then there is nothing to detect. */
 	if (!(rq_word_load_relaxed(&w->lock->val) & w->mask))
 		return 0;
@@ -249,12 +248,7 @@ static int run_checks(struct rq_attempt *w)
 	/* Invisible to others: cannot be in a cycle. */
 	if (w->self->slot == RQ_NO_SLOT)
 		return 0;
-	err = rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect, &again);
-	if (again && w->rechecks) {
-		w->rechecks--;
-		w->recheck = true;
-	}
-	return err;
+	return rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect, &w->asked);
 }
 
 static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
@@ -280,7 +274,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 		w->off_cpu = w->check_off = 0;
 		w->next_check = now + RQ_CHECK_INTERVAL_NS;
 		w->last_poll = now;
-		return w->recheck ? run_checks(w) : 0;
+		return 0;
 	}
 	if (now - w->last_poll > RQ_OFF_CPU_GAP_NS)
 		w->off_cpu += now - w->last_poll;
@@ -295,7 +289,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 	}
 	if (now >= w->probe_at)
 		deadline_probe(w);
-	if (now >= w->next_check || w->recheck) {
+	if (now >= w->next_check) {
 		int err;
 
 		w->next_check = now + RQ_CHECK_INTERVAL_NS;
@@ -310,10 +304,39 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 	return 0;
 }
 
+/* A detector asked for our view (rq_wait_ask()): refresh it now. */
+static __attribute__((noinline)) void answer_ask(struct rq_attempt *w)
+{
+	atomic_store_explicit(&w->self->view.ask, 0, memory_order_relaxed);
+	if (w->published)
+		rq_wait_observe(w->self, w->lock);
+}
+
+/* Our check asked for a view: check again once it is answered. */
+static __attribute__((noinline)) int await_answer(struct rq_attempt *w)
+{
+	if (!w->rechecks--) {
+		w->asked = NULL; /* out of patience: the checks of every 1 ms */
+		return 0;
+	}
+	if (!atomic_load_explicit(&w->asked->view.ask, memory_order_relaxed))
+		return run_checks(w);
+	/* The peer may be waiting for our CPU. */
+	if (w->rechecks % RQ_POLL_SPINS == 0)
+		rq_yield();
+	return 0;
+}
+
 int rq_wait_poll(struct rq_attempt *w)
 {
 	uint32_t spin = w->spin++;
 
+	if (unlikely(atomic_load_explicit(&w->self->view.ask, memory_order_relaxed)))
+		answer_ask(w);
+	if (unlikely(w->asked != NULL)) {
+		rq_cpu_relax();
+		return await_answer(w);
+	}
 	if (likely(spin % RQ_POLL_SPINS)) {
 		rq_cpu_relax();
 		return 0;
