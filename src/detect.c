@@ -348,6 +348,35 @@ static bool holds_note(const struct rq_thread *t, uint32_t what, const rqspinloc
 }
 
 /*
+ * Is a queue node of @t queued on @lock and signalled to head it
+ * (RQ_NODE_HEAD), a signal its waiter has not acted on yet? A waiter frozen
+ * behind the head under its own handler becomes the head so when the head
+ * leaves, and being frozen never notes it (RQ_NOTE_HEAD). The node is the
+ * registry's memory; its lock field is compared, never read through.
+ */
+static bool signalled_head(const struct rq_thread *t, const rqspinlock_t *lock)
+{
+	for (uint32_t i = 0; i < RQ_NR_NODES; i++) {
+		const struct rq_qnode *node = &t->nodes[i];
+
+		/* relaxed: evidence that the frozen-cycle rule confirms over
+		 * two checks (rq_check_cycle()), as the wait notes are */
+		if (atomic_load_explicit(&node->lock, memory_order_relaxed) == (uintptr_t)lock &&
+		    (atomic_load_explicit(&node->locked, memory_order_relaxed) &
+		     RQ_NODE_STATE_MASK) == RQ_NODE_HEAD)
+			return true;
+	}
+	return false;
+}
+
+/* Does @t head @lock's queue: its wait record says so (@frozen_only: a wait
+ * other than its current one), or it was signalled to and has not acted? */
+static bool heads_queue(const struct rq_thread *t, const rqspinlock_t *lock, bool frozen_only)
+{
+	return holds_note(t, RQ_NOTE_HEAD, lock, frozen_only) || signalled_head(t, lock);
+}
+
+/*
  * A stuck thread whose tagged entry for @lock lies below its waiting
  * context: that context is a signal handler, and the context it interrupted
  * is frozen inside a lock, unlock or wait of @lock until the handler
@@ -381,7 +410,8 @@ static bool frozen_culprit(struct rq_lockview *v, const struct rq_thread *cand)
 		return rq_thread_at(owner) == cand && view_certifies(v, cand);
 	if (rq_slotless_threads() || (head && !(val & RQ_TAIL_MASK)))
 		return false;
-	if (!locked && !holds_note(cand, head ? RQ_NOTE_HEAD : RQ_NOTE_PENDING, lock, true))
+	if (!locked &&
+	    !(head ? heads_queue(cand, lock, true) : holds_note(cand, RQ_NOTE_PENDING, lock, true)))
 		return false;
 	for (uint32_t s = 0; s < bound; s++) {
 		struct rq_thread *t = rq_thread_at(s);
@@ -390,7 +420,7 @@ static bool frozen_culprit(struct rq_lockview *v, const struct rq_thread *cand)
 			continue;
 		if (locked ? claim_below(t, v, RQ_NR_HELD) != RQ_CLAIM_NONE
 		           : holds_note(t, RQ_NOTE_PENDING, lock, false) ||
-		                 (head && holds_note(t, RQ_NOTE_HEAD, lock, false)))
+		                 (head && heads_queue(t, lock, false)))
 			return false;
 	}
 	return true;
@@ -588,20 +618,27 @@ static bool link_found(struct rq_lockview *v, enum rq_claim claim, struct rq_lin
 	return l->frozen;
 }
 
+/* Tagged claimants a hop weighs as frozen culprits (more: the timeout). */
+#define RQ_MAX_MAYBE 4
+
 /*
- * The next link of the chain: a thread that holds @lock below its own
+ * The next link of the chain: a thread that holds @v's lock below its own
  * waiting entry and is stuck waiting. Threads that are not waiting cannot be
  * part of a deadlock, so only their one-line wait records are read; the
  * table of a waiting thread does not change while it waits. Failing an
- * untagged holder, a single frozen tagged claimant (frozen_culprit()) links.
- * A lock whose word names its owner has one candidate, that thread (no
- * other one's entry is believed, and no other one is its frozen culprit):
- * one record read instead of a scan of every slot.
+ * untagged holder, a frozen tagged claimant that frozen_culprit() names the
+ * one blocking the lock links: of a free lock, the frozen queue head or
+ * pending holder, whatever other frozen waiters are queued behind it (only
+ * it blocks; their tagged entries claim nothing); of an anonymously locked
+ * one, the only claimant. A lock whose word names its owner has one
+ * candidate, that thread (no other one's entry is believed, and no other
+ * one is its frozen culprit): one record read instead of a scan of every
+ * slot.
  */
 static bool find_waiting_holder(struct rq_lockview *v, struct rq_link *out)
 {
 	uint32_t owner = word_owner(v->val), bound = rq_slot_bound(), n_maybe = 0;
-	struct rq_link maybe = {.t = NULL};
+	struct rq_link maybe[RQ_MAX_MAYBE];
 
 	if (owner != RQ_NO_SLOT)
 		return link_found(v, waiting_claim(rq_thread_at(owner), v, out), out);
@@ -613,13 +650,16 @@ static bool find_waiting_holder(struct rq_lockview *v, struct rq_link *out)
 			*out = l;
 			return true;
 		}
-		if (claim == RQ_CLAIM_MAYBE && n_maybe++ == 0)
-			maybe = l;
+		if (claim == RQ_CLAIM_MAYBE && n_maybe < RQ_MAX_MAYBE)
+			maybe[n_maybe++] = l;
 	}
-	if (n_maybe != 1 || !link_found(v, RQ_CLAIM_MAYBE, &maybe))
-		return false;
-	*out = maybe;
-	return true;
+	for (uint32_t i = 0; i < n_maybe; i++) {
+		if (link_found(v, RQ_CLAIM_MAYBE, &maybe[i])) {
+			*out = maybe[i];
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Does @l still hold @v's lock (its l->holds), as when it was found? */

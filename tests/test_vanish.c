@@ -117,6 +117,22 @@ static void *m_then_l_fn(void *arg)
 	return NULL;
 }
 
+static rqspinlock_t fz_m; /* deadlock_frozen_queue's M */
+
+/* B of deadlock_frozen_queue: takes M, then waits for L. */
+static void *fz_then_l_fn(void *arg)
+{
+	struct m_then_l *x = arg;
+
+	CHECK_EQ(res_spin_lock(&fz_m), 0);
+	atomic_store(&x->result, res_spin_lock(x->l));
+	if (atomic_load(&x->result) == 0)
+		res_spin_unlock(x->l);
+	res_spin_unlock(&fz_m);
+	atomic_store_explicit(&x->done, 1, memory_order_relaxed);
+	return NULL;
+}
+
 static void test_storm_head(void)
 {
 	const uint64_t timeout = 20 * TU_NS_PER_MS;
@@ -156,6 +172,128 @@ static void test_storm_head(void)
 	res_spin_set_timeout_ns(0);
 	tu_check_lock_usable(&l, 4, tu_scaled(5000));
 	tu_check_lock_usable(&storm_m, 2, tu_scaled(1000));
+}
+
+/*
+ * A cycle through a queue head frozen under its own handler, with 0, 1 or 2
+ * more frozen waiters queued behind it (DESIGN.md section 7, "Frozen
+ * claimants"): B holds M and waits for L behind them; each frozen waiter's
+ * handler waits for M. Once L is free, only the head blocks it, so the
+ * cycle B -> L -> head -> M -> B must end in -EDEADLK within milliseconds,
+ * not in a timeout (2 s here); the other frozen waiters' tagged entries for
+ * L claim nothing.
+ */
+static atomic_int fz_results[3], fz_in_handler;
+static _Thread_local int fz_index = -1;
+
+static void fz_handler(int sig)
+{
+	int r;
+
+	(void)sig;
+	atomic_fetch_add(&fz_in_handler, 1);
+	r = res_spin_lock(&fz_m);
+	if (r == 0)
+		res_spin_unlock(&fz_m);
+	if (fz_index >= 0)
+		atomic_store(&fz_results[fz_index], r);
+}
+
+struct fz_waiter {
+	rqspinlock_t *l;
+	int index;
+	pthread_t t;
+	atomic_int result, done;
+};
+
+static void *fz_waiter_fn(void *arg)
+{
+	struct fz_waiter *w = arg;
+	int r;
+
+	fz_index = w->index;
+	r = res_spin_lock(w->l);
+	if (r == 0)
+		res_spin_unlock(w->l);
+	atomic_store(&w->result, r);
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+static void frozen_queue(int extra)
+{
+	const uint64_t timeout = 2 * TU_NS_PER_S;
+	rqspinlock_t l = RQSPINLOCK_INIT;
+	struct tu_holder owner;
+	struct tu_waiter pend;
+	struct fz_waiter fw[3];
+	struct m_then_l behind = {.l = &l};
+	uint64_t t0, took;
+	int n = 1 + extra, deadlocks = 0;
+
+	res_spin_set_timeout_ns(timeout);
+	res_spin_lock_init(&fz_m);
+	atomic_store(&fz_in_handler, 0);
+	tu_install_handler(SIGUSR2, fz_handler);
+	tu_holder_start(&owner, &l, 0);
+	arrive(&pend, &l, 1);
+	for (int i = 0; i < n; i++) {
+		uint32_t tail = TU_TAIL(tu_word(&l));
+
+		fw[i] = (struct fz_waiter){.l = &l, .index = i};
+		atomic_store(&fz_results[i], 1);
+		tu_thread_start(&fw[i].t, fz_waiter_fn, &fw[i]);
+		TU_WAIT_UNTIL(TU_TAIL(tu_word(&l)) != tail, TU_SETUP_MS);
+	}
+	/* B takes M and queues on L behind them */
+	atomic_init(&behind.has_m, 0);
+	atomic_init(&behind.done, 0);
+	{
+		uint32_t tail = TU_TAIL(tu_word(&l));
+
+		tu_thread_start(&behind.t, fz_then_l_fn, &behind);
+		TU_WAIT_UNTIL(TU_TAIL(tu_word(&l)) != tail, TU_SETUP_MS);
+	}
+	/* Freeze the head and the waiters behind it: their handlers wait for M. */
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(pthread_kill(fw[i].t, SIGUSR2), 0);
+	TU_WAIT_UNTIL(atomic_load(&fz_in_handler) == n, TU_SETUP_MS);
+	tu_sleep_ms(5); /* into their waits for M */
+	t0 = tu_now_ns();
+	tu_holder_join(&owner); /* the pending waiter takes L and leaves */
+	wait_done(&behind.done, tu_slack_ns(TU_STALL_NS) + 3 * timeout,
+	          "B behind the frozen queue");
+	took = tu_now_ns() - t0;
+	for (int i = 0; i < n; i++) {
+		wait_done(&fw[i].done, tu_slack_ns(TU_STALL_NS) + 3 * timeout, "frozen waiter");
+		tu_thread_join(fw[i].t);
+		CHECK_EQ(atomic_load(&fw[i].result), 0);
+	}
+	tu_thread_join(behind.t);
+	printf("# %d extra frozen waiters: B %d, handlers", extra, atomic_load(&behind.result));
+	for (int i = 0; i < n; i++)
+		printf(" %d", atomic_load(&fz_results[i]));
+	printf(", %.1f ms\n", (double)took / 1e6);
+	fflush(stdout);
+	for (int i = 0; i < n; i++) {
+		deadlocks += atomic_load(&fz_results[i]) == -EDEADLK;
+		CHECK(atomic_load(&fz_results[i]) == 0 || atomic_load(&fz_results[i]) == -EDEADLK);
+	}
+	deadlocks += atomic_load(&behind.result) == -EDEADLK;
+	CHECK(atomic_load(&behind.result) == 0 || atomic_load(&behind.result) == -EDEADLK);
+	CHECK_GE(deadlocks, 1);
+	/* found, not timed out: well below one timeout */
+	CHECK_LT(took, timeout / 2);
+	CHECK_EQ(tu_waiter_join(&pend), 0);
+	res_spin_set_timeout_ns(0);
+	tu_check_lock_usable(&l, 4, tu_scaled(5000));
+}
+
+static void test_frozen_queue(void)
+{
+	frozen_queue(0);
+	frozen_queue(1);
+	frozen_queue(2);
 }
 
 /*
@@ -882,6 +1020,7 @@ static void test_process_shared(void)
 
 static const struct tu_test tests[] = {
     TU_TEST("core_storm_head", test_storm_head, 40, TU_TAS),
+    TU_TEST("deadlock_frozen_queue", test_frozen_queue, 60, 0),
     TU_TEST("core_storm_all", test_storm_all, 40, TU_TAS),
     TU_TEST("core_word_changed", test_word_changed, 60, TU_TAS),
     TU_TEST("core_nested_head", test_nested_head, 40, TU_TAS),
