@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "run.h"
+#include "runtime.h"
 
 static const struct {
 	const char *name;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../include/rqbpf.h"
+#include "error.h"
 #include "rqmap.h"
 #include "prog.h"
 
@@ -134,10 +134,6 @@ struct rqbpf_object {
 	bool loaded;
 	bool has_hash; /* runs open a read-side section for in-place hash lookups */
 };
-
-/* errors.c-free helper: format into err (NULL allowed); returns code. */
-int rqbpf_fail(struct rqbpf_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* The linked form of @p prog, for the verifier and tests. */
 const struct rqbpf_linked_prog *rqbpf_prog_linked(const struct rqbpf_prog *prog);

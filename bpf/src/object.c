@@ -5,7 +5,6 @@
 #include <bpf/btf.h>
 #include <errno.h>
 #include <gelf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,19 +13,6 @@
 #include "verifier.h"
 
 #define MAX_OBJECT_BYTES (256u << 20)
-
-int rqbpf_fail(struct rqbpf_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 /* libbpf's object name: the file's base name up to its first '.'. */
 static void set_name(struct rqbpf_object *obj, const char *path)
