@@ -12,20 +12,11 @@
 
 #include "error.h"
 #include "rqmap.h"
+#include "calls.h"
+#include "isa.h"
 #include "prog.h"
 
 struct btf;
-
-/* Opcode fields, and opcodes newer than Debian 12's <linux/bpf.h>. */
-#define OP(c)    ((c)&0xf0)
-#define CLASS(c) ((c)&0x07)
-#define SRC_X(c) ((c)&BPF_X)
-#ifndef BPF_JMP32
-#define BPF_JMP32 0x06
-#endif
-#ifndef BPF_MEMSX
-#define BPF_MEMSX 0x80
-#endif
 
 /* Instructions one run may execute before it is stopped (-E2BIG). The
  * loader's fuzz target builds with a smaller limit so that a mutated
@@ -33,11 +24,6 @@ struct btf;
 #ifndef RQBPF_INSN_LIMIT
 #define RQBPF_INSN_LIMIT (1ull << 30)
 #endif
-/* Call frames (the kernel's MAX_CALL_FRAMES) and stack bytes per frame. */
-#define RQBPF_MAX_FRAMES 8
-#define RQBPF_STACK_SIZE 512
-/* Locks one run may hold at once. */
-#define RQBPF_MAX_HELD 64
 
 /* A map at run time. The BPF program sees its address (ld_imm64 of a map). */
 struct rqbpf_map {
@@ -153,17 +139,7 @@ void *rqbpf_map_elem(struct rqbpf_map *map, const void *key);
  * same results, with the map code's errors before a refused BPF_F_LOCK. */
 int rqbpf_map_update_helper(struct rqbpf_map *map, const void *key, const void *value,
                             uint64_t flags);
-/* interp.c: NULL when instruction @p i is one the interpreter runs, else why
- * not; and the target of a jump or call (true when it has one). */
-const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i);
-bool rqbpf_insn_target(const struct bpf_insn *insn, size_t i, int64_t *target);
 /* interp.c: decode a linked program for the interpreter (at load). */
 int rqbpf_decode(struct rqbpf_prog *prog);
-/* helpers.c: is this helper id supported; the kernel's name for it
- * ("bpf_get_current_pid_tgid"), NULL for an id the kernel does not have. */
-bool rqbpf_helper_supported(int32_t id);
-const char *rqbpf_helper_name(int32_t id);
-/* kfunc id by name, 0 if unknown. */
-int rqbpf_kfunc_by_name(const char *name);
 
 #endif /* RQBPF_INTERNAL_H */

@@ -69,6 +69,13 @@ static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, b
 	return rqbpf_mem_slow(r, addr, size, write);
 }
 
+/* helpers.c: the table's runtime functions, rqbpf_call_<name>() for each
+ * row of RQBPF_CALLS (calls.h). */
+#define RQBPF_CALL_DECLARE(kind, id, name, ...)                                                    \
+	int rqbpf_call_##name(struct rqbpf_run *r, uint64_t *reg);
+RQBPF_CALLS(RQBPF_CALL_DECLARE)
+#undef RQBPF_CALL_DECLARE
+
 /* helpers.c: the helper (src 0) or kfunc (src BPF_PSEUDO_KFUNC_CALL) @p id,
  * or NULL; and the release of what a run still holds at its end (locks, irq
  * regions: blocked signals). */

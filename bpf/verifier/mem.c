@@ -134,7 +134,7 @@ static int stack_access(struct venv *env, struct vstate *st, int regno, int off,
 	off += reg->off;
 	if (rng_is_const(&reg->r)) {
 		off += (int)reg->r.smin;
-		if (off < -V_STACK_SIZE || off + size > 0) {
+		if (off < -RQBPF_STACK_SIZE || off + size > 0) {
 			verr(env, env->insn_idx, "invalid%s stack R%d off=%d size=%d",
 			     dir_str(write), regno, off, size);
 			return -1;
@@ -151,14 +151,14 @@ static int stack_access(struct venv *env, struct vstate *st, int regno, int off,
 		stack_write(f, off, size, val);
 		return 0;
 	}
-	if (reg->r.smin < -V_STACK_SIZE || reg->r.smax > V_STACK_SIZE) {
+	if (reg->r.smin < -RQBPF_STACK_SIZE || reg->r.smax > RQBPF_STACK_SIZE) {
 		verr(env, env->insn_idx, "invalid unbounded variable-offset%s stack R%d",
 		     dir_str(write), regno);
 		return -1;
 	}
 	lo = off + (int)reg->r.smin;
 	hi = off + (int)reg->r.smax + size;
-	if (lo < -V_STACK_SIZE || hi > 0) {
+	if (lo < -RQBPF_STACK_SIZE || hi > 0) {
 		verr(env, env->insn_idx, "invalid variable-offset%s stack R%d off=%d size=%d",
 		     dir_str(write), regno, off, size);
 		return -1;
@@ -362,7 +362,7 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 	int off = reg->off + (int)reg->r.smin;
 	struct vframe *f = st->frame[reg->frameno];
 
-	if (off < -V_STACK_SIZE || off + size > 0 || size <= 0) {
+	if (off < -RQBPF_STACK_SIZE || off + size > 0 || size <= 0) {
 		verr(env, env->insn_idx, "invalid indirect access to stack R%d off=%d size=%d",
 		     regno, off, size);
 		return -1;
@@ -397,7 +397,7 @@ bool mem_const_key(struct vstate *st, int regno, int size, uint64_t *key)
 	if (reg->type != T_STACK || !rng_is_const(&reg->r) || size < 1 || size > 8)
 		return false;
 	off = reg->off + (int)reg->r.smin;
-	if (off < -V_STACK_SIZE || off + size > 0)
+	if (off < -RQBPF_STACK_SIZE || off + size > 0)
 		return false;
 	f = st->frame[reg->frameno];
 	for (int i = 0; i < size; i++)
