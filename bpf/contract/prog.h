@@ -50,6 +50,8 @@ struct rqbpf_map_desc {
 	bool global_data;      /* a data section, not a BTF map */
 	bool read_only;        /* .rodata */
 	bool no_btf;           /* as the kernel would have it, without BTF: no usable lock */
+	bool indexed;          /* keys are u32 indices below max_entries, each present (arrays):
+	                        * a lookup of a constant one cannot fail. From the map's kind. */
 };
 
 /* One program, linked and ready to verify or run. Owned by the loader. */

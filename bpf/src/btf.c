@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "maps.h"
 
 #define OBJ_NAME_LEN 16 /* the kernel's BPF_OBJ_NAME_LEN */
 
@@ -507,9 +507,13 @@ int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 	ret = fill_maps(obj, err);
 	btf_ok = obj->btf && btf_loadable(obj->btf);
 	for (size_t i = 0; i < obj->map_cnt; i++) {
-		drop_btf(&obj->maps[i].desc, btf_ok);
-		obj->maps[i].desc.name = obj->maps[i].name;
-		obj->descs[i] = obj->maps[i].desc;
+		struct rqbpf_map *m = &obj->maps[i];
+
+		drop_btf(&m->desc, btf_ok);
+		m->desc.name = m->name;
+		m->ops = rqbpf_map_kind(m->desc.type);
+		m->desc.indexed = m->ops && m->ops->indexed;
+		obj->descs[i] = m->desc;
 	}
 	return ret;
 }

@@ -25,32 +25,17 @@ static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 	return i < obj->map_cnt && (uintptr_t)&obj->maps[i] == v ? &obj->maps[i] : NULL;
 }
 
-/* A hash value is valid until the run's read-side section ends; the
- * accesses that follow its lookup find it as the last region. */
+/* The value's address; the accesses that follow find the memory it
+ * reaches (maps.h) as the run's last region. A kind whose values stay valid
+ * only inside a read-side section gets one, open until the run ends. */
 static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key, uint64_t *reg)
 {
-	uint8_t *p;
-
-	if (m->hash && !r->rcu) {
+	if (m->ops->rcu && !r->rcu) {
 		if (rqmap_read_lock())
 			return rqbpf_fault(r, "map_lookup_elem: cannot open a read-side section");
 		r->rcu = true;
 	}
-	if (m->array) { /* contiguous values (maps.c): index them here */
-		uint32_t idx;
-
-		memcpy(&idx, key, sizeof(idx));
-		p = idx < m->desc.max_entries ? m->values + (size_t)idx * m->elem_size : NULL;
-		/* the accesses that follow skip the region search */
-		r->last = (struct rqbpf_region){(uintptr_t)m->values,
-		                                (size_t)m->elem_size * m->desc.max_entries,
-		                                !m->desc.read_only};
-	} else {
-		p = rqbpf_map_elem(m, key);
-	}
-	if (p && m->hash)
-		r->last = (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, true};
-	reg[BPF_REG_0] = (uintptr_t)p;
+	reg[BPF_REG_0] = (uintptr_t)m->ops->lookup_value(m, key, &r->last);
 	return 0;
 }
 

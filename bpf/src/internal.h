@@ -17,6 +17,7 @@
 #include "prog.h"
 
 struct btf;
+struct rqbpf_map_ops;
 
 /* Instructions one run may execute before it is stopped (-E2BIG). The
  * loader's fuzz target builds with a smaller limit so that a mutated
@@ -30,13 +31,10 @@ struct rqbpf_map {
 	struct rqbpf_map_desc desc; /* desc.name points into name[] */
 	char name[64];
 	struct rqbpf_object *obj;
-	struct rqmap_array *array;            /* array and data maps, once loaded */
-	struct rqmap_hash *hash;              /* hash maps, once loaded */
-	struct rqmap_hash_values hash_values; /* hash maps: where every value lies */
-	uint32_t elem_size;                   /* array stride: value_size rounded up to 8 */
-	uint8_t *values;                      /* array values: max_entries * elem_size bytes */
-	uint32_t sec_idx;                     /* data maps: the ELF section */
-	uint32_t btf_value;                   /* BTF maps: the value type id, 0 if unknown */
+	const struct rqbpf_map_ops *ops; /* its kind (maps.h), NULL for a type rqbpf lacks */
+	void *kind;                      /* the kind's state, once created (at load) */
+	uint32_t sec_idx;                /* data maps: the ELF section */
+	uint32_t btf_value;              /* BTF maps: the value type id, 0 if unknown */
 };
 
 /* One piece of ELF code: a function symbol in an executable section. */
@@ -118,7 +116,6 @@ struct rqbpf_object {
 	struct rqbpf_prog *progs;
 	size_t prog_cnt;
 	bool loaded;
-	bool has_hash; /* runs open a read-side section for in-place hash lookups */
 };
 
 /* The linked form of @p prog, for the verifier and tests. */
@@ -131,14 +128,6 @@ int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err);
 /* link.c: link every program; a program's own link error stays with it
  * (rqbpf_prog.link_ret), only running out of memory fails the call. */
 int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err);
-/* maps.c: create, free, access. */
-int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err);
-void rqbpf_maps_free(struct rqbpf_object *obj);
-void *rqbpf_map_elem(struct rqbpf_map *map, const void *key);
-/* rqbpf_map_update() as the bpf_map_update_elem() helper does it: the
- * same results, with the map code's errors before a refused BPF_F_LOCK. */
-int rqbpf_map_update_helper(struct rqbpf_map *map, const void *key, const void *value,
-                            uint64_t flags);
 /* interp.c: decode a linked program for the interpreter (at load). */
 int rqbpf_decode(struct rqbpf_prog *prog);
 

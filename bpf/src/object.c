@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "maps.h"
 #include "verifier.h"
 
 #define MAX_OBJECT_BYTES (256u << 20)
@@ -139,6 +139,7 @@ static int resolve_imm64(struct rqbpf_prog *prog, struct rqbpf_error *err)
 	if (!prog->imm64)
 		return rqbpf_fail(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i + 1 < prog->lp.insn_cnt; i++) {
+		static const uint32_t first = 0;
 		struct rqbpf_map *m;
 
 		if (in[i].code != (BPF_LD | BPF_IMM | BPF_DW))
@@ -150,7 +151,8 @@ static int resolve_imm64(struct rqbpf_prog *prog, struct rqbpf_error *err)
 		else if (in[i].src_reg == BPF_PSEUDO_MAP_FD)
 			prog->imm64[i] = (uintptr_t)m;
 		else
-			prog->imm64[i] = (uintptr_t)m->values + (uint32_t)in[i + 1].imm;
+			prog->imm64[i] = (uintptr_t)m->ops->lookup_value(m, &first, NULL) +
+			                 (uint32_t)in[i + 1].imm;
 		i++;
 	}
 	return 0;

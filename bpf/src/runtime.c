@@ -28,22 +28,6 @@ static bool in_region(const struct rqbpf_region *g, uintptr_t a, size_t size, bo
 	return a - g->base < g->size && size <= g->size - (a - g->base) && (!write || g->writable);
 }
 
-/* The value of the hash element @p a lies in, if it lies in one: any value
- * of the map, as a verified program only reaches one through a lookup, and
- * elements are recycled, never freed, while the map lives. */
-static bool hash_value_at(const struct rqmap_hash_values *v, uintptr_t a, struct rqbpf_region *out)
-{
-	uintptr_t off = a - (uintptr_t)v->base, in;
-
-	if (!v->base || off >= (uintptr_t)v->count * v->stride)
-		return false;
-	in = off % v->stride;
-	if (in < v->value_off || in - v->value_off >= v->value_size)
-		return false;
-	*out = (struct rqbpf_region){a - (in - v->value_off), v->value_size, true};
-	return true;
-}
-
 /* The map regions and the context, searched in full; a hit is remembered. */
 void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
 {
@@ -56,13 +40,7 @@ void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write
 	for (size_t i = 0; i < obj->map_cnt; i++) {
 		const struct rqbpf_map *m = &obj->maps[i];
 
-		g = (struct rqbpf_region){(uintptr_t)m->values,
-		                          (size_t)m->elem_size * m->desc.max_entries,
-		                          !m->desc.read_only};
-		if (m->values && in_region(&g, a, size, write))
-			goto hit;
-		if (m->hash && hash_value_at(&m->hash_values, a, &g) &&
-		    in_region(&g, a, size, write))
+		if (m->kind && m->ops->value_at(m, a, &g) && in_region(&g, a, size, write))
 			goto hit;
 	}
 	return NULL;

@@ -8,14 +8,7 @@
 
 #include <rqspinlock.h>
 
-#include "internal.h"
-
-/* A readable (and maybe writable) byte range a program may access. */
-struct rqbpf_region {
-	uintptr_t base;
-	size_t size;
-	bool writable;
-};
+#include "maps.h"
 
 /* How a held lock was taken: its unlock must be of the same kind, and a run
  * that ends holding it releases it as that unlock would. */

@@ -49,8 +49,8 @@ static bool array_key_in_range(struct vstate *st, const struct rqbpf_map_desc *m
 {
 	uint64_t key;
 
-	return m->type == BPF_MAP_TYPE_ARRAY &&
-	       mem_const_key(st, BPF_REG_2, (int)m->key_size, &key) && key < m->max_entries;
+	return m->indexed && mem_const_key(st, BPF_REG_2, (int)m->key_size, &key) &&
+	       key < m->max_entries;
 }
 
 /* A helper whose first argument is a map: its key (and value) read, and for
