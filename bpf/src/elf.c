@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "object.h"
 
 #ifndef EM_BPF
 #define EM_BPF 247

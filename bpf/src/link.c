@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "object.h"
 
 #ifndef R_BPF_64_64
 #define R_BPF_64_64 1

@@ -10,7 +10,7 @@
 #ifndef RQBPF_MAPS_H
 #define RQBPF_MAPS_H
 
-#include "internal.h"
+#include "object.h"
 
 /* A readable (and maybe writable) byte range a program may access. */
 struct rqbpf_region {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "maps.h"
+#include "runtime.h"
 #include "verifier.h"
 
 #define MAX_OBJECT_BYTES (256u << 20)

@@ -62,6 +62,9 @@ static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, b
 	return rqbpf_mem_slow(r, addr, size, write);
 }
 
+/* interp.c: decode a linked program for the interpreter (at load). */
+int rqbpf_decode(struct rqbpf_prog *prog);
+
 /* helpers.c: the table's runtime functions, rqbpf_call_<name>() for each
  * row of RQBPF_CALLS (calls.h). */
 #define RQBPF_CALL_DECLARE(kind, id, name, ...)                                                    \

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* internal.h: rqbpf's object, program and map structures, shared by the
- * loader (elf.c, btf.c, link.c), the maps (maps.c), the interpreter
- * (interp.c, helpers.c) and the public API (object.c). */
-#ifndef RQBPF_INTERNAL_H
-#define RQBPF_INTERNAL_H
+/* object.h: rqbpf's object, program and map structures (what object.c
+ * opens, loads and closes), shared by the loader (elf.c, btf.c, link.c: the
+ * steps of object.c's open, declared below), the maps (maps.h), the runtime
+ * (runtime.h) and the public API (object.c). */
+#ifndef RQBPF_OBJECT_H
+#define RQBPF_OBJECT_H
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -128,7 +129,5 @@ int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err);
 /* link.c: link every program; a program's own link error stays with it
  * (rqbpf_prog.link_ret), only running out of memory fails the call. */
 int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err);
-/* interp.c: decode a linked program for the interpreter (at load). */
-int rqbpf_decode(struct rqbpf_prog *prog);
 
-#endif /* RQBPF_INTERNAL_H */
+#endif /* RQBPF_OBJECT_H */
