@@ -2,7 +2,7 @@
 /*
  * calls.h: the one table of the helpers and kfuncs a program may call
  * (Floor 0, docs/HACKING.md "bpf/"). One row per call; the loader binds
- * calls by it (link.c), the verifier checks them by it (verifier/calls.c)
+ * calls by it (loader_link.c), the verifier checks them by it (verifier/calls.c)
  * and names them by it (verifier/vlog.c), and the runtime runs the row's
  * function (helpers.c). Adding a helper or kfunc is one row here plus its
  * function rqbpf_call_<name>() in bpf/src/helpers.c.

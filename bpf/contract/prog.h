@@ -3,7 +3,7 @@
  * prog.h: a linked BPF program, as the loader hands it to the verifier and
  * to the interpreter, and the limits all three share (Floor 0,
  * docs/HACKING.md "bpf/"). This is the contract between the loader
- * (bpf/src/link.c, which produces it), the verifier (bpf/verifier/) and the
+ * (bpf/src/loader_link.c, which produces it), the verifier (bpf/verifier/) and the
  * runtime (bpf/src/interp.c, which consume it). Nothing here refers to the
  * kernel's BPF syscall.
  *

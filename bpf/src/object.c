@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader_btf.h"
+#include "loader_elf.h"
+#include "loader_link.h"
 #include "maps.h"
 #include "runtime.h"
 #include "verifier.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* object.h: rqbpf's object, program and map structures (what object.c
- * opens, loads and closes), shared by the loader (elf.c, btf.c, link.c: the
- * steps of object.c's open, declared below), the maps (maps.h), the runtime
- * (runtime.h) and the public API (object.c). */
+ * opens, loads and closes), shared by the loader (loader_elf.c,
+ * loader_btf.c, loader_link.c: the steps of object.c's open), the maps
+ * (maps.h), the runtime (runtime.h) and the public API (object.c). */
 #ifndef RQBPF_OBJECT_H
 #define RQBPF_OBJECT_H
 
@@ -121,13 +121,5 @@ struct rqbpf_object {
 
 /* The linked form of @p prog, for the verifier and tests. */
 const struct rqbpf_linked_prog *rqbpf_prog_linked(const struct rqbpf_prog *prog);
-
-/* elf.c: sections, symbols, functions. */
-int rqbpf_elf_parse(struct rqbpf_object *obj, struct rqbpf_error *err);
-/* btf.c: BTF-defined maps and lock offsets; data-section maps. */
-int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err);
-/* link.c: link every program; a program's own link error stays with it
- * (rqbpf_prog.link_ret), only running out of memory fails the call. */
-int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err);
 
 #endif /* RQBPF_OBJECT_H */

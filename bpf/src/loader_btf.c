@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* btf.c: the object's maps. BTF-defined maps from the .maps section (type,
- * key and value size, max_entries, and where a struct bpf_res_spin_lock or
- * bpf_spin_lock sits in the value), then global data sections (.data,
- * .rodata, .bss, .data.*, .rodata.*) as one-element array maps named as
- * libbpf names them. */
+/* loader_btf.c: the object's maps. BTF-defined maps from the .maps section
+ * (type, key and value size, max_entries, and where a struct
+ * bpf_res_spin_lock or bpf_spin_lock sits in the value), then global data
+ * sections (.data, .rodata, .bss, .data.*, .rodata.*) as one-element array
+ * maps named as libbpf names them. */
 #include <bpf/btf.h>
 #include <ctype.h>
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader_btf.h"
 #include "maps.h"
 
 #define OBJ_NAME_LEN 16 /* the kernel's BPF_OBJ_NAME_LEN */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* link.c: link each program of the object into one instruction array (the
- * encoding prog.h describes): map and global-data relocations, kfuncs bound
- * by name and helper ids checked against the table of calls (calls.h), and
- * the .text subprograms it calls appended after it, as libbpf does. Anything
- * unsupported is an error naming the instruction and what, kept as that
- * program's error (the load names the program). */
+/* loader_link.c: link each program of the object into one instruction array
+ * (the encoding prog.h describes): map and global-data relocations, kfuncs
+ * bound by name and helper ids checked against the table of calls (calls.h),
+ * and the .text subprograms it calls appended after it, as libbpf does.
+ * Anything unsupported is an error naming the instruction and what, kept as
+ * that program's error (the load names the program). */
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <gelf.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "object.h"
+#include "loader_link.h"
 
 #ifndef R_BPF_64_64
 #define R_BPF_64_64 1
