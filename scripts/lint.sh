@@ -33,6 +33,10 @@ for f in $(git ls-files 'src/*.c' 'src/*.h'); do
 		fi
 	done
 done
+echo "bpf floors"
+# bpf/: a file includes only headers of its floor or below; the verifier
+# nothing of bpf/src/ (docs/HACKING.md, "bpf/").
+scripts/check_bpf_floors.sh || rc=1
 echo "atomics"
 # Shipped code (not the tests): each non-relaxed atomic names its order and
 # what it pairs with (scripts/check_atomics.py).
