@@ -338,31 +338,21 @@ static int validate(struct linker *l)
 	return ret;
 }
 
-/* The program type and context size from the section name, as the libbpf
- * rqbpf is built with reads it: a section it does not know is refused, as
+/* The program type from the section name, as the libbpf rqbpf is built
+ * with reads it, and its context's size (prog_types.h): a section it does not know is refused, as
  * libbpf refuses to load such a program. */
 static int set_type(struct rqbpf_prog *prog, struct rqbpf_error *err)
 {
 	const char *sec = prog->lp.section;
 	enum bpf_attach_type attach;
 	enum bpf_prog_type type = BPF_PROG_TYPE_UNSPEC;
+	const struct rqbpf_prog_type *t;
 
 	if (libbpf_prog_type_by_name(sec[0] == '?' ? sec + 1 : sec, &type, &attach))
 		return rqbpf_fail(err, -EINVAL, "unknown program type for section '%s'", sec);
 	prog->lp.prog_type = type;
-	switch (type) {
-	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT:
-	case BPF_PROG_TYPE_SOCKET_FILTER:
-	case BPF_PROG_TYPE_CGROUP_SKB:
-		prog->lp.ctx_size = sizeof(struct __sk_buff);
-		break;
-	case BPF_PROG_TYPE_XDP:
-		prog->lp.ctx_size = sizeof(struct xdp_md);
-		break;
-	default:
-		prog->lp.ctx_size = 0;
-	}
+	t = rqbpf_prog_type_find(type);
+	prog->lp.ctx_size = t ? t->ctx_size : 0;
 	return 0;
 }
 

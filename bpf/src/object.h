@@ -16,6 +16,7 @@
 #include "calls.h"
 #include "isa.h"
 #include "prog.h"
+#include "prog_types.h"
 
 struct btf;
 struct rqbpf_map_ops;

@@ -263,28 +263,19 @@ static int map_value_access(struct venv *env, struct vstate *st, int regno, int 
  * be a meaningless number and its dereference an "invalid mem access". */
 static const char *packet_field(const struct rqbpf_linked_prog *prog, int off, int size)
 {
-	static const struct {
-		int skb, xdp; /* offsets in struct __sk_buff and struct xdp_md */
+	const struct rqbpf_prog_type *t = rqbpf_prog_type_find(prog->prog_type);
+	const struct {
+		int off;
 		const char *name;
-	} fields[] = {
-	    {offsetof(struct __sk_buff, data), offsetof(struct xdp_md, data), "data"},
-	    {offsetof(struct __sk_buff, data_end), offsetof(struct xdp_md, data_end), "data_end"},
-	    {offsetof(struct __sk_buff, data_meta), offsetof(struct xdp_md, data_meta),
-	     "data_meta"},
-	};
-	bool xdp = prog->prog_type == BPF_PROG_TYPE_XDP;
+	} fields[] = {{t ? (int)t->data : 0, "data"},
+	              {t ? (int)t->data_end : 0, "data_end"},
+	              {t ? (int)t->data_meta : 0, "data_meta"}};
 
-	if (!xdp && prog->prog_type != BPF_PROG_TYPE_SCHED_CLS &&
-	    prog->prog_type != BPF_PROG_TYPE_SCHED_ACT &&
-	    prog->prog_type != BPF_PROG_TYPE_SOCKET_FILTER &&
-	    prog->prog_type != BPF_PROG_TYPE_CGROUP_SKB)
+	if (!t)
 		return NULL;
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		int f = xdp ? fields[i].xdp : fields[i].skb;
-
-		if (off < f + 4 && f < off + size)
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (off < fields[i].off + 4 && fields[i].off < off + size)
 			return fields[i].name;
-	}
 	return NULL;
 }
 

@@ -14,6 +14,7 @@
 
 #include "calls.h"
 #include "isa.h"
+#include "prog_types.h"
 #include "verifier.h"
 
 #define V_SLOTS               (RQBPF_STACK_SIZE / 8)
