@@ -173,24 +173,25 @@ static int kfunc_null_arg(struct venv *env, struct vstate *st, int nargs)
 	return 0;
 }
 
-/* A kfunc's effect on the locks and irq flags, by its role. */
+/* A kfunc's effect on the locks and irq flags, by its role: a res lock
+ * taken or released (R1), with the irq flag (R2) saved or restored for the
+ * irqsave pair; or a native irq flag (R1) saved or restored. */
 static int kfunc_role(struct venv *env, struct vstate *st, enum rqbpf_call_role role)
 {
 	bool irq = role == RQBPF_ROLE_RES_LOCK_IRQSAVE || role == RQBPF_ROLE_RES_UNLOCK_IRQRESTORE;
+	bool take = role == RQBPF_ROLE_RES_LOCK || role == RQBPF_ROLE_RES_LOCK_IRQSAVE;
 
 	switch (role) {
 	case RQBPF_ROLE_RES_LOCK:
 	case RQBPF_ROLE_RES_LOCK_IRQSAVE:
-		return lock_process(env, st, BPF_REG_1, true, true, irq) ||
-		               (irq && irq_flag_save(env, st, BPF_REG_2, 1, IRQ_LOCK))
-		           ? -1
-		           : 0;
 	case RQBPF_ROLE_RES_UNLOCK:
 	case RQBPF_ROLE_RES_UNLOCK_IRQRESTORE:
-		return lock_process(env, st, BPF_REG_1, false, true, irq) ||
-		               (irq && irq_flag_restore(env, st, BPF_REG_2, 1, IRQ_LOCK))
-		           ? -1
-		           : 0;
+		if (lock_process(env, st, BPF_REG_1, take, true, irq))
+			return -1;
+		if (!irq)
+			return 0;
+		return take ? irq_flag_save(env, st, BPF_REG_2, 1, IRQ_LOCK)
+		            : irq_flag_restore(env, st, BPF_REG_2, 1, IRQ_LOCK);
 	case RQBPF_ROLE_IRQ_SAVE:
 		return irq_flag_save(env, st, BPF_REG_1, 0, IRQ_NATIVE);
 	case RQBPF_ROLE_IRQ_RESTORE:
