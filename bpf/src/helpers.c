@@ -30,12 +30,20 @@ static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
  * only inside a read-side section gets one, open until the run ends. */
 static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key, uint64_t *reg)
 {
+	void *p;
+
 	if (m->ops->rcu && !r->rcu) {
 		if (rqmap_read_lock())
 			return rqbpf_fault(r, "map_lookup_elem: cannot open a read-side section");
 		r->rcu = true;
 	}
-	reg[BPF_REG_0] = (uintptr_t)m->ops->lookup_value(m, key, &r->last);
+	p = m->ops->lookup_value(m, key);
+	if (m->all_values.size)
+		r->last = m->all_values;
+	else if (p)
+		r->last =
+		    (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, !m->desc.read_only};
+	reg[BPF_REG_0] = (uintptr_t)p;
 	return 0;
 }
 

@@ -10,9 +10,8 @@
 #include "maps.h"
 
 struct array_map {
-	struct rqbpf_region all; /* every value: where the accesses after a lookup may go */
-	uint8_t *values;         /* max_entries * elem_size bytes */
-	uint32_t elem_size;      /* value_size rounded up to 8 */
+	uint8_t *values;    /* max_entries * elem_size bytes */
+	uint32_t elem_size; /* value_size rounded up to 8 */
 	uint32_t max_entries;
 	struct rqmap_array *array;
 };
@@ -55,34 +54,29 @@ static int array_create(struct rqbpf_map *m, struct rqbpf_error *err)
 	    a->values + (size_t)last * a->elem_size)
 		return rqbpf_fail(err, -EINVAL, "map %s: array values are not contiguous", m->name);
 	a->max_entries = d->max_entries;
-	a->all = (struct rqbpf_region){(uintptr_t)a->values, (size_t)a->elem_size * d->max_entries,
-	                               !d->read_only};
+	m->all_values = (struct rqbpf_region){(uintptr_t)a->values,
+	                                      (size_t)a->elem_size * d->max_entries, !d->read_only};
 	if (!d->global_data)
 		return 0;
 	s = &m->obj->secs[m->sec_idx];
 	return s->data ? rqmap_array_update(a->array, &first, s->data, RQMAP_ANY) : 0;
 }
 
-/* Contiguous values: indexed here, and every access that follows may use
- * any of them (it skips the region search). */
-static void *array_lookup_value(struct rqbpf_map *m, const void *key, struct rqbpf_region *reach)
+/* Contiguous values (m->all_values): indexed here. */
+static void *array_lookup_value(struct rqbpf_map *m, const void *key)
 {
 	const struct array_map *a = array_of(m);
 	uint32_t idx;
 
 	memcpy(&idx, key, sizeof(idx));
-	if (reach)
-		*reach = a->all;
 	return idx < a->max_entries ? a->values + (size_t)idx * a->elem_size : NULL;
 }
 
 static bool array_value_at(const struct rqbpf_map *m, uintptr_t addr, struct rqbpf_region *out)
 {
-	const struct array_map *a = array_of(m);
-
-	if (!a->all.base || addr - a->all.base >= a->all.size)
+	if (!m->all_values.base || addr - m->all_values.base >= m->all_values.size)
 		return false;
-	*out = a->all;
+	*out = m->all_values;
 	return true;
 }
 

@@ -47,15 +47,10 @@ static int hash_create(struct rqbpf_map *m, struct rqbpf_error *err)
 	           : 0;
 }
 
-/* A value is valid until the run's read-side section ends; the accesses
- * that follow its lookup find it as the last region. */
-static void *hash_lookup_value(struct rqbpf_map *m, const void *key, struct rqbpf_region *reach)
+/* A value is valid until the run's read-side section ends. */
+static void *hash_lookup_value(struct rqbpf_map *m, const void *key)
 {
-	void *p = rqmap_hash_lookup_elem(hash_of(m)->hash, key);
-
-	if (p && reach)
-		*reach = (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, true};
-	return p;
+	return rqmap_hash_lookup_elem(hash_of(m)->hash, key);
 }
 
 /* The value of the element @p a lies in, if it lies in one: any value of

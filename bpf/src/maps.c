@@ -91,6 +91,7 @@ void rqbpf_maps_free(struct rqbpf_object *obj)
 		if (m->kind)
 			m->ops->destroy(m);
 		m->kind = NULL;
+		m->all_values = (struct rqbpf_region){0, 0, false};
 	}
 }
 

@@ -12,13 +12,6 @@
 
 #include "object.h"
 
-/* A readable (and maybe writable) byte range a program may access. */
-struct rqbpf_region {
-	uintptr_t base;
-	size_t size;
-	bool writable;
-};
-
 struct rqbpf_map_ops {
 	uint32_t type; /* BPF_MAP_TYPE_* */
 	/* Keys are u32 indices below max_entries, every one present: a
@@ -30,10 +23,10 @@ struct rqbpf_map_ops {
 	int (*create)(struct rqbpf_map *m, struct rqbpf_error *err);
 	/* Frees what create made, also after a failed create. */
 	void (*destroy)(struct rqbpf_map *m);
-	/* The address of @p key's value, or NULL; when @p reach is not NULL,
-	 * it is set to the memory that accesses through the address may use
-	 * (the value, or all values), or left alone when there is none. */
-	void *(*lookup_value)(struct rqbpf_map *m, const void *key, struct rqbpf_region *reach);
+	/* The address of @p key's value, or NULL. The accesses through it
+	 * may use that value, or every value when the kind set
+	 * rqbpf_map.all_values at create. */
+	void *(*lookup_value)(struct rqbpf_map *m, const void *key);
 	/* rqbpf.h's map API, past its argument checks. */
 	int (*lookup)(struct rqbpf_map *m, const void *key, void *value);
 	int (*update)(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags);

@@ -155,8 +155,8 @@ static int resolve_imm64(struct rqbpf_prog *prog, struct rqbpf_error *err)
 		else if (in[i].src_reg == BPF_PSEUDO_MAP_FD)
 			prog->imm64[i] = (uintptr_t)m;
 		else
-			prog->imm64[i] = (uintptr_t)m->ops->lookup_value(m, &first, NULL) +
-			                 (uint32_t)in[i + 1].imm;
+			prog->imm64[i] =
+			    (uintptr_t)m->ops->lookup_value(m, &first) + (uint32_t)in[i + 1].imm;
 		i++;
 	}
 	return 0;

@@ -28,6 +28,13 @@ struct rqbpf_map_ops;
 #define RQBPF_INSN_LIMIT (1ull << 30)
 #endif
 
+/* A readable (and maybe writable) byte range a program may access. */
+struct rqbpf_region {
+	uintptr_t base;
+	size_t size;
+	bool writable;
+};
+
 /* A map at run time. The BPF program sees its address (ld_imm64 of a map). */
 struct rqbpf_map {
 	struct rqbpf_map_desc desc; /* desc.name points into name[] */
@@ -35,8 +42,11 @@ struct rqbpf_map {
 	struct rqbpf_object *obj;
 	const struct rqbpf_map_ops *ops; /* its kind (maps.h), NULL for a type rqbpf lacks */
 	void *kind;                      /* the kind's state, once created (at load) */
-	uint32_t sec_idx;                /* data maps: the ELF section */
-	uint32_t btf_value;              /* BTF maps: the value type id, 0 if unknown */
+	/* Every value, for a kind that keeps them in one region (arrays): the
+	 * accesses after a lookup may use any of them. Size 0 otherwise. */
+	struct rqbpf_region all_values;
+	uint32_t sec_idx;   /* data maps: the ELF section */
+	uint32_t btf_value; /* BTF maps: the value type id, 0 if unknown */
 };
 
 /* One piece of ELF code: a function symbol in an executable section. */

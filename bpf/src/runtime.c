@@ -28,23 +28,28 @@ static bool in_region(const struct rqbpf_region *g, uintptr_t a, size_t size, bo
 	return a - g->base < g->size && size <= g->size - (a - g->base) && (!write || g->writable);
 }
 
-/* The map regions and the context, searched in full; a hit is remembered. */
-void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
+/* The map value [a, a + size) lies in, into *@p g: out of line, so that
+ * the context's hit below pays nothing for the kinds' calls. */
+static __attribute__((noinline)) bool in_map_value(const struct rqbpf_object *obj, uintptr_t a,
+                                                   size_t size, bool write, struct rqbpf_region *g)
 {
-	const struct rqbpf_object *obj = r->prog->obj;
-	uintptr_t a = (uintptr_t)addr;
-	struct rqbpf_region g = {r->ctx, r->ctx_size, true};
-
-	if (in_region(&g, a, size, write))
-		goto hit;
 	for (size_t i = 0; i < obj->map_cnt; i++) {
 		const struct rqbpf_map *m = &obj->maps[i];
 
-		if (m->kind && m->ops->value_at(m, a, &g) && in_region(&g, a, size, write))
-			goto hit;
+		if (m->kind && m->ops->value_at(m, a, g) && in_region(g, a, size, write))
+			return true;
 	}
-	return NULL;
-hit:
+	return false;
+}
+
+/* The context and the map values, searched in full; a hit is remembered. */
+void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
+{
+	uintptr_t a = (uintptr_t)addr;
+	struct rqbpf_region g = {r->ctx, r->ctx_size, true};
+
+	if (!in_region(&g, a, size, write) && !in_map_value(r->prog->obj, a, size, write, &g))
+		return NULL;
 	r->last = g;
 	return (void *)a;
 }
