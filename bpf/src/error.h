@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* error.h: the library's lowest floor (Floor 1, docs/HACKING.md "bpf/"):
+/* error.h: bpf/src/'s lowest floor (Floor 2, docs/HACKING.md "bpf/"):
  * formatting an error into the caller's struct rqbpf_error, as libbpf's
  * libbpf_internal.h does for libbpf. Every file of bpf/src/ may call it; it
  * calls nothing of theirs. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * maps.h: map kinds behind one table of operations, in the style of the
- * kernel's struct bpf_map_ops (Floor 2, docs/HACKING.md "bpf/"). maps.c
+ * kernel's struct bpf_map_ops (Floor 4, docs/HACKING.md "bpf/"). maps.c
  * holds the table of kinds and the map API on top of it; each kind is one
  * file (map_array.c, map_hash.c) defining its struct rqbpf_map_ops. The
  * helpers, the run-time memory check and, through the linked program's
