@@ -99,12 +99,17 @@ static int helper_mem_size(struct venv *env, struct vstate *st)
 	return mem_check_readable(env, st, BPF_REG_1, (int)len);
 }
 
-/* A program of a type the row does not list may not call it. */
+/* A program of a type the row does not list may not call it (the kernel's
+ * messages for a helper and for a kfunc). */
 static int call_prog_type(struct venv *env, const struct rqbpf_call *c)
 {
 	if (rqbpf_call_allowed(c, env->prog->prog_type))
 		return 0;
-	verr(env, env->insn_idx, "program of this type cannot use helper %s#%d", c->name, c->id);
+	if (c->kind == RQBPF_CALL_KFUNC)
+		verr(env, env->insn_idx, "calling kernel function %s is not allowed", c->name);
+	else
+		verr(env, env->insn_idx, "program of this type cannot use helper %s#%d", c->name,
+		     c->id);
 	return -1;
 }
 
