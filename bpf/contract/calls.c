@@ -33,6 +33,11 @@ const struct rqbpf_call *rqbpf_call_find(enum rqbpf_call_kind kind, int32_t id, 
 	return NULL;
 }
 
+const struct rqbpf_call *rqbpf_call_at(size_t i)
+{
+	return i < NCALLS ? &calls[i] : NULL;
+}
+
 const struct rqbpf_call *rqbpf_call_by_name(enum rqbpf_call_kind kind, const char *name)
 {
 	for (size_t i = 0; i < NCALLS; i++)

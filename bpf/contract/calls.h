@@ -130,6 +130,8 @@ struct rqbpf_call {
 /* The row of call @p id of @p kind, or NULL; its index in the table (the
  * order of RQBPF_CALLS) in *@p index when not NULL. */
 const struct rqbpf_call *rqbpf_call_find(enum rqbpf_call_kind kind, int32_t id, size_t *index);
+/* Row @p i of the table, NULL past its end. */
+const struct rqbpf_call *rqbpf_call_at(size_t i);
 /* The row of the call named @p name ("bpf_res_spin_lock") of @p kind, or NULL. */
 const struct rqbpf_call *rqbpf_call_by_name(enum rqbpf_call_kind kind, const char *name);
 /* The row of the call instruction @p in (src_reg 0 or BPF_PSEUDO_KFUNC_CALL), or NULL. */
