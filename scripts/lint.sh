@@ -12,7 +12,7 @@ clang-format --dry-run -Werror $files $cxx_files || rc=1
 echo "cppcheck"
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D_GNU_SOURCE -D__CPPCHECK__ \
-	-I include -I src -I tests $host_files || rc=1
+	-I include -I src -I tests -I bpf/contract $host_files || rc=1
 echo "layers"
 # src/: a file of layer N (its header comment says "Layer N") includes only
 # private headers of layers <= N (docs/DESIGN.md, "Source layout").
@@ -45,6 +45,10 @@ awk -v ok="^($own_readers)$" '
 	/lock->val|lock_word\(|named_owner\(|own_view\(/ && fn !~ ok && !/^ \*|^\/\*/ {
 		printf "src/detect.c:%d: %s reads a lock word: only the caller'"'"'s own lock may be read\n", NR, fn; bad = 1 }
 	END { exit bad }' src/detect.c || rc=1
+echo "bpf floors"
+# bpf/: a file includes only headers of its floor or below; the verifier
+# nothing of bpf/src/ (docs/HACKING.md, "bpf/").
+scripts/check_bpf_floors.sh || rc=1
 echo "atomics"
 # Shipped code (not the tests): each non-relaxed atomic names its order and
 # what it pairs with (scripts/check_atomics.py).

@@ -15,59 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "run.h"
-
-static const struct {
-	const char *name;
-	int id;
-} kfuncs[] = {
-    {"bpf_res_spin_lock", RQBPF_KF_RES_SPIN_LOCK},
-    {"bpf_res_spin_unlock", RQBPF_KF_RES_SPIN_UNLOCK},
-    {"bpf_res_spin_lock_irqsave", RQBPF_KF_RES_SPIN_LOCK_IRQSAVE},
-    {"bpf_res_spin_unlock_irqrestore", RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE},
-    {"bpf_local_irq_save", RQBPF_KF_LOCAL_IRQ_SAVE},
-    {"bpf_local_irq_restore", RQBPF_KF_LOCAL_IRQ_RESTORE},
-};
-
-/* The kernel's helper names by id, as its verifier prints them
- * (func_id_name()): those of <linux/bpf.h>, then the two Linux 6.2 added
- * after Debian 12's header ends. The header's mapper puts the commas between
- * entries; the newer one (___BPF_FUNC_MAPPER, explicit ids) leaves them to
- * its FN. */
-#ifdef ___BPF_FUNC_MAPPER
-#define HELPER_NAME(x, ...) "bpf_" #x,
-#else
-#define HELPER_NAME(x) "bpf_" #x
-#endif
-static const char *const helper_names[] = {__BPF_FUNC_MAPPER(HELPER_NAME)};
-#undef HELPER_NAME
-static const char *const newer_helper_names[] = {"bpf_cgrp_storage_get", "bpf_cgrp_storage_delete"};
-#define NEWER_HELPERS_FROM 210
-
-const char *rqbpf_helper_name(int32_t id)
-{
-	size_t n = sizeof(helper_names) / sizeof(helper_names[0]);
-
-	if (id >= 0 && (size_t)id < n)
-		return helper_names[id];
-	if (id >= NEWER_HELPERS_FROM &&
-	    id - NEWER_HELPERS_FROM < (int32_t)(sizeof(newer_helper_names) / sizeof(char *)))
-		return newer_helper_names[id - NEWER_HELPERS_FROM];
-	return NULL;
-}
-
-int rqbpf_kfunc_by_name(const char *name)
-{
-	for (size_t i = 0; i < sizeof(kfuncs) / sizeof(kfuncs[0]); i++)
-		if (!strcmp(kfuncs[i].name, name))
-			return kfuncs[i].id;
-	return 0;
-}
-
-bool rqbpf_helper_supported(int32_t id)
-{
-	return rqbpf_call_target(0, id) != NULL;
-}
+#include "runtime.h"
 
 static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 {
@@ -77,31 +25,24 @@ static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 	return i < obj->map_cnt && (uintptr_t)&obj->maps[i] == v ? &obj->maps[i] : NULL;
 }
 
-/* A hash value is valid until the run's read-side section ends; the
- * accesses that follow its lookup find it as the last region. */
+/* The value's address; the accesses that follow find the memory it
+ * reaches (maps.h) as the run's last region. A kind whose values stay valid
+ * only inside a read-side section gets one, open until the run ends. */
 static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key, uint64_t *reg)
 {
-	uint8_t *p;
+	void *p;
 
-	if (m->hash && !r->rcu) {
+	if (m->ops->rcu && !r->rcu) {
 		if (rqmap_read_lock())
 			return rqbpf_fault(r, "map_lookup_elem: cannot open a read-side section");
 		r->rcu = true;
 	}
-	if (m->array) { /* contiguous values (maps.c): index them here */
-		uint32_t idx;
-
-		memcpy(&idx, key, sizeof(idx));
-		p = idx < m->desc.max_entries ? m->values + (size_t)idx * m->elem_size : NULL;
-		/* the accesses that follow skip the region search */
-		r->last = (struct rqbpf_region){(uintptr_t)m->values,
-		                                (size_t)m->elem_size * m->desc.max_entries,
-		                                !m->desc.read_only};
-	} else {
-		p = rqbpf_map_elem(m, key);
-	}
-	if (p && m->hash)
-		r->last = (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, true};
+	p = m->ops->lookup_value(m, key);
+	if (m->all_values.size)
+		r->last = m->all_values;
+	else if (p)
+		r->last =
+		    (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, !m->desc.read_only};
 	reg[BPF_REG_0] = (uintptr_t)p;
 	return 0;
 }
@@ -358,7 +299,7 @@ static int check_printable(const char *fmt)
 }
 
 /* Out of line: its buffer would cost every helper call a stack-protector check. */
-static __attribute__((noinline)) int trace_printk(struct rqbpf_run *r, uint64_t *reg)
+__attribute__((noinline)) int rqbpf_call_trace_printk(struct rqbpf_run *r, uint64_t *reg)
 {
 	uint64_t size = reg[BPF_REG_2];
 	const char *fmt = size && size <= 1024 ? rqbpf_mem(r, reg[BPF_REG_1], size, false) : NULL;
@@ -391,36 +332,36 @@ static __attribute__((noinline)) int trace_printk(struct rqbpf_run *r, uint64_t 
 	return 0;
 }
 
-static int h_map_lookup(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_map_lookup_elem(struct rqbpf_run *r, uint64_t *reg)
 {
 	return map_helper(r, BPF_FUNC_map_lookup_elem, reg);
 }
 
-static int h_map_update(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_map_update_elem(struct rqbpf_run *r, uint64_t *reg)
 {
 	return map_helper(r, BPF_FUNC_map_update_elem, reg);
 }
 
-static int h_map_delete(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_map_delete_elem(struct rqbpf_run *r, uint64_t *reg)
 {
 	return map_helper(r, BPF_FUNC_map_delete_elem, reg);
 }
 
-static int h_ktime_get_ns(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_ktime_get_ns(struct rqbpf_run *r, uint64_t *reg)
 {
 	(void)r;
 	reg[BPF_REG_0] = ktime_ns();
 	return 0;
 }
 
-static int h_get_prandom_u32(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_get_prandom_u32(struct rqbpf_run *r, uint64_t *reg)
 {
 	(void)r;
 	reg[BPF_REG_0] = prandom();
 	return 0;
 }
 
-static int h_get_smp_processor_id(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_get_smp_processor_id(struct rqbpf_run *r, uint64_t *reg)
 {
 	(void)r;
 	reg[BPF_REG_0] = (uint32_t)res_spin_thread_slot();
@@ -609,7 +550,7 @@ static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
  * is stopped, or died holding it), or an unverified program's AA: the
  * helper has no error to return, so the run faults instead of hanging.
  */
-static int h_spin_lock(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_spin_lock(struct rqbpf_run *r, uint64_t *reg)
 {
 	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
 	uint64_t bits = 0;
@@ -630,7 +571,7 @@ static int h_spin_lock(struct rqbpf_run *r, uint64_t *reg)
 }
 
 /* bpf_spin_unlock(lock): unlock, then restore the mask bpf_spin_lock saved. */
-static int h_spin_unlock(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_spin_unlock(struct rqbpf_run *r, uint64_t *reg)
 {
 	int i = held_find(r, reg[BPF_REG_1], RQBPF_HELD_SPIN, "spin_unlock");
 	uint64_t bits;
@@ -657,7 +598,7 @@ static int h_spin_unlock(struct rqbpf_run *r, uint64_t *reg)
  */
 #define IRQ_TOKEN_TAG (0x72716971ull << 32) /* "rqiq" */
 
-static int kf_irq_save(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_local_irq_save(struct rqbpf_run *r, uint64_t *reg)
 {
 	uint64_t *flag = rqbpf_mem(r, reg[BPF_REG_1], sizeof(*flag), true);
 	uint64_t token;
@@ -675,7 +616,7 @@ static int kf_irq_save(struct rqbpf_run *r, uint64_t *reg)
 /* bpf_local_irq_restore(flag): the flag must hold the token of an open
  * region of this run, the newest one that blocked signals; its mask is
  * restored. */
-static int kf_irq_restore(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_local_irq_restore(struct rqbpf_run *r, uint64_t *reg)
 {
 	const uint64_t *flag = rqbpf_mem(r, reg[BPF_REG_1], sizeof(*flag), false);
 	uint64_t token, bits;
@@ -700,54 +641,39 @@ static int kf_irq_restore(struct rqbpf_run *r, uint64_t *reg)
 	return 0;
 }
 
-static int kf_res_lock(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_res_spin_lock(struct rqbpf_run *r, uint64_t *reg)
 {
 	return kf_lock(r, reg, false);
 }
 
-static int kf_res_unlock(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_res_spin_unlock(struct rqbpf_run *r, uint64_t *reg)
 {
 	return kf_unlock(r, reg, false);
 }
 
-static int kf_res_lock_irqsave(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_res_spin_lock_irqsave(struct rqbpf_run *r, uint64_t *reg)
 {
 	return kf_lock(r, reg, true);
 }
 
-static int kf_res_unlock_irqrestore(struct rqbpf_run *r, uint64_t *reg)
+int rqbpf_call_res_spin_unlock_irqrestore(struct rqbpf_run *r, uint64_t *reg)
 {
 	return kf_unlock(r, reg, true);
 }
 
+/* The runtime's column of the table of calls (calls.h), row for row. */
+#define CALL_FN(kind, id, name, ...) rqbpf_call_##name,
+static const rqbpf_call_fn call_fns[] = {RQBPF_CALLS(CALL_FN)};
+#undef CALL_FN
+
 rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id)
 {
-	static const struct {
-		uint8_t src;
-		int32_t id;
-		rqbpf_call_fn fn;
-	} targets[] = {
-	    {0, BPF_FUNC_map_lookup_elem, h_map_lookup},
-	    {0, BPF_FUNC_map_update_elem, h_map_update},
-	    {0, BPF_FUNC_map_delete_elem, h_map_delete},
-	    {0, BPF_FUNC_ktime_get_ns, h_ktime_get_ns},
-	    {0, BPF_FUNC_trace_printk, trace_printk},
-	    {0, BPF_FUNC_get_prandom_u32, h_get_prandom_u32},
-	    {0, BPF_FUNC_get_smp_processor_id, h_get_smp_processor_id},
-	    {0, BPF_FUNC_spin_lock, h_spin_lock},
-	    {0, BPF_FUNC_spin_unlock, h_spin_unlock},
-	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK, kf_res_lock},
-	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK, kf_res_unlock},
-	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_LOCK_IRQSAVE, kf_res_lock_irqsave},
-	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE, kf_res_unlock_irqrestore},
-	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_LOCAL_IRQ_SAVE, kf_irq_save},
-	    {BPF_PSEUDO_KFUNC_CALL, RQBPF_KF_LOCAL_IRQ_RESTORE, kf_irq_restore},
-	};
+	size_t i;
 
-	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++)
-		if (targets[i].src == src && targets[i].id == id)
-			return targets[i].fn;
-	return NULL;
+	if (src != 0 && src != BPF_PSEUDO_KFUNC_CALL)
+		return NULL;
+	return rqbpf_call_find(src ? RQBPF_CALL_KFUNC : RQBPF_CALL_HELPER, id, &i) ? call_fns[i]
+	                                                                           : NULL;
 }
 
 /* The fault of a run that ended with @p locks locks and @p irqs irq regions

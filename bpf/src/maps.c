@@ -1,69 +1,42 @@
 /* SPDX-License-Identifier: MIT */
-/* maps.c: the object's maps on rqmaps (maps/): BPF_MAP_TYPE_ARRAY and the
- * global data sections on rqmap_array (values preallocated and zeroed, data
- * sections filled with their initial contents), BPF_MAP_TYPE_HASH on
- * rqmap_hash. A lock in the value (bpf_res_spin_lock or bpf_spin_lock) is
- * the maps' value lock: copies leave it alone, as the kernel's do. */
+/* maps.c: the object's maps on rqmaps (maps/), each of a kind in the table
+ * below (map_array.c, map_hash.c: their struct rqbpf_map_ops), and the map
+ * API of rqbpf.h on top of it. A lock in the value (bpf_res_spin_lock or
+ * bpf_spin_lock) is the maps' value lock: copies leave it alone, as the
+ * kernel's do. */
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "maps.h"
 
-static int lock_attr(const struct rqbpf_map_desc *d, uint32_t *flags, uint32_t *off)
+/* The map kinds: one row each, its ops in its own file (map_<kind>.c). */
+#define RQBPF_MAP_KINDS(X)                                                                         \
+	X(array)                                                                                   \
+	X(hash)
+
+#define DECLARE_KIND(kind) extern const struct rqbpf_map_ops rqbpf_##kind##_map_ops;
+RQBPF_MAP_KINDS(DECLARE_KIND)
+#undef DECLARE_KIND
+#define KIND_ROW(kind) &rqbpf_##kind##_map_ops,
+static const struct rqbpf_map_ops *const kinds[] = {RQBPF_MAP_KINDS(KIND_ROW)};
+#undef KIND_ROW
+
+const struct rqbpf_map_ops *rqbpf_map_kind(uint32_t type)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i]->type == type)
+			return kinds[i];
+	return NULL;
+}
+
+void rqbpf_map_lock_attr(const struct rqbpf_map_desc *d, uint32_t *flags, uint32_t *off)
 {
 	int32_t lock = d->res_lock_off >= 0 ? d->res_lock_off : d->spin_lock_off;
 
 	*flags = lock >= 0 ? RQMAP_F_VALUE_LOCK : 0;
 	*off = lock >= 0 ? (uint32_t)lock : 0;
-	return 0;
-}
-
-static int create_array(struct rqbpf_map *m, struct rqbpf_error *err)
-{
-	const struct rqbpf_map_desc *d = &m->desc;
-	struct rqmap_array_attr a = {.value_size = d->value_size, .max_entries = d->max_entries};
-	uint32_t first = 0, last = d->max_entries - 1;
-	const struct rqbpf_sec *s;
-	int ret;
-
-	if (d->key_size != 4)
-		return rqbpf_fail(err, -EINVAL, "map %s: an array needs key_size 4", m->name);
-	lock_attr(d, &a.flags, &a.lock_off);
-	ret = rqmap_array_create(&a, &m->array);
-	if (ret)
-		return rqbpf_fail(err, ret, "map %s: cannot create the array (%s)", m->name,
-		                  strerror(-ret));
-	/* Values are contiguous, 8-byte strides: one region for the run-time checks. */
-	m->elem_size = (d->value_size + 7u) & ~7u;
-	m->values = rqmap_array_lookup_elem(m->array, &first);
-	if ((uint8_t *)rqmap_array_lookup_elem(m->array, &last) !=
-	    m->values + (size_t)last * m->elem_size)
-		return rqbpf_fail(err, -EINVAL, "map %s: array values are not contiguous", m->name);
-	if (!d->global_data)
-		return 0;
-	s = &m->obj->secs[m->sec_idx];
-	return s->data ? rqmap_array_update(m->array, &first, s->data, RQMAP_ANY) : 0;
-}
-
-static int create_hash(struct rqbpf_map *m, struct rqbpf_error *err)
-{
-	const struct rqbpf_map_desc *d = &m->desc;
-	struct rqmap_hash_attr a = {
-	    .key_size = d->key_size, .value_size = d->value_size, .max_entries = d->max_entries};
-	int ret;
-
-	lock_attr(d, &a.flags, &a.lock_off);
-	ret = rqmap_hash_create(&a, &m->hash);
-	if (ret)
-		return rqbpf_fail(err, ret, "map %s: cannot create the hash map (%s)", m->name,
-		                  strerror(-ret));
-	m->obj->has_hash = true;
-	ret = rqmap_hash_get_values(m->hash, &m->hash_values);
-	return ret ? rqbpf_fail(err, ret, "map %s: hash values not preallocated (%s)", m->name,
-	                        strerror(-ret))
-	           : 0;
 }
 
 /* Memory one map may preallocate for its keys and values: an object's sizes
@@ -100,10 +73,8 @@ int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 			                 "rqbpf's limit of %llu MiB per map",
 			                 m->name, (unsigned long long)map_bytes(&m->desc),
 			                 RQBPF_MAX_MAP_BYTES >> 20);
-		else if (m->desc.type == BPF_MAP_TYPE_ARRAY)
-			ret = create_array(m, err);
-		else if (m->desc.type == BPF_MAP_TYPE_HASH)
-			ret = create_hash(m, err);
+		else if (m->ops)
+			ret = m->ops->create(m, err);
 		else
 			ret = unsupported_type(m, err);
 		if (ret)
@@ -115,25 +86,20 @@ int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 void rqbpf_maps_free(struct rqbpf_object *obj)
 {
 	for (size_t i = 0; i < obj->map_cnt; i++) {
-		rqmap_array_destroy(obj->maps[i].array);
-		rqmap_hash_destroy(obj->maps[i].hash);
-		obj->maps[i].array = NULL;
-		obj->maps[i].hash = NULL;
-		obj->maps[i].values = NULL;
-	}
-}
+		struct rqbpf_map *m = &obj->maps[i];
 
-void *rqbpf_map_elem(struct rqbpf_map *m, const void *key)
-{
-	return m->array ? rqmap_array_lookup_elem(m->array, key)
-	                : rqmap_hash_lookup_elem(m->hash, key);
+		if (m->kind)
+			m->ops->destroy(m);
+		m->kind = NULL;
+		m->all_values = (struct rqbpf_region){0, 0, false};
+	}
 }
 
 static int check(const struct rqbpf_map *m, const void *key)
 {
 	if (!m || !key)
 		return -EINVAL;
-	return m->array || m->hash ? 0 : -EPERM;
+	return m->kind ? 0 : -EPERM;
 }
 
 int rqbpf_map_lookup(struct rqbpf_map *m, const void *key, void *value)
@@ -142,8 +108,7 @@ int rqbpf_map_lookup(struct rqbpf_map *m, const void *key, void *value)
 
 	if (ret || !value)
 		return ret ? ret : -EINVAL;
-	return m->array ? rqmap_array_lookup(m->array, key, value, 0)
-	                : rqmap_hash_lookup(m->hash, key, value, 0);
+	return m->ops->lookup(m, key, value);
 }
 
 /* BPF_F_LOCK copies under a bpf_spin_lock only: a value whose lock is a
@@ -159,7 +124,7 @@ static int f_lock_refused_in_map(const struct rqbpf_map *m, const void *key, uin
 {
 	uint32_t idx;
 
-	if ((flags & ~(uint64_t)BPF_F_LOCK) > BPF_EXIST || !m->array)
+	if ((flags & ~(uint64_t)BPF_F_LOCK) > BPF_EXIST || !m->ops->indexed)
 		return -EINVAL;
 	memcpy(&idx, key, sizeof(idx));
 	if (idx >= m->desc.max_entries)
@@ -169,8 +134,7 @@ static int f_lock_refused_in_map(const struct rqbpf_map *m, const void *key, uin
 
 static int update(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
 {
-	return m->array ? rqmap_array_update(m->array, key, value, flags)
-	                : rqmap_hash_update(m->hash, key, value, flags);
+	return m->ops->update(m, key, value, flags);
 }
 
 /* The bpf(2) command's order: BPF_F_LOCK is checked before the map's. */
@@ -199,17 +163,16 @@ int rqbpf_map_delete(struct rqbpf_map *m, const void *key)
 
 	if (ret)
 		return ret;
-	return m->array ? rqmap_array_delete(m->array, key) : rqmap_hash_delete(m->hash, key);
+	return m->ops->delete (m, key);
 }
 
 int rqbpf_map_get_next_key(struct rqbpf_map *m, const void *key, void *next_key)
 {
 	if (!m || !next_key)
 		return -EINVAL;
-	if (!m->array && !m->hash)
+	if (!m->kind)
 		return -EPERM;
-	return m->array ? rqmap_array_get_next_key(m->array, key, next_key)
-	                : rqmap_hash_get_next_key(m->hash, key, next_key);
+	return m->ops->next_key(m, key, next_key);
 }
 
 int rqbpf_map_get_info(const struct rqbpf_map *m, struct rqbpf_map_info *info)

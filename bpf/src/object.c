@@ -5,28 +5,18 @@
 #include <bpf/btf.h>
 #include <errno.h>
 #include <gelf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "loader_btf.h"
+#include "loader_elf.h"
+#include "loader_link.h"
+#include "maps.h"
+#include "runtime.h"
 #include "verifier.h"
 
 #define MAX_OBJECT_BYTES (256u << 20)
-
-int rqbpf_fail(struct rqbpf_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 /* libbpf's object name: the file's base name up to its first '.'. */
 static void set_name(struct rqbpf_object *obj, const char *path)
@@ -153,6 +143,7 @@ static int resolve_imm64(struct rqbpf_prog *prog, struct rqbpf_error *err)
 	if (!prog->imm64)
 		return rqbpf_fail(err, -ENOMEM, "out of memory");
 	for (size_t i = 0; i + 1 < prog->lp.insn_cnt; i++) {
+		static const uint32_t first = 0;
 		struct rqbpf_map *m;
 
 		if (in[i].code != (BPF_LD | BPF_IMM | BPF_DW))
@@ -164,7 +155,8 @@ static int resolve_imm64(struct rqbpf_prog *prog, struct rqbpf_error *err)
 		else if (in[i].src_reg == BPF_PSEUDO_MAP_FD)
 			prog->imm64[i] = (uintptr_t)m;
 		else
-			prog->imm64[i] = (uintptr_t)m->values + (uint32_t)in[i + 1].imm;
+			prog->imm64[i] =
+			    (uintptr_t)m->ops->lookup_value(m, &first) + (uint32_t)in[i + 1].imm;
 		i++;
 	}
 	return 0;

@@ -12,7 +12,7 @@
 #include <gelf.h>
 
 #include "bpftest.h"
-#include "internal.h"
+#include "object.h"
 
 static void check_libbpf_names(const char *path, struct rqbpf_object *obj)
 {

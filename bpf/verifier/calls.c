@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * calls.c: helper and kfunc signatures, bpf-to-bpf calls and exits. A
+ * calls.c: helper and kfunc calls checked by their rows in the table of
+ * calls (bpf/contract/calls.h), bpf-to-bpf calls and exits. A
  * res-lock kfunc forks the state: the success path holds the lock with
  * R0 = 0, the failure path (pushed for later) holds nothing and has R0 in
  * [-4095, -1].
@@ -48,28 +49,28 @@ static bool array_key_in_range(struct vstate *st, const struct rqbpf_map_desc *m
 {
 	uint64_t key;
 
-	return m->type == BPF_MAP_TYPE_ARRAY &&
-	       mem_const_key(st, BPF_REG_2, (int)m->key_size, &key) && key < m->max_entries;
+	return m->indexed && mem_const_key(st, BPF_REG_2, (int)m->key_size, &key) &&
+	       key < m->max_entries;
 }
 
-static int helper_map_op(struct venv *env, struct vstate *st, int func, struct vreg *r0)
+/* A helper whose first argument is a map: its key (and value) read, and for
+ * one that returns a value of the map, R0 that value or NULL. */
+static int helper_map_op(struct venv *env, struct vstate *st, const struct rqbpf_call *c,
+                         struct vreg *r0)
 {
 	const struct rqbpf_map_desc *m;
 	int map;
 
-	if (check_args_init(env, st, func == BPF_FUNC_map_update_elem ? 4 : 2) ||
-	    check_map_arg(env, st, &m))
+	if (check_map_arg(env, st, &m))
 		return -1;
 	map = cur_frame(st)->regs[BPF_REG_1].map;
 	if (mem_check_readable(env, st, BPF_REG_2, (int)m->key_size))
 		return -1;
-	if (func == BPF_FUNC_map_update_elem &&
+	if (c->args[2] == RQBPF_ARG_MAP_VALUE &&
 	    mem_check_readable(env, st, BPF_REG_3, (int)m->value_size))
 		return -1;
-	if (func != BPF_FUNC_map_lookup_elem) {
-		reg_mark_unknown(r0);
+	if (c->ret != RQBPF_RET_MAP_VALUE_OR_NULL)
 		return 0;
-	}
 	reg_mark_not_init(r0);
 	r0->map = (uint16_t)map;
 	rng_const(&r0->r, 0);
@@ -85,63 +86,61 @@ static int helper_map_op(struct venv *env, struct vstate *st, int func, struct v
 	return 0;
 }
 
-static int helper_call(struct venv *env, struct vstate *st, int func)
+/* A helper whose first argument is memory of the size in its second: a
+ * known constant in (0, 512]. */
+static int helper_mem_size(struct venv *env, struct vstate *st)
 {
-	struct vreg r0;
 	uint64_t len;
 
-	reg_mark_unknown(&r0);
-	switch (func) {
-	case BPF_FUNC_map_lookup_elem:
-	case BPF_FUNC_map_update_elem:
-	case BPF_FUNC_map_delete_elem:
-		if (helper_map_op(env, st, func, &r0))
-			return -1;
-		break;
-	case BPF_FUNC_ktime_get_ns:
-	case BPF_FUNC_get_prandom_u32:
-	case BPF_FUNC_get_smp_processor_id:
-		break;
-	case BPF_FUNC_trace_printk:
-		if (check_args_init(env, st, 2))
-			return -1;
-		if (!reg_is_const(&cur_frame(st)->regs[BPF_REG_2], &len) || !len || len > 512) {
-			verr(env, env->insn_idx, "R2 is not a known constant'");
-			return -1;
-		}
-		if (mem_check_readable(env, st, BPF_REG_1, (int)len))
-			return -1;
-		break;
-	case BPF_FUNC_spin_lock:
-	case BPF_FUNC_spin_unlock:
-		if (check_args_init(env, st, 1) ||
-		    lock_process(env, st, BPF_REG_1, func == BPF_FUNC_spin_lock, false, false))
-			return -1;
-		reg_mark_not_init(&r0);
-		break;
-	default:
+	if (!reg_is_const(&cur_frame(st)->regs[BPF_REG_2], &len) || !len || len > 512) {
+		verr(env, env->insn_idx, "R2 is not a known constant'");
+		return -1;
+	}
+	return mem_check_readable(env, st, BPF_REG_1, (int)len);
+}
+
+/* A program of a type the row does not list may not call it (the kernel's
+ * messages for a helper and for a kfunc). */
+static int call_prog_type(struct venv *env, const struct rqbpf_call *c)
+{
+	if (rqbpf_call_allowed(c, env->prog->prog_type))
+		return 0;
+	if (c->kind == RQBPF_CALL_KFUNC)
+		verr(env, env->insn_idx, "calling kernel function %s is not allowed", c->name);
+	else
+		verr(env, env->insn_idx, "program of this type cannot use helper %s#%d", c->name,
+		     c->id);
+	return -1;
+}
+
+static int helper_call(struct venv *env, struct vstate *st, int func)
+{
+	const struct rqbpf_call *c = rqbpf_call_find(RQBPF_CALL_HELPER, func, NULL);
+	struct vreg r0;
+	int ret = 0;
+
+	if (!c) {
 		verr(env, env->insn_idx, "invalid func unknown#%d", func);
 		return -1;
 	}
+	if (call_prog_type(env, c) || check_args_init(env, st, c->nargs))
+		return -1;
+	if (c->ret == RQBPF_RET_VOID)
+		reg_mark_not_init(&r0);
+	else
+		reg_mark_unknown(&r0);
+	if (c->args[0] == RQBPF_ARG_MAP)
+		ret = helper_map_op(env, st, c, &r0);
+	else if (c->args[0] == RQBPF_ARG_MEM && c->args[1] == RQBPF_ARG_CONST_SIZE)
+		ret = helper_mem_size(env, st);
+	else if (c->role == RQBPF_ROLE_SPIN_LOCK || c->role == RQBPF_ROLE_SPIN_UNLOCK)
+		ret =
+		    lock_process(env, st, BPF_REG_1, c->role == RQBPF_ROLE_SPIN_LOCK, false, false);
+	if (ret)
+		return -1;
 	clear_caller_saved(cur_frame(st));
 	cur_frame(st)->regs[BPF_REG_0] = r0;
 	return 0;
-}
-
-static bool is_lock_kfunc(int kf)
-{
-	return kf == RQBPF_KF_RES_SPIN_LOCK || kf == RQBPF_KF_RES_SPIN_LOCK_IRQSAVE;
-}
-
-/* One of the kfuncs rqbpf knows (every other one is refused). */
-static bool kfunc_known(int kf)
-{
-	return kf >= RQBPF_KF_RES_SPIN_LOCK && kf <= RQBPF_KF_LOCAL_IRQ_RESTORE;
-}
-
-static bool kfunc_spin_allowed(int kf)
-{
-	return kf >= RQBPF_KF_RES_SPIN_LOCK && kf <= RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE;
 }
 
 /* The state a failed lock call leaves: nothing taken, R0 in [-4095, -1]. */
@@ -179,78 +178,69 @@ static int kfunc_null_arg(struct venv *env, struct vstate *st, int nargs)
 	return 0;
 }
 
+/* A kfunc's effect on the locks and irq flags, by its role: a res lock
+ * taken or released (R1), with the irq flag (R2) saved or restored for the
+ * irqsave pair; or a native irq flag (R1) saved or restored. */
+static int kfunc_role(struct venv *env, struct vstate *st, enum rqbpf_call_role role)
+{
+	bool irq = role == RQBPF_ROLE_RES_LOCK_IRQSAVE || role == RQBPF_ROLE_RES_UNLOCK_IRQRESTORE;
+	bool take = role == RQBPF_ROLE_RES_LOCK || role == RQBPF_ROLE_RES_LOCK_IRQSAVE;
+
+	switch (role) {
+	case RQBPF_ROLE_RES_LOCK:
+	case RQBPF_ROLE_RES_LOCK_IRQSAVE:
+	case RQBPF_ROLE_RES_UNLOCK:
+	case RQBPF_ROLE_RES_UNLOCK_IRQRESTORE:
+		if (lock_process(env, st, BPF_REG_1, take, true, irq))
+			return -1;
+		if (!irq)
+			return 0;
+		return take ? irq_flag_save(env, st, BPF_REG_2, 1, IRQ_LOCK)
+		            : irq_flag_restore(env, st, BPF_REG_2, 1, IRQ_LOCK);
+	case RQBPF_ROLE_IRQ_SAVE:
+		return irq_flag_save(env, st, BPF_REG_1, 0, IRQ_NATIVE);
+	case RQBPF_ROLE_IRQ_RESTORE:
+		return irq_flag_restore(env, st, BPF_REG_1, 0, IRQ_NATIVE);
+	default:
+		return 0;
+	}
+}
+
 static int kfunc_call(struct venv *env, struct vstate *st, int kf, struct vstate **fork)
 {
-	bool irq =
-	    kf == RQBPF_KF_RES_SPIN_LOCK_IRQSAVE || kf == RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE;
-	int nargs = irq ? 2 : 1;
+	const struct rqbpf_call *c = rqbpf_call_find(RQBPF_CALL_KFUNC, kf, NULL);
 	struct vframe *f = cur_frame(st);
 
-	if (!kfunc_known(kf)) {
+	if (!c) {
 		verr(env, env->insn_idx, "calling kernel function %d is not allowed", kf);
 		return -1;
 	}
-	if (is_lock_kfunc(kf)) {
+	if (call_prog_type(env, c))
+		return -1;
+	if (c->ret == RQBPF_RET_LOCK_RESULT) {
 		*fork = lock_failure_state(env, st);
 		if (!*fork)
 			return -1;
 	}
-	if (check_args_init(env, st, nargs) || kfunc_null_arg(env, st, nargs))
+	if (check_args_init(env, st, c->nargs) || kfunc_null_arg(env, st, c->nargs) ||
+	    kfunc_role(env, st, c->role))
 		return -1;
-	switch (kf) {
-	case RQBPF_KF_RES_SPIN_LOCK:
-	case RQBPF_KF_RES_SPIN_LOCK_IRQSAVE:
-		if (lock_process(env, st, BPF_REG_1, true, true, irq) ||
-		    (irq && irq_flag_save(env, st, BPF_REG_2, 1, IRQ_LOCK)))
-			return -1;
-		break;
-	case RQBPF_KF_RES_SPIN_UNLOCK:
-	case RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE:
-		if (lock_process(env, st, BPF_REG_1, false, true, irq) ||
-		    (irq && irq_flag_restore(env, st, BPF_REG_2, 1, IRQ_LOCK)))
-			return -1;
-		break;
-	case RQBPF_KF_LOCAL_IRQ_SAVE:
-		if (irq_flag_save(env, st, BPF_REG_1, 0, IRQ_NATIVE))
-			return -1;
-		break;
-	default:
-		if (irq_flag_restore(env, st, BPF_REG_1, 0, IRQ_NATIVE))
-			return -1;
-		break;
-	}
 	clear_caller_saved(f);
-	if (is_lock_kfunc(kf))
+	if (c->ret == RQBPF_RET_LOCK_RESULT)
 		reg_mark_const(&f->regs[BPF_REG_0], 0);
 	return 0;
 }
 
 /*
  * Whether R0 may hold a pointer after the helper or kfunc call @in (for
- * precise.c, which must over-approximate): only a map lookup returns one
- * (helper_call above), every other helper and kfunc a scalar or nothing.
- * A call not listed here counts as a pointer, so that a new helper or
- * kfunc that returns one cannot be missed.
+ * precise.c, which must over-approximate): a call whose row returns a map
+ * value, or one the table does not have.
  */
 bool call_may_return_ptr(const struct bpf_insn *in)
 {
-	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
-		return !kfunc_known(in->imm);
-	if (in->src_reg != 0)
-		return true;
-	switch (in->imm) {
-	case BPF_FUNC_map_update_elem:
-	case BPF_FUNC_map_delete_elem:
-	case BPF_FUNC_ktime_get_ns:
-	case BPF_FUNC_get_prandom_u32:
-	case BPF_FUNC_get_smp_processor_id:
-	case BPF_FUNC_trace_printk:
-	case BPF_FUNC_spin_lock:
-	case BPF_FUNC_spin_unlock:
-		return false;
-	default:
-		return true;
-	}
+	const struct rqbpf_call *c = rqbpf_call_of_insn(in);
+
+	return !c || c->ret == RQBPF_RET_MAP_VALUE_OR_NULL;
 }
 
 static int subprog_call(struct venv *env, struct vstate *st, int idx, int *next)
@@ -258,7 +248,7 @@ static int subprog_call(struct venv *env, struct vstate *st, int idx, int *next)
 	int target = insn_call_target(&env->prog->insns[idx], idx);
 	struct vframe *caller = cur_frame(st), *callee;
 
-	if (st->curframe + 1 >= V_MAX_FRAMES) {
+	if (st->curframe + 1 >= RQBPF_MAX_FRAMES) {
 		verr(env, idx, "the call stack of %d frames is too deep", st->curframe + 2);
 		return -1;
 	}
@@ -282,10 +272,12 @@ int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **for
 {
 	const struct bpf_insn *in = &env->prog->insns[idx];
 
+	const struct rqbpf_call *c = rqbpf_call_of_insn(in);
+
 	*next = idx + 1;
-	if (locks_held(st) && ((in->src_reg == 0 && in->imm != BPF_FUNC_spin_unlock) ||
-	                       (in->src_reg == BPF_PSEUDO_KFUNC_CALL &&
-	                        (in->off != 0 || !kfunc_spin_allowed(in->imm))))) {
+	if (locks_held(st) &&
+	    ((in->src_reg == 0 && (!c || !c->under_lock)) ||
+	     (in->src_reg == BPF_PSEUDO_KFUNC_CALL && (in->off != 0 || !c || !c->under_lock)))) {
 		verr(env, idx, "function calls are not allowed while holding a lock");
 		return -1;
 	}
@@ -358,8 +350,8 @@ static int frame_stack(const struct venv *env, int start)
 }
 
 /* Past the limits: a chain worst case is kept only up to these. */
-#define CHAIN_FRAMES_PAST V_MAX_FRAMES
-#define CHAIN_STACK_PAST  (V_STACK_SIZE + 16)
+#define CHAIN_FRAMES_PAST RQBPF_MAX_FRAMES
+#define CHAIN_STACK_PAST  (RQBPF_STACK_SIZE + 16)
 
 /* The next call at or after *@i inside subprogram @start: its target, or -1. */
 static int next_call(const struct venv *env, int start, int *i)
@@ -442,25 +434,25 @@ static void chain_worsts(const struct venv *env, struct chain_worst *w)
  */
 static int first_chain_error(struct venv *env, const struct chain_worst *w)
 {
-	int ret_insn[V_MAX_FRAMES], ret_start[V_MAX_FRAMES];
+	int ret_insn[RQBPF_MAX_FRAMES], ret_start[RQBPF_MAX_FRAMES];
 	int frame = 0, start = 0, i = 0, c, depth = frame_stack(env, 0);
 
 	for (;;) {
 		while ((c = next_call(env, start, &i)) >= 0) {
 			int call = i++;
 
-			if (frame + w->frames[c] < V_MAX_FRAMES &&
-			    depth + w->stack[c] <= V_STACK_SIZE)
+			if (frame + w->frames[c] < RQBPF_MAX_FRAMES &&
+			    depth + w->stack[c] <= RQBPF_STACK_SIZE)
 				continue;
 			ret_insn[frame] = i;
 			ret_start[frame] = start;
 			start = i = c;
-			if (++frame >= V_MAX_FRAMES) {
+			if (++frame >= RQBPF_MAX_FRAMES) {
 				verr(env, call, "the call stack of %d frames is too deep !", frame);
 				return -1;
 			}
 			depth += frame_stack(env, start);
-			if (depth > V_STACK_SIZE) {
+			if (depth > RQBPF_STACK_SIZE) {
 				verr(env, call, "combined stack size of %d calls is %d. Too large",
 				     frame + 1, depth);
 				return -1;

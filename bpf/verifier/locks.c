@@ -60,7 +60,7 @@ static void remove_ref(struct vstate *st, int i)
 
 static int push_ref(struct venv *env, struct vstate *st, uint8_t type, uint32_t id, int map)
 {
-	if (st->nrefs >= V_MAX_REFS) {
+	if (st->nrefs >= RQBPF_MAX_HELD) {
 		verr(env, env->insn_idx, "Failed to acquire lock state");
 		return -1;
 	}
@@ -195,7 +195,7 @@ static struct vslot_state *irq_slot(struct venv *env, struct vstate *st, int reg
 		irq_flag_expected(env, argno, init);
 		return NULL;
 	}
-	if (off < -V_STACK_SIZE) {
+	if (off < -RQBPF_STACK_SIZE) {
 		if (init)
 			irq_flag_expected(env, argno, init);
 		else

@@ -134,7 +134,7 @@ static int stack_access(struct venv *env, struct vstate *st, int regno, int off,
 	off += reg->off;
 	if (rng_is_const(&reg->r)) {
 		off += (int)reg->r.smin;
-		if (off < -V_STACK_SIZE || off + size > 0) {
+		if (off < -RQBPF_STACK_SIZE || off + size > 0) {
 			verr(env, env->insn_idx, "invalid%s stack R%d off=%d size=%d",
 			     dir_str(write), regno, off, size);
 			return -1;
@@ -151,14 +151,14 @@ static int stack_access(struct venv *env, struct vstate *st, int regno, int off,
 		stack_write(f, off, size, val);
 		return 0;
 	}
-	if (reg->r.smin < -V_STACK_SIZE || reg->r.smax > V_STACK_SIZE) {
+	if (reg->r.smin < -RQBPF_STACK_SIZE || reg->r.smax > RQBPF_STACK_SIZE) {
 		verr(env, env->insn_idx, "invalid unbounded variable-offset%s stack R%d",
 		     dir_str(write), regno);
 		return -1;
 	}
 	lo = off + (int)reg->r.smin;
 	hi = off + (int)reg->r.smax + size;
-	if (lo < -V_STACK_SIZE || hi > 0) {
+	if (lo < -RQBPF_STACK_SIZE || hi > 0) {
 		verr(env, env->insn_idx, "invalid variable-offset%s stack R%d off=%d size=%d",
 		     dir_str(write), regno, off, size);
 		return -1;
@@ -263,28 +263,19 @@ static int map_value_access(struct venv *env, struct vstate *st, int regno, int 
  * be a meaningless number and its dereference an "invalid mem access". */
 static const char *packet_field(const struct rqbpf_linked_prog *prog, int off, int size)
 {
-	static const struct {
-		int skb, xdp; /* offsets in struct __sk_buff and struct xdp_md */
+	const struct rqbpf_prog_type *t = rqbpf_prog_type_find(prog->prog_type);
+	const struct {
+		int off;
 		const char *name;
-	} fields[] = {
-	    {offsetof(struct __sk_buff, data), offsetof(struct xdp_md, data), "data"},
-	    {offsetof(struct __sk_buff, data_end), offsetof(struct xdp_md, data_end), "data_end"},
-	    {offsetof(struct __sk_buff, data_meta), offsetof(struct xdp_md, data_meta),
-	     "data_meta"},
-	};
-	bool xdp = prog->prog_type == BPF_PROG_TYPE_XDP;
+	} fields[] = {{t ? (int)t->data : 0, "data"},
+	              {t ? (int)t->data_end : 0, "data_end"},
+	              {t ? (int)t->data_meta : 0, "data_meta"}};
 
-	if (!xdp && prog->prog_type != BPF_PROG_TYPE_SCHED_CLS &&
-	    prog->prog_type != BPF_PROG_TYPE_SCHED_ACT &&
-	    prog->prog_type != BPF_PROG_TYPE_SOCKET_FILTER &&
-	    prog->prog_type != BPF_PROG_TYPE_CGROUP_SKB)
+	if (!t)
 		return NULL;
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		int f = xdp ? fields[i].xdp : fields[i].skb;
-
-		if (off < f + 4 && f < off + size)
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (off < fields[i].off + 4 && fields[i].off < off + size)
 			return fields[i].name;
-	}
 	return NULL;
 }
 
@@ -362,7 +353,7 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 	int off = reg->off + (int)reg->r.smin;
 	struct vframe *f = st->frame[reg->frameno];
 
-	if (off < -V_STACK_SIZE || off + size > 0 || size <= 0) {
+	if (off < -RQBPF_STACK_SIZE || off + size > 0 || size <= 0) {
 		verr(env, env->insn_idx, "invalid indirect access to stack R%d off=%d size=%d",
 		     regno, off, size);
 		return -1;
@@ -397,7 +388,7 @@ bool mem_const_key(struct vstate *st, int regno, int size, uint64_t *key)
 	if (reg->type != T_STACK || !rng_is_const(&reg->r) || size < 1 || size > 8)
 		return false;
 	off = reg->off + (int)reg->r.smin;
-	if (off < -V_STACK_SIZE || off + size > 0)
+	if (off < -RQBPF_STACK_SIZE || off + size > 0)
 		return false;
 	f = st->frame[reg->frameno];
 	for (int i = 0; i < size; i++)

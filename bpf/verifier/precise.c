@@ -320,7 +320,7 @@ struct prec {
 static int fp_slot(const struct bpf_insn *in, int base)
 {
 	if (base != BPF_REG_10 || BPF_SIZE(in->code) != BPF_DW || in->off >= 0 ||
-	    in->off < -V_STACK_SIZE || in->off % 8)
+	    in->off < -RQBPF_STACK_SIZE || in->off % 8)
 		return -1;
 	return (-in->off) / 8 - 1;
 }

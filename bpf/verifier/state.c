@@ -122,8 +122,8 @@ struct vstate *state_copy(const struct vstate *src)
 struct idmap {
 	int n;
 	uint32_t tmp;
-	uint32_t old[2 * V_NREGS * V_MAX_FRAMES + V_SLOTS * V_MAX_FRAMES + V_MAX_REFS];
-	uint32_t cur[2 * V_NREGS * V_MAX_FRAMES + V_SLOTS * V_MAX_FRAMES + V_MAX_REFS];
+	uint32_t old[2 * V_NREGS * RQBPF_MAX_FRAMES + V_SLOTS * RQBPF_MAX_FRAMES + RQBPF_MAX_HELD];
+	uint32_t cur[2 * V_NREGS * RQBPF_MAX_FRAMES + V_SLOTS * RQBPF_MAX_FRAMES + RQBPF_MAX_HELD];
 };
 
 struct idmap *idmap_new(void)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../src/prog.h"
+#include "prog.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -135,44 +135,16 @@ static const char *const jmp_ops[16] = {"goto", "==",   ">", ">=", "&",  "!=",  
                                         "call", "exit", "<", "<=", "s<", "s<=", "?",  "?"};
 static const char *const sizes[4] = {"u32", "u16", "u8", "u64"};
 
-/* The kernel's names for the helpers and kfuncs the verifier knows. */
+/* The kernel's names for the helpers and kfuncs the table of calls has. */
 static const char *call_name(const struct bpf_insn *in)
 {
-	static const char *const kfuncs[] = {
-	    [RQBPF_KF_RES_SPIN_LOCK] = "bpf_res_spin_lock",
-	    [RQBPF_KF_RES_SPIN_UNLOCK] = "bpf_res_spin_unlock",
-	    [RQBPF_KF_RES_SPIN_LOCK_IRQSAVE] = "bpf_res_spin_lock_irqsave",
-	    [RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE] = "bpf_res_spin_unlock_irqrestore",
-	    [RQBPF_KF_LOCAL_IRQ_SAVE] = "bpf_local_irq_save",
-	    [RQBPF_KF_LOCAL_IRQ_RESTORE] = "bpf_local_irq_restore",
-	};
+	bool kfunc = in->src_reg == BPF_PSEUDO_KFUNC_CALL;
+	const struct rqbpf_call *c =
+	    rqbpf_call_find(kfunc ? RQBPF_CALL_KFUNC : RQBPF_CALL_HELPER, in->imm, NULL);
 
-	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
-		return in->imm > 0 && in->imm < (int)(sizeof(kfuncs) / sizeof(kfuncs[0]))
-		           ? kfuncs[in->imm]
-		           : "kfunc";
-	switch (in->imm) {
-	case BPF_FUNC_map_lookup_elem:
-		return "bpf_map_lookup_elem";
-	case BPF_FUNC_map_update_elem:
-		return "bpf_map_update_elem";
-	case BPF_FUNC_map_delete_elem:
-		return "bpf_map_delete_elem";
-	case BPF_FUNC_ktime_get_ns:
-		return "bpf_ktime_get_ns";
-	case BPF_FUNC_trace_printk:
-		return "bpf_trace_printk";
-	case BPF_FUNC_get_prandom_u32:
-		return "bpf_get_prandom_u32";
-	case BPF_FUNC_get_smp_processor_id:
-		return "bpf_get_smp_processor_id";
-	case BPF_FUNC_spin_lock:
-		return "bpf_spin_lock";
-	case BPF_FUNC_spin_unlock:
-		return "bpf_spin_unlock";
-	default:
-		return "unknown";
-	}
+	if (c)
+		return c->name;
+	return kfunc ? "kfunc" : "unknown";
 }
 
 static void disasm(FILE *f, const struct bpf_insn *in)

@@ -12,18 +12,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "calls.h"
+#include "isa.h"
+#include "prog_types.h"
 #include "verifier.h"
 
-/* Newer than Debian 12's <linux/bpf.h>. */
-#ifndef BPF_MEMSX
-#define BPF_MEMSX 0x80
-#endif
-
-#define V_MAX_FRAMES          8
-#define V_STACK_SIZE          512
-#define V_SLOTS               (V_STACK_SIZE / 8)
+#define V_SLOTS               (RQBPF_STACK_SIZE / 8)
 #define V_NREGS               11
-#define V_MAX_REFS            64
 #define V_MAX_PENDING         8192
 #define V_MAX_STATES_PER_INSN 64
 #define V_MAX_ERRNO           4095
@@ -130,9 +125,9 @@ struct vref {
 
 struct vstate {
 	int curframe;
-	struct vframe *frame[V_MAX_FRAMES];
+	struct vframe *frame[RQBPF_MAX_FRAMES];
 	int nrefs;
-	struct vref refs[V_MAX_REFS];
+	struct vref refs[RQBPF_MAX_HELD];
 };
 
 struct idmap;

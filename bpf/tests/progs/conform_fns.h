@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Functions the conformance programs compute, compiled twice: by clang for
  * BPF (conform*.bpf.c) and by the host compiler for the expected values
- * (bpf_test.c). Only defined behaviour: unsigned arithmetic, guarded
+ * (bpf_conform.c). Only defined behaviour: unsigned arithmetic, guarded
  * divisions and shifts below the width. */
 #ifndef CONFORM_FNS_H
 #define CONFORM_FNS_H

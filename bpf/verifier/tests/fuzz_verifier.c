@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "insn.h"
-#include "internal.h"
+#include "object.h"
 #include "rqbpf.h"
 #include "verifier.h"
 

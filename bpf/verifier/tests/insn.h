@@ -62,14 +62,14 @@ enum test_map {
 };
 
 static const struct rqbpf_map_desc test_maps[M_COUNT] = {
-    [M_ARR] = {"arrmap", BPF_MAP_TYPE_ARRAY, 4, 4, 64, 0, -1, false, false, false},
-    [M_DATA_A] = {".data.A", BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, -1, true, false, false},
-    [M_DATA_B] = {".data.B", BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, -1, true, false, false},
-    [M_BSS] = {"res_spin.bss", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, -1, true, false, false},
-    [M_PLAIN] = {"plain", BPF_MAP_TYPE_HASH, 4, 16, 16, -1, -1, false, false, false},
-    [M_SPIN] = {"spinmap", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, 0, false, false, false},
-    [M_RODATA] = {"res_spin.rodata", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, -1, true, true, false},
-    [M_BIG] = {"bigval", BPF_MAP_TYPE_ARRAY, 4, 64, 8, 8, -1, false, false, false},
+    [M_ARR] = {"arrmap", BPF_MAP_TYPE_ARRAY, 4, 4, 64, 0, -1, false, false, false, true},
+    [M_DATA_A] = {".data.A", BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, -1, true, false, false, true},
+    [M_DATA_B] = {".data.B", BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, -1, true, false, false, true},
+    [M_BSS] = {"res_spin.bss", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, -1, true, false, false, true},
+    [M_PLAIN] = {"plain", BPF_MAP_TYPE_HASH, 4, 16, 16, -1, -1, false, false, false, false},
+    [M_SPIN] = {"spinmap", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, 0, false, false, false, true},
+    [M_RODATA] = {"res_spin.rodata", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, -1, true, true, false, true},
+    [M_BIG] = {"bigval", BPF_MAP_TYPE_ARRAY, 4, 64, 8, 8, -1, false, false, false, true},
 };
 
 #endif /* RQBPF_VERIFIER_TEST_INSN_H */

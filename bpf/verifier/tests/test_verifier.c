@@ -181,6 +181,47 @@ static int check_call_fanout(void)
 	return run_case(&c, 0);
 }
 
+/* A row's arguments: nargs of them, then only NONE. */
+static int row_args_ok(const struct rqbpf_call *c)
+{
+	for (int a = 0; a < RQBPF_CALL_MAX_ARGS; a++)
+		if ((a < c->nargs) != (c->args[a] != RQBPF_ARG_NONE))
+			return 0;
+	return 1;
+}
+
+/*
+ * The table of calls (bpf/contract/calls.h) is consistent: each helper row's
+ * name is the kernel's for its id, each kfunc row has an id of its own and
+ * is found by its name, no (kind, id) has two rows, the arguments are
+ * contiguous, and only the res-lock roles return a lock result.
+ */
+static int check_call_table(void)
+{
+	int fails = 0;
+	const struct rqbpf_call *c;
+
+	for (size_t i = 0; (c = rqbpf_call_at(i)); i++) {
+		const char *kname = rqbpf_kernel_helper_name(c->id);
+		bool lock =
+		    c->role == RQBPF_ROLE_RES_LOCK || c->role == RQBPF_ROLE_RES_LOCK_IRQSAVE;
+		int ok = rqbpf_call_find(c->kind, c->id, NULL) == c && row_args_ok(c) &&
+		         (c->ret == RQBPF_RET_LOCK_RESULT) == lock;
+
+		if (c->kind == RQBPF_CALL_HELPER)
+			ok = ok && kname && !strcmp(kname, c->name);
+		else
+			ok = ok && c->id > 0 && rqbpf_call_by_name(RQBPF_CALL_KFUNC, c->name) == c;
+		if (!ok) {
+			printf("FAIL call_table: row %zu (%s#%d)\n", i, c->name, (int)c->id);
+			fails++;
+		}
+	}
+	if (!fails)
+		printf("ok   call_table\n");
+	return fails != 0;
+}
+
 int main(int argc, char **argv)
 {
 	int verbose = 0, fails = 0, ran = 0;
@@ -524,7 +565,8 @@ int main(int argc, char **argv)
 	if (!only) {
 		fails += check_log();
 		fails += check_call_fanout();
-		ran += 2;
+		fails += check_call_table();
+		ran += 3;
 	}
 	printf("%d/%d passed\n", ran - fails, ran);
 	return fails || !ran ? 1 : 0;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* btf.c: the object's maps. BTF-defined maps from the .maps section (type,
- * key and value size, max_entries, and where a struct bpf_res_spin_lock or
- * bpf_spin_lock sits in the value), then global data sections (.data,
- * .rodata, .bss, .data.*, .rodata.*) as one-element array maps named as
- * libbpf names them. */
+/* loader_btf.c: the object's maps. BTF-defined maps from the .maps section
+ * (type, key and value size, max_entries, and where a struct
+ * bpf_res_spin_lock or bpf_spin_lock sits in the value), then global data
+ * sections (.data, .rodata, .bss, .data.*, .rodata.*) as one-element array
+ * maps named as libbpf names them. */
 #include <bpf/btf.h>
 #include <ctype.h>
 #include <errno.h>
@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "loader_btf.h"
+#include "maps.h"
 
 #define OBJ_NAME_LEN 16 /* the kernel's BPF_OBJ_NAME_LEN */
 
@@ -507,9 +508,13 @@ int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 	ret = fill_maps(obj, err);
 	btf_ok = obj->btf && btf_loadable(obj->btf);
 	for (size_t i = 0; i < obj->map_cnt; i++) {
-		drop_btf(&obj->maps[i].desc, btf_ok);
-		obj->maps[i].desc.name = obj->maps[i].name;
-		obj->descs[i] = obj->maps[i].desc;
+		struct rqbpf_map *m = &obj->maps[i];
+
+		drop_btf(&m->desc, btf_ok);
+		m->desc.name = m->name;
+		m->ops = rqbpf_map_kind(m->desc.type);
+		m->desc.indexed = m->ops && m->ops->indexed;
+		obj->descs[i] = m->desc;
 	}
 	return ret;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rqbpf: list, run, verify and dump the programs and maps of an eBPF object.
+ * rqbpf_cli.c: the rqbpf command (its binary is named rqbpf; the library's
+ * header is bpf/include/rqbpf.h): list, run, verify and dump the programs
+ * and maps of an eBPF object.
  *
  *   rqbpf list OBJ
  *   rqbpf run OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]

@@ -3,7 +3,7 @@
  * at -O2, cpu v1-v4), checked once at load, and where jumps and calls go. */
 #include <stdio.h>
 
-#include "internal.h"
+#include "isa.h"
 
 /* may_goto is BPF_JMP | BPF_JCOND with source 0 (BPF_MAY_GOTO), both newer
  * than Debian 12's <linux/bpf.h>. */

@@ -1,19 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* run.h: the state of one program run (registers live in the interpreter's
- * loop; this is the rest), shared by the interpreter and the helpers. */
-#ifndef RQBPF_RUN_H
-#define RQBPF_RUN_H
+/* runtime.h: the state of one program run (registers live in the
+ * interpreter's loop; this is the rest), shared by the interpreter and the
+ * helpers, and the run-time services of runtime.c: faults and the memory
+ * check. */
+#ifndef RQBPF_RUNTIME_H
+#define RQBPF_RUNTIME_H
 
 #include <rqspinlock.h>
 
-#include "internal.h"
-
-/* A readable (and maybe writable) byte range a program may access. */
-struct rqbpf_region {
-	uintptr_t base;
-	size_t size;
-	bool writable;
-};
+#include "maps.h"
 
 /* How a held lock was taken: its unlock must be of the same kind, and a run
  * that ends holding it releases it as that unlock would. */
@@ -67,10 +62,20 @@ static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, b
 	return rqbpf_mem_slow(r, addr, size, write);
 }
 
-/* The helper (src 0) or kfunc (src BPF_PSEUDO_KFUNC_CALL) @p id, or NULL. */
+/* interp.c: decode a linked program for the interpreter (at load). */
+int rqbpf_decode(struct rqbpf_prog *prog);
+
+/* helpers.c: the table's runtime functions, rqbpf_call_<name>() for each
+ * row of RQBPF_CALLS (calls.h). */
+#define RQBPF_CALL_DECLARE(kind, id, name, ...)                                                    \
+	int rqbpf_call_##name(struct rqbpf_run *r, uint64_t *reg);
+RQBPF_CALLS(RQBPF_CALL_DECLARE)
+#undef RQBPF_CALL_DECLARE
+
+/* helpers.c: the helper (src 0) or kfunc (src BPF_PSEUDO_KFUNC_CALL) @p id,
+ * or NULL; and the release of what a run still holds at its end (locks, irq
+ * regions: blocked signals). */
 rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id);
-/* Release what a run still holds at its end (locks, irq regions: blocked
- * signals). */
 int rqbpf_release_all(struct rqbpf_run *r);
 
-#endif /* RQBPF_RUN_H */
+#endif /* RQBPF_RUNTIME_H */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* link.c: link each program of the object into one instruction array (the
- * encoding prog.h describes): map and global-data relocations, kfuncs bound
- * by name, helper ids checked, and the .text subprograms it calls appended
- * after it, as libbpf does. Anything unsupported is an error naming the
- * instruction and what, kept as that program's error (the load names the
- * program). */
+/* loader_link.c: link each program of the object into one instruction array
+ * (the encoding prog.h describes): map and global-data relocations, kfuncs
+ * bound by name and helper ids checked against the table of calls (calls.h),
+ * and the .text subprograms it calls appended after it, as libbpf does.
+ * Anything unsupported is an error naming the instruction and what, kept as
+ * that program's error (the load names the program). */
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <gelf.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "loader_link.h"
 
 #ifndef R_BPF_64_64
 #define R_BPF_64_64 1
@@ -191,14 +191,14 @@ static int reloc_ld_imm64(struct linker *l, size_t at, const struct rqbpf_sym *s
 static int reloc_call(struct linker *l, size_t at, const struct rqbpf_sym *sym)
 {
 	struct bpf_insn *insn = &l->insns[at];
-	int kf;
+	const struct rqbpf_call *kf;
 
 	if (sym->shndx == SHN_UNDEF) {
-		kf = rqbpf_kfunc_by_name(sym->name);
+		kf = rqbpf_call_by_name(RQBPF_CALL_KFUNC, sym->name);
 		if (!kf)
 			return link_fail(l, at, -ENOTSUP, "unknown kfunc '%s'", sym->name);
 		insn->src_reg = BPF_PSEUDO_KFUNC_CALL;
-		insn->imm = kf;
+		insn->imm = kf->id;
 		return 0;
 	}
 	if (insn->src_reg != BPF_PSEUDO_CALL || sym->shndx >= l->obj->sec_cnt)
@@ -258,7 +258,7 @@ static int reloc_piece(struct linker *l, const struct piece *p)
  * ("bpf_get_current_pid_tgid#14", "unknown#999"). */
 static int unsupported_helper(struct linker *l, size_t at, int32_t id)
 {
-	const char *name = rqbpf_helper_name(id);
+	const char *name = rqbpf_kernel_helper_name(id);
 
 	if (!name)
 		return link_fail(l, at, -ENOTSUP, "unknown helper unknown#%d", id);
@@ -277,7 +277,7 @@ static int bind_calls(struct linker *l, const struct piece *p)
 		if (insn->code != CALL || l->relocated[at])
 			continue;
 		if (insn->src_reg == 0) {
-			if (!rqbpf_helper_supported(insn->imm))
+			if (!rqbpf_call_find(RQBPF_CALL_HELPER, insn->imm, NULL))
 				return unsupported_helper(l, at, insn->imm);
 			continue;
 		}
@@ -338,31 +338,21 @@ static int validate(struct linker *l)
 	return ret;
 }
 
-/* The program type and context size from the section name, as the libbpf
- * rqbpf is built with reads it: a section it does not know is refused, as
+/* The program type from the section name, as the libbpf rqbpf is built
+ * with reads it, and its context's size (prog_types.h): a section it does not know is refused, as
  * libbpf refuses to load such a program. */
 static int set_type(struct rqbpf_prog *prog, struct rqbpf_error *err)
 {
 	const char *sec = prog->lp.section;
 	enum bpf_attach_type attach;
 	enum bpf_prog_type type = BPF_PROG_TYPE_UNSPEC;
+	const struct rqbpf_prog_type *t;
 
 	if (libbpf_prog_type_by_name(sec[0] == '?' ? sec + 1 : sec, &type, &attach))
 		return rqbpf_fail(err, -EINVAL, "unknown program type for section '%s'", sec);
 	prog->lp.prog_type = type;
-	switch (type) {
-	case BPF_PROG_TYPE_SCHED_CLS:
-	case BPF_PROG_TYPE_SCHED_ACT:
-	case BPF_PROG_TYPE_SOCKET_FILTER:
-	case BPF_PROG_TYPE_CGROUP_SKB:
-		prog->lp.ctx_size = sizeof(struct __sk_buff);
-		break;
-	case BPF_PROG_TYPE_XDP:
-		prog->lp.ctx_size = sizeof(struct xdp_md);
-		break;
-	default:
-		prog->lp.ctx_size = 0;
-	}
+	t = rqbpf_prog_type_find(type);
+	prog->lp.ctx_size = t ? t->ctx_size : 0;
 	return 0;
 }
 

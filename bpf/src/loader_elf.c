@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* elf.c: read an eBPF relocatable object with libelf: its sections, symbol
- * table, relocation tables and function symbols. Nothing is trusted: every
- * offset and size is checked against the section it points into. */
+/* loader_elf.c: read an eBPF relocatable object with libelf: its sections,
+ * symbol table, relocation tables and function symbols. Nothing is trusted:
+ * every offset and size is checked against the section it points into. */
 #include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "loader_elf.h"
 
 #ifndef EM_BPF
 #define EM_BPF 247

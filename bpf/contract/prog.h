@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * prog.h: a linked BPF program, as the loader hands it to the verifier and
- * to the interpreter. This is the one contract between bpf/src/loader*.c
- * (which produces it), bpf/src/verifier*.c and bpf/src/interp*.c (which
- * consume it). Nothing here refers to the kernel's BPF syscall.
+ * to the interpreter, and the limits all three share (Floor 0,
+ * docs/HACKING.md "bpf/"). This is the contract between the loader
+ * (bpf/src/loader_link.c, which produces it), the verifier (bpf/verifier/) and the
+ * runtime (bpf/src/interp.c, which consume it). Nothing here refers to the
+ * kernel's BPF syscall.
  *
  * Instruction encoding after linking (the kernel's conventions, so that the
  * same array could be handed to BPF_PROG_LOAD after replacing map indices by
@@ -14,7 +16,7 @@
  *    second half imm = byte offset of the symbol in the section;
  *  - helper call:              src_reg = 0, imm = BPF_FUNC_* id;
  *  - kfunc call:               src_reg = BPF_PSEUDO_KFUNC_CALL,
- *                              imm = enum rqbpf_kfunc_id;
+ *                              imm = enum rqbpf_kfunc_id (calls.h);
  *  - bpf-to-bpf call:          src_reg = BPF_PSEUDO_CALL, imm = relative
  *    target (target = pc + imm + 1). Subprograms from .text that the program
  *    calls are appended after the main program's instructions, as libbpf does.
@@ -27,22 +29,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The kfuncs the runtime binds by name. */
-enum rqbpf_kfunc_id {
-	RQBPF_KF_RES_SPIN_LOCK = 1,     /* int bpf_res_spin_lock(struct bpf_res_spin_lock *) */
-	RQBPF_KF_RES_SPIN_UNLOCK,       /* void bpf_res_spin_unlock(struct bpf_res_spin_lock *) */
-	RQBPF_KF_RES_SPIN_LOCK_IRQSAVE, /* int bpf_res_spin_lock_irqsave(lock, unsigned long *flags)
-	                                 */
-	RQBPF_KF_RES_SPIN_UNLOCK_IRQRESTORE, /* void bpf_res_spin_unlock_irqrestore(lock, flags) */
-	RQBPF_KF_LOCAL_IRQ_SAVE,             /* void bpf_local_irq_save(unsigned long *flags) */
-	RQBPF_KF_LOCAL_IRQ_RESTORE,          /* void bpf_local_irq_restore(unsigned long *flags) */
-};
+#include "calls.h"
+
+/* Call frames (the kernel's MAX_CALL_FRAMES) and stack bytes per frame. */
+#define RQBPF_MAX_FRAMES 8
+#define RQBPF_STACK_SIZE 512
+/* Locks and irq regions one path (verifier) or run (runtime) may hold at once. */
+#define RQBPF_MAX_HELD 64
 
 /* One map of the object: a BTF-defined map, or a global-data section
  * (.data, .rodata, .bss, .data.*) as a one-element array map. */
 struct rqbpf_map_desc {
 	const char *name; /* libbpf's name: "counters", or "prog_na.bss" */
-	uint32_t type;    /* BPF_MAP_TYPE_ARRAY, _HASH, _LPM_TRIE */
+	uint32_t type;    /* BPF_MAP_TYPE_*: ARRAY and HASH load (bpf/src/maps.c's kinds),
+	                   * any other type is refused at load */
 	uint32_t key_size;
 	uint32_t value_size;
 	uint32_t max_entries;
@@ -51,6 +51,8 @@ struct rqbpf_map_desc {
 	bool global_data;      /* a data section, not a BTF map */
 	bool read_only;        /* .rodata */
 	bool no_btf;           /* as the kernel would have it, without BTF: no usable lock */
+	bool indexed;          /* keys are u32 indices below max_entries, each present (arrays):
+	                        * a lookup of a constant one cannot fail. From the map's kind. */
 };
 
 /* One program, linked and ready to verify or run. Owned by the loader. */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * maps.h: map kinds behind one table of operations, in the style of the
+ * kernel's struct bpf_map_ops (Floor 4, docs/HACKING.md "bpf/"). maps.c
+ * holds the table of kinds and the map API on top of it; each kind is one
+ * file (map_array.c, map_hash.c) defining its struct rqbpf_map_ops. The
+ * helpers, the run-time memory check and, through the linked program's
+ * map descriptions, the verifier read a map's kind only through its ops.
+ */
+#ifndef RQBPF_MAPS_H
+#define RQBPF_MAPS_H
+
+#include "object.h"
+
+struct rqbpf_map_ops {
+	uint32_t type; /* BPF_MAP_TYPE_* */
+	/* Keys are u32 indices below max_entries, every one present: a
+	 * lookup of one cannot fail (the verifier's rqbpf_map_desc.indexed). */
+	bool indexed;
+	/* A looked-up value's address stays valid only inside a read-side
+	 * section (rqmap_read_lock()), which a run holds until it ends. */
+	bool rcu;
+	int (*create)(struct rqbpf_map *m, struct rqbpf_error *err);
+	/* Frees what create made, also after a failed create. */
+	void (*destroy)(struct rqbpf_map *m);
+	/* The address of @p key's value, or NULL. The accesses through it
+	 * may use that value, or every value when the kind set
+	 * rqbpf_map.all_values at create. */
+	void *(*lookup_value)(struct rqbpf_map *m, const void *key);
+	/* rqbpf.h's map API, past its argument checks. */
+	int (*lookup)(struct rqbpf_map *m, const void *key, void *value);
+	int (*update)(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags);
+	int (*delete)(struct rqbpf_map *m, const void *key);
+	int (*next_key)(struct rqbpf_map *m, const void *key, void *next_key);
+	/* Which value @p addr falls in: true, and its region in *@p out,
+	 * when it lies in one. */
+	bool (*value_at)(const struct rqbpf_map *m, uintptr_t addr, struct rqbpf_region *out);
+};
+
+/* The kind of map type @p type (BPF_MAP_TYPE_*), NULL when rqbpf has none. */
+const struct rqbpf_map_ops *rqbpf_map_kind(uint32_t type);
+/* Create every map of @p obj (at load); free them. */
+int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err);
+void rqbpf_maps_free(struct rqbpf_object *obj);
+/* rqbpf_map_update() as the bpf_map_update_elem() helper does it: the
+ * same results, with the map code's errors before a refused BPF_F_LOCK. */
+int rqbpf_map_update_helper(struct rqbpf_map *map, const void *key, const void *value,
+                            uint64_t flags);
+/* The lock attribute of rqmaps for @p d's value lock: copies skip it. */
+void rqbpf_map_lock_attr(const struct rqbpf_map_desc *d, uint32_t *flags, uint32_t *off);
+
+#endif /* RQBPF_MAPS_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* runtime.c: the services a run's interpreter and helpers share: the fault
+ * message, and the search of the memory a run may access (its context and
+ * the map values) behind rqbpf_mem()'s fast checks of the stack and of the
+ * region found last. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "runtime.h"
+
+int rqbpf_fault(struct rqbpf_run *r, const char *fmt, ...)
+{
+	int n = snprintf(r->msg, r->msg_size, "insn %zu: ", r->pc);
+	va_list ap;
+
+	if (n >= 0 && (size_t)n < r->msg_size) {
+		va_start(ap, fmt);
+		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
+		vsnprintf(r->msg + n, r->msg_size - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EFAULT;
+}
+
+static bool in_region(const struct rqbpf_region *g, uintptr_t a, size_t size, bool write)
+{
+	return a - g->base < g->size && size <= g->size - (a - g->base) && (!write || g->writable);
+}
+
+/* The map value [a, a + size) lies in, into *@p g: out of line, so that
+ * the context's hit below pays nothing for the kinds' calls. */
+static __attribute__((noinline)) bool in_map_value(const struct rqbpf_object *obj, uintptr_t a,
+                                                   size_t size, bool write, struct rqbpf_region *g)
+{
+	for (size_t i = 0; i < obj->map_cnt; i++) {
+		const struct rqbpf_map *m = &obj->maps[i];
+
+		if (m->kind && m->ops->value_at(m, a, g) && in_region(g, a, size, write))
+			return true;
+	}
+	return false;
+}
+
+/* The context and the map values, searched in full; a hit is remembered. */
+void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
+{
+	uintptr_t a = (uintptr_t)addr;
+	struct rqbpf_region g = {r->ctx, r->ctx_size, true};
+
+	if (!in_region(&g, a, size, write) && !in_map_value(r->prog->obj, a, size, write, &g))
+		return NULL;
+	r->last = g;
+	return (void *)a;
+}
