@@ -242,10 +242,10 @@ struct rq_link {
 	struct rq_thread *t;
 	rqspinlock_t *waits; /* lock it waits for (NULL: not waiting) */
 	rqspinlock_t *holds; /* the chain's lock it holds */
+	uint64_t seen;       /* its view of the lock it waits for (waiter_view()) */
 	uint32_t gen;        /* wait generation when read */
 	uint32_t depth;      /* held-table depth when read (rq_held_depth_acquire()) */
 	uint32_t widx;       /* held index of the waiting context's entry */
-	uint64_t seen;       /* its view of the lock it waits for (waiter_view()) */
 	bool frozen;         /* holds it through a tagged entry (frozen_culprit()) */
 };
 

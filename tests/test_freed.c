@@ -241,7 +241,7 @@ static void test_freed_object(void)
 		CHECK(tf.pages != MAP_FAILED);
 	}
 	CHECK_EQ(pthread_attr_init(&small), 0);
-	CHECK_EQ(pthread_attr_setstacksize(&small, 128 * 1024), 0);
+	CHECK_EQ(pthread_attr_setstacksize(&small, (size_t)128 * 1024), 0);
 	for (int i = 0; i < TF_IDLE; i++)
 		CHECK_EQ(pthread_create(&idle[i], &small, idle_fn, NULL), 0);
 	for (int ready = 0; ready < TF_IDLE; tu_sleep_ms(1)) {

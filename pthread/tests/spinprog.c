@@ -647,7 +647,7 @@ static int case_freed(void)
 		return expect("mmap", errno, 0);
 	pthread_spin_init(&fr.table, PTHREAD_PROCESS_PRIVATE);
 	pthread_attr_init(&small);
-	pthread_attr_setstacksize(&small, 128 * 1024);
+	pthread_attr_setstacksize(&small, (size_t)128 * 1024);
 	for (int i = 0; i < FREED_IDLE; i++)
 		if (pthread_create(&idle[i], &small, freed_idle, NULL))
 			return expect("pthread_create", EAGAIN, 0);
