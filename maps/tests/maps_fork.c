@@ -506,11 +506,216 @@ static void test_maps_fork_quiesce_no_thread(void)
 	rqmap_hash_destroy(map);
 }
 
+/*
+ * fork() from a signal handler of a thread that is inside a map call (docs/
+ * MAPS.md, rule 5): the child goes on with that call when the handler
+ * returns, and it must return (within its bound, or with a documented
+ * error), after which the child uses the map as child_run() does: updates
+ * from the forking thread and from a new thread, every value checked,
+ * rqmap_quiesce(). The interrupted call is rqmap_quiesce() (over_quiesce)
+ * or replacing updates, deletes and lookups (over_ops), which often help a
+ * grace period, while the 4 hammer threads keep urcu's update side busy.
+ * Before the fix, children hung in the resumed quiesce (its reclaim thread
+ * was the parent's) or in urcu_memb_synchronize_rcu() (a grace-period wait
+ * of the forking thread that went on in the child), or crashed in their new
+ * reclaim thread (a dead thread's reader record left in urcu's registry,
+ * zeroed when that thread reused its stack).
+ */
+enum hf_call { HF_NONE, HF_QUIESCE, HF_UPDATE, HF_DELETE, HF_LOOKUP, HF_CALLS };
+static const char *const hf_call_names[HF_CALLS] = {"other", "quiesce", "update", "delete",
+                                                    "lookup"};
+static pthread_t hf_main;
+static atomic_int hf_call;     /* what the main thread is inside */
+static atomic_int hf_in_child; /* set by the handler in the child */
+static atomic_int hf_forked;   /* pid + 1 after the parent's handler forked */
+static atomic_int hf_where;    /* hf_call at the last fork */
+static atomic_int hf_stop;
+static _Atomic uint64_t hf_slowest_fork_ns;
+
+static void hf_handler(int sig)
+{
+	uint64_t start = tu_now_ns(), took;
+	int saved = errno;
+	pid_t pid;
+
+	(void)sig;
+	atomic_store(&hf_where, atomic_load(&hf_call));
+	pid = fork();
+	if (pid == 0) {
+		atomic_store(&hf_in_child, 1);
+	} else {
+		took = tu_now_ns() - start;
+		if (took > atomic_load(&hf_slowest_fork_ns))
+			atomic_store(&hf_slowest_fork_ns, took);
+		atomic_store(&hf_forked, pid < 0 ? -1 : (int)pid + 1);
+	}
+	errno = saved;
+}
+
+/* The interrupted call of @what with @key (returns in the child). */
+static void hf_call_once(enum hf_call what, uint32_t key, uint64_t value)
+{
+	atomic_store(&hf_call, what);
+	switch (what) {
+	case HF_QUIESCE:
+		rqmap_quiesce();
+		break;
+	case HF_UPDATE:
+		(void)rqmap_hash_update(map, &key, &value, RQMAP_ANY);
+		break;
+	case HF_DELETE:
+		(void)rqmap_hash_delete(map, &key);
+		break;
+	default:
+		(void)rqmap_hash_lookup(map, &key, &value, 0);
+		break;
+	}
+	atomic_store(&hf_call, HF_NONE);
+}
+
+/* The main thread's loop, where the handler forks; children leave it for
+ * child_run(). Over quiesce: 8 replacements, then a quiesce. */
+static void hf_main_loop(bool over_quiesce)
+{
+	uint64_t rnd = 12345;
+
+	for (uint32_t i = 0; !atomic_load(&hf_stop); i++) {
+		uint32_t key = 2000000 + (uint32_t)(tu_rand(&rnd) % 64);
+		enum hf_call what = i % 4 == 3 ? HF_DELETE : i % 4 == 2 ? HF_LOOKUP : HF_UPDATE;
+
+		if (over_quiesce && i % 9 == 8)
+			what = HF_QUIESCE;
+		else if (over_quiesce)
+			what = HF_UPDATE;
+		hf_call_once(what, key, i);
+		if (atomic_load(&hf_in_child))
+			child_run();
+	}
+}
+
+struct hf_result {
+	int done, hung, crashed, failed, nomem, where[HF_CALLS];
+	uint64_t slowest;
+};
+
+/* Waits for child @pid at most HUNG_S seconds and counts how it ended. */
+static void hf_reap(pid_t pid, int f, struct hf_result *res)
+{
+	uint64_t start = tu_now_ns(), took;
+	int status = 0;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
+	       tu_now_ns() - start < HUNG_S * TU_NS_PER_S)
+		tu_sleep_ms(5);
+	took = tu_now_ns() - start;
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		res->hung++;
+		fprintf(stderr, "child %d (over %s) hung\n", f,
+		        hf_call_names[atomic_load(&hf_where)]);
+		return;
+	}
+	if (took > res->slowest)
+		res->slowest = took;
+	if (WIFSIGNALED(status)) {
+		res->crashed++;
+		fprintf(stderr, "child %d (over %s): signal %d\n", f,
+		        hf_call_names[atomic_load(&hf_where)], WTERMSIG(status));
+	} else if (WEXITSTATUS(status) == 2) {
+		res->nomem++;
+	} else if (WEXITSTATUS(status) != 0) {
+		res->failed++;
+		fprintf(stderr, "child %d (over %s): exit %d\n", f,
+		        hf_call_names[atomic_load(&hf_where)], WEXITSTATUS(status));
+	}
+}
+
+/* The parent's controller: signals the main thread at random moments, one
+ * fork at a time, and reaps each child. */
+static void *hf_kicker(void *arg)
+{
+	struct hf_result *res = arg;
+	int forks = (int)tu_scaled(20);
+	uint64_t rnd = 777;
+
+	for (int f = 0; f < forks && res->hung < MAX_HUNG; f++, res->done++) {
+		int forked;
+
+		tu_sleep_ms(1 + (int)(tu_rand(&rnd) % 8));
+		atomic_store(&hf_forked, 0);
+		pthread_kill(hf_main, SIGUSR1);
+		while (!(forked = atomic_load(&hf_forked)))
+			tu_sleep_ms(1);
+		CHECK(forked > 0);
+		res->where[atomic_load(&hf_where)]++;
+		hf_reap(forked - 1, f, res);
+	}
+	atomic_store(&hf_stop, 1);
+	return NULL;
+}
+
+static void test_fork_in_handler(bool over_quiesce)
+{
+	struct rqmap_hash_attr attr = {
+	    .key_size = 4, .value_size = 8, .max_entries = 4096, .spare = 256};
+	struct hf_result res = {0};
+	pthread_t t[4], kicker;
+
+	if (TU_TSAN) {
+		printf("# fork() of a threaded process: not under TSan\n");
+		return;
+	}
+	hf_main = pthread_self();
+	atomic_store(&stop, 0);
+	atomic_store(&hf_stop, 0);
+	CHECK_EQ(rqmap_thread_init(), 0);
+	CHECK_EQ(rqmap_hash_create(&attr, &map), 0);
+	tu_install_handler(SIGUSR1, hf_handler);
+	for (uintptr_t i = 0; i < 4; i++)
+		tu_thread_start(&t[i], hammer, (void *)i);
+	tu_sleep_ms(20);
+	tu_thread_start(&kicker, hf_kicker, &res);
+	hf_main_loop(over_quiesce);
+	tu_thread_join(kicker);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 4; i++)
+		tu_thread_join(t[i]);
+	signal(SIGUSR1, SIG_DFL);
+	printf("%d forks from a handler over (", res.done);
+	for (int i = 0; i < HF_CALLS; i++)
+		printf("%s %s %d", i ? "," : "", hf_call_names[i], res.where[i]);
+	printf(" ): %d children hung (killed after %d s), %d crashed, %d failed, %d saw -ENOMEM; "
+	       "slowest child %llu ms, slowest fork() %llu ms\n",
+	       res.hung, HUNG_S, res.crashed, res.failed, res.nomem,
+	       (unsigned long long)(res.slowest / TU_NS_PER_MS),
+	       (unsigned long long)(atomic_load(&hf_slowest_fork_ns) / TU_NS_PER_MS));
+	CHECK_EQ(res.hung, 0);
+	CHECK_EQ(res.crashed, 0);
+	CHECK_EQ(res.failed, 0);
+	CHECK(res.where[over_quiesce ? HF_QUIESCE : HF_UPDATE] > 0);
+	rqmap_hash_destroy(map);
+}
+
+static void test_maps_fork_handler_over_quiesce(void)
+{
+	test_fork_in_handler(true);
+}
+
+static void test_maps_fork_handler_over_ops(void)
+{
+	test_fork_in_handler(false);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("maps_fork_child_uses_map", test_maps_fork_child_uses_map, 240, TU_NO_WATCHDOG),
     TU_TEST("maps_fork_stalled_reader", test_maps_fork_stalled_reader, 60, TU_NO_WATCHDOG),
     TU_TEST("maps_fork_handler_in_gate", test_maps_fork_handler_in_gate, 60, TU_NO_WATCHDOG),
     TU_TEST("maps_fork_quiesce_no_thread", test_maps_fork_quiesce_no_thread, 60, 0),
+    TU_TEST("maps_fork_handler_over_quiesce", test_maps_fork_handler_over_quiesce, 240,
+            TU_NO_WATCHDOG),
+    TU_TEST("maps_fork_handler_over_ops", test_maps_fork_handler_over_ops, 240, TU_NO_WATCHDOG),
 };
 
 TU_MAIN(tests)
