@@ -280,8 +280,7 @@ int rqmap_thread_register_slow(void)
 	if (!rqmap_tls_registered) {
 		/* urcu's registry lock may be held for ever, or this thread's
 		 * own fork() holds the gate closed (fork gate) */
-		if (urcu_unusable || tls_forking ||
-		    pthread_setspecific(exit_key, (void *)1)) {
+		if (urcu_unusable || tls_forking || pthread_setspecific(exit_key, (void *)1)) {
 			ret = -ENOMEM;
 		} else {
 			urcu_enter();
