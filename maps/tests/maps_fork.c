@@ -576,7 +576,8 @@ static void hf_call_once(enum hf_call what, uint32_t key, uint64_t value)
 
 /* The call the main thread makes @i-th: over quiesce, 8 replacements then a
  * quiesce; else by phase (set before each signal), replacements only (most
- * help a grace period), an update then a delete of the key, or lookups. */
+ * help a grace period), deletes (of the keys the replacements put), or
+ * lookups. */
 static enum hf_call hf_next_call(bool over_quiesce, uint32_t i)
 {
 	if (over_quiesce)
@@ -585,7 +586,7 @@ static enum hf_call hf_next_call(bool over_quiesce, uint32_t i)
 	case 0:
 		return HF_UPDATE;
 	case 1:
-		return i % 2 ? HF_DELETE : HF_UPDATE;
+		return HF_DELETE;
 	default:
 		return HF_LOOKUP;
 	}
