@@ -38,11 +38,12 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
  * prepare handler closes the gate and waits until every call has left;
  * calls that find the gate closed either skip their grace period (helpers)
  * or wait for it to reopen (reclaim thread, registration, unregistration).
- * Every such call runs with all signals blocked (in_update_side_begin()), so
- * the forking thread is never inside one itself, not even when a signal
- * handler forks: a call of its own would go on in the child, inside
- * liburcu, waiting for the parent's other threads (their place in urcu's
- * queue of grace-period waiters, their reader records).
+ * Every such call runs with all signals blocked (help_reclaim(),
+ * registration, unregistration, the reclaim thread), so the forking thread is
+ * never inside one itself, not even when a signal handler forks: a call of
+ * its own would go on in the child, inside liburcu, waiting for the parent's
+ * other threads (their place in urcu's queue of grace-period waiters, their
+ * reader records).
  *
  * The wait is bounded: FORK_DRAIN_TIMEOUTS lock timeouts
  * (res_spin_get_timeout_ns(), so 1 s by default), FORK_DRAIN_SECTION_NS when
@@ -57,10 +58,10 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static _Atomic uint32_t fork_gate; /* forks in progress: closed while > 0 */
 static _Atomic uint32_t urcu_in_flight;
 static _Thread_local bool tls_fork_undrained; /* this fork()'s prepare gave up */
-/* Children this process's line has forked: bumped in each child (by its
- * only thread, possibly inside a signal handler), so that a call that a
- * handler's fork() interrupted sees, when it goes on, that it is now in a
- * child (rqmap_quiesce()). */
+/* How many fork()s this process descends from: each child bumps it (its only
+ * thread, possibly inside a signal handler), so that a call that a handler's
+ * fork() interrupted sees, when it goes on, that it now runs in a child
+ * (rqmap_quiesce()). */
 static _Atomic uint32_t fork_generation;
 /* This thread is inside fork() with the gate closed (from its prepare handler
  * to its parent or child handler): the gate cannot reopen before this thread

@@ -585,16 +585,17 @@ static void hf_call_once(enum hf_call what, uint32_t key, uint64_t value)
 
 /* The call the main thread makes @i-th: over quiesce, 8 replacements then a
  * quiesce; else by phase (set before each signal), replacements only (most
- * help a grace period), deletes (of the keys the replacements put), or
- * lookups. */
+ * help a grace period; half the forks), deletes (of the keys the
+ * replacements put), or lookups. */
 static enum hf_call hf_next_call(bool over_quiesce, uint32_t i)
 {
 	if (over_quiesce)
 		return i % 9 == 8 ? HF_QUIESCE : HF_UPDATE;
-	switch (atomic_load(&hf_phase) % 3) {
+	switch (atomic_load(&hf_phase) % 4) {
 	case 0:
-		return HF_UPDATE;
 	case 1:
+		return HF_UPDATE;
+	case 2:
 		return HF_DELETE;
 	default:
 		return HF_LOOKUP;
