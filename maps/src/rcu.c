@@ -417,11 +417,13 @@ static void defer_free(struct rqmap_retire *r)
 	                                              memory_order_relaxed));
 }
 
-static uint64_t free_deferred(void)
+/* The parent's deferred elements, in a child: freed uncounted by its first
+ * rqmap_reclaim_start() (normal context; fork_child() may run in a signal
+ * handler that interrupted malloc() or free(), where free() is not safe). */
+static struct rqmap_retire *fork_orphans;
+
+static uint64_t free_list(struct rqmap_retire *r)
 {
-	/* acquire: pairs with defer_free() */
-	struct rqmap_retire *r =
-	    atomic_exchange_explicit(&deferred_free, NULL, memory_order_acquire);
 	uint64_t n = 0;
 
 	while (r) {
@@ -432,6 +434,28 @@ static uint64_t free_deferred(void)
 		n++;
 	}
 	return n;
+}
+
+static uint64_t free_deferred(void)
+{
+	/* acquire: pairs with defer_free() */
+	return free_list(atomic_exchange_explicit(&deferred_free, NULL, memory_order_acquire));
+}
+
+/* In a child (one thread): the deferred elements join fork_orphans. */
+static void orphan_deferred(void)
+{
+	/* relaxed: the child has one thread */
+	struct rqmap_retire *r =
+	    atomic_exchange_explicit(&deferred_free, NULL, memory_order_relaxed);
+	struct rqmap_retire *tail = r;
+
+	if (!r)
+		return;
+	while (tail->next)
+		tail = tail->next;
+	tail->next = fork_orphans;
+	fork_orphans = r;
 }
 
 /* After a grace period: every element of @r back to its freelist; no-prealloc
@@ -611,15 +635,15 @@ static void reclaim_after_fork_child(void)
 	/* The fork gate kept every batch on the retire stacks: the child's
 	 * grace periods recycle them (its helpers, or its reclaim thread). The
 	 * elements waiting to be freed (no-prealloc maps, past their grace
-	 * period) are freed now: only a reclaim thread frees them, and until
-	 * the child has one they would count as pending, so that an update
-	 * finding no free element would wait for them instead of failing. */
+	 * period) stop counting: counted as pending until the child has a
+	 * reclaim thread, an update finding no free element would wait for
+	 * them instead of failing. */
 	for (int i = 0; i < RETIRE_STRIPES; i++)
 		for (struct rqmap_retire *r =
 		         atomic_load_explicit(&stripes[i].head, memory_order_relaxed);
 		     r; r = r->next)
 			n++;
-	(void)free_deferred();
+	orphan_deferred();
 	atomic_store_explicit(&nr_retired, n, memory_order_relaxed);
 	atomic_store_explicit(&nr_collected, 0, memory_order_relaxed);
 	atomic_store_explicit(&nr_reclaimed, 0, memory_order_relaxed);
@@ -640,6 +664,8 @@ int rqmap_reclaim_start(void)
 	 * thread as its own). */
 	old = block_all_signals();
 	pthread_mutex_lock(&reclaim_start_lock);
+	(void)free_list(fork_orphans);
+	fork_orphans = NULL;
 	if (!reclaimer_running) {
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
