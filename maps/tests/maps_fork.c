@@ -692,14 +692,20 @@ static void *hf_kicker(void *arg)
 	uint64_t rnd = 777;
 
 	for (int f = 0; f < forks && res->hung < MAX_HUNG; f++, res->done++) {
+		uint64_t sent;
 		int forked;
 
 		atomic_store(&hf_phase, f);
 		tu_sleep_ms(1 + (int)(tu_rand(&rnd) % 8));
 		atomic_store(&hf_forked, 0);
+		sent = tu_now_ns();
 		pthread_kill(hf_main, SIGUSR1);
-		while (!(forked = atomic_load(&hf_forked)))
+		while (!(forked = atomic_load(&hf_forked))) {
+			if (tu_now_ns() - sent > HUNG_S * TU_NS_PER_S)
+				tu_fail(__FILE__, __LINE__, "fork %d: no fork() after %d s", f,
+				        HUNG_S);
 			tu_sleep_ms(1);
+		}
 		CHECK(forked > 0);
 		res->where[atomic_load(&hf_where)]++;
 		hf_reap(forked - 1, f, res);
