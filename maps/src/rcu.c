@@ -73,6 +73,14 @@ static _Thread_local bool tls_forking;
 static bool urcu_unusable;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+static uint32_t fork_generation_now(void)
+{
+	/* relaxed: only this thread (in a handler's fork()) changes it while
+	 * the caller runs; the signal fence keeps the load where it is */
+	atomic_signal_fence(memory_order_seq_cst);
+	return atomic_load_explicit(&fork_generation, memory_order_relaxed);
+}
+
 static void nap_us(long us)
 {
 	nanosleep(&(struct timespec){0, us * 1000}, NULL);
@@ -619,11 +627,22 @@ struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
 	return n;
 }
 
-/* A forked child has no reclaim thread: let it start its own. */
-static void reclaim_after_fork_child(void)
+/* Elements on the retire stacks; only in a child that has one thread. */
+static uint64_t count_on_stripes(void)
 {
 	uint64_t n = 0;
 
+	for (int i = 0; i < RETIRE_STRIPES; i++)
+		for (struct rqmap_retire *r =
+		         atomic_load_explicit(&stripes[i].head, memory_order_relaxed);
+		     r; r = r->next)
+			n++;
+	return n;
+}
+
+/* A forked child has no reclaim thread: let it start its own. */
+static void reclaim_after_fork_child(void)
+{
 	reclaimer_running = false;
 	pthread_mutex_init(&reclaim_start_lock, NULL);
 	/* Nothing is ever recycled in a child that cannot use urcu: and its
@@ -638,13 +657,8 @@ static void reclaim_after_fork_child(void)
 	 * period) stop counting: counted as pending until the child has a
 	 * reclaim thread, an update finding no free element would wait for
 	 * them instead of failing. */
-	for (int i = 0; i < RETIRE_STRIPES; i++)
-		for (struct rqmap_retire *r =
-		         atomic_load_explicit(&stripes[i].head, memory_order_relaxed);
-		     r; r = r->next)
-			n++;
 	orphan_deferred();
-	atomic_store_explicit(&nr_retired, n, memory_order_relaxed);
+	atomic_store_explicit(&nr_retired, count_on_stripes(), memory_order_relaxed);
 	atomic_store_explicit(&nr_collected, 0, memory_order_relaxed);
 	atomic_store_explicit(&nr_reclaimed, 0, memory_order_relaxed);
 }
@@ -678,8 +692,26 @@ int rqmap_reclaim_start(void)
 	return ret;
 }
 
+/*
+ * A signal handler of this thread forked while rqmap_retire() ran, so this
+ * is its child, which has this one thread and no batch in flight: the child
+ * counted the elements on the retire stacks at the fork, and the call's own
+ * count, after its push, came on top of that count when the push was before
+ * the fork (a child that counts one element too many waits for it for ever).
+ * Count again.
+ */
+static void recount_retired_after_fork(void)
+{
+	/* relaxed: the child has one thread */
+	atomic_store_explicit(&nr_retired,
+	                      atomic_load_explicit(&nr_collected, memory_order_relaxed) +
+	                          count_on_stripes(),
+	                      memory_order_relaxed);
+}
+
 void rqmap_retire(struct rqmap_retire *r, struct rqfl *fl, uint32_t home)
 {
+	uint32_t generation = fork_generation_now();
 	int slot = res_spin_thread_slot();
 	struct retire_stripe *st = &stripes[slot < 0 ? 0 : slot % RETIRE_STRIPES];
 	struct rqmap_retire *old = atomic_load_explicit(&st->head, memory_order_relaxed);
@@ -695,6 +727,8 @@ void rqmap_retire(struct rqmap_retire *r, struct rqfl *fl, uint32_t home)
 	while (!atomic_compare_exchange_weak_explicit(&st->head, &old, r, memory_order_seq_cst,
 	                                              memory_order_relaxed));
 	atomic_fetch_add_explicit(&nr_retired, 1, memory_order_relaxed);
+	if (fork_generation_now() != generation)
+		recount_retired_after_fork();
 	/* seq_cst: the load after the seq_cst push pairs with
 	 * reclaimer_sleep()'s store then loads (no lost wake-up) */
 	if (atomic_load(&reclaimer_idle) && atomic_exchange(&reclaimer_idle, 0))
@@ -715,14 +749,6 @@ static bool recycle_here(void)
 		atomic_fetch_add_explicit(&nr_reclaimed, freed, memory_order_release);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return helped || freed;
-}
-
-static uint32_t fork_generation_now(void)
-{
-	/* relaxed: only this thread (in a handler's fork()) changes it while
-	 * the caller runs; the signal fence keeps the load where it is */
-	atomic_signal_fence(memory_order_seq_cst);
-	return atomic_load_explicit(&fork_generation, memory_order_relaxed);
 }
 
 /* Waits until @target elements were recycled in all; false when a signal

@@ -605,15 +605,14 @@ static void hf_call_once(enum hf_call what, uint32_t key, uint64_t value)
 	atomic_store(&hf_call, HF_NONE);
 }
 
-/* The call the main thread makes @i-th: over quiesce, 8 replacements then a
- * quiesce; else by phase (set before each signal), replacements only (most
- * help a grace period; half the forks), deletes (of the keys the
- * replacements put), or lookups. */
-static enum hf_call hf_next_call(bool over_quiesce, uint32_t i)
+/* The call that fork @phase is aimed at: over quiesce, quiesce; else
+ * replacements (most help a grace period; half the forks), deletes (of the
+ * keys the replacements put), or lookups. */
+static enum hf_call hf_phase_call(bool over_quiesce, int phase)
 {
 	if (over_quiesce)
-		return i % 9 == 8 ? HF_QUIESCE : HF_UPDATE;
-	switch (atomic_load(&hf_phase) % 4) {
+		return HF_QUIESCE;
+	switch (phase % 4) {
 	case 0:
 	case 1:
 		return HF_UPDATE;
@@ -622,6 +621,15 @@ static enum hf_call hf_next_call(bool over_quiesce, uint32_t i)
 	default:
 		return HF_LOOKUP;
 	}
+}
+
+/* The call the main thread makes @i-th: over quiesce, 8 replacements then a
+ * quiesce; else the current phase's call. */
+static enum hf_call hf_next_call(bool over_quiesce, uint32_t i)
+{
+	if (over_quiesce)
+		return i % 9 == 8 ? HF_QUIESCE : HF_UPDATE;
+	return hf_phase_call(false, atomic_load(&hf_phase));
 }
 
 /* The main thread's loop, where the handler forks; children leave it for
@@ -645,9 +653,20 @@ static void hf_main_loop(bool over_quiesce)
 }
 
 struct hf_result {
+	bool over_quiesce;
 	int done, hung, crashed, failed, nomem, where[HF_CALLS];
 	uint64_t slowest;
 };
+
+/* Waits (100 ms at most) until the main thread is inside @want: the signal
+ * sent then mostly interrupts that call. */
+static void hf_aim(enum hf_call want)
+{
+	uint64_t start = tu_now_ns();
+
+	while (atomic_load(&hf_call) != (int)want && tu_now_ns() - start < 100 * TU_NS_PER_MS)
+		sched_yield();
+}
 
 /* Waits for child @pid at most HUNG_S seconds and counts how it ended. */
 static void hf_reap(pid_t pid, int f, struct hf_result *res)
@@ -688,7 +707,8 @@ static void hf_reap(pid_t pid, int f, struct hf_result *res)
 static void *hf_kicker(void *arg)
 {
 	struct hf_result *res = arg;
-	int forks = (int)tu_scaled(20);
+	/* 8 at least: 2 aimed at lookups */
+	int forks = (int)(tu_scaled(20) > 8 ? tu_scaled(20) : 8);
 	uint64_t rnd = 777;
 
 	for (int f = 0; f < forks && res->hung < MAX_HUNG; f++, res->done++) {
@@ -697,6 +717,7 @@ static void *hf_kicker(void *arg)
 
 		atomic_store(&hf_phase, f);
 		tu_sleep_ms(1 + (int)(tu_rand(&rnd) % 8));
+		hf_aim(hf_phase_call(res->over_quiesce, f));
 		atomic_store(&hf_forked, 0);
 		sent = tu_now_ns();
 		pthread_kill(hf_main, SIGUSR1);
@@ -731,7 +752,7 @@ static void test_fork_in_handler(bool over_quiesce)
 {
 	struct rqmap_hash_attr attr = {
 	    .key_size = 4, .value_size = 8, .max_entries = 4096, .spare = 256};
-	struct hf_result res = {0};
+	struct hf_result res = {.over_quiesce = over_quiesce};
 	pthread_t t[4], kicker;
 
 	if (TU_TSAN) {
