@@ -95,7 +95,7 @@ static void *child_thread(void *arg)
 	return (void *)(intptr_t)child_updates(CHILD_KEYS / 2, THREAD_OPS);
 }
 
-static void child_run(void)
+static void child_run(uint32_t ops)
 {
 	pthread_t t;
 	void *thread_bad;
@@ -109,7 +109,7 @@ static void child_run(void)
 	/* The new thread registers: glibc gives it the stack and TLS of a parent
 	 * thread, whose urcu reader record was in urcu's registry. */
 	tu_thread_start(&t, child_thread, NULL);
-	bad = child_updates(0, CHILD_OPS);
+	bad = child_updates(0, ops);
 	CHECK_EQ(pthread_join(t, &thread_bad), 0);
 	bad += (int)(intptr_t)thread_bad;
 	for (uint32_t i = 0; i < CHILD_KEYS; i++) {
@@ -148,7 +148,7 @@ static void test_maps_fork_child_uses_map(void)
 
 		CHECK(pid >= 0);
 		if (pid == 0)
-			child_run();
+			child_run(CHILD_OPS);
 		while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
 		       tu_now_ns() - start < HUNG_S * TU_NS_PER_S)
 			tu_sleep_ms(5);
@@ -539,6 +539,12 @@ static _Atomic uint64_t hf_child_since; /* in the child: when fork() returned */
  * the recycling; the rest of the limit is the loaded machine's stalls. */
 static _Atomic uint64_t *hf_slowest_resumed_ns;
 #define HF_RESUMED_MAX_NS (10 * TU_NS_PER_S)
+/* The forking thread's updates in each child: still 16 grace periods of its
+ * own. Fewer than maps_fork_child_uses_map's: a freelist list that a dead
+ * parent thread held is the home list of this thread here more often (the
+ * hammer threads steal from it), and then every pop waits 2 lock timeouts
+ * on it first; 4000 took over 30 s under ASan on the loaded machine. */
+#define HF_CHILD_OPS 512
 
 static void hf_handler(int sig)
 {
@@ -647,7 +653,7 @@ static void hf_main_loop(bool over_quiesce)
 
 			if (took > atomic_load(hf_slowest_resumed_ns))
 				atomic_store(hf_slowest_resumed_ns, took);
-			child_run();
+			child_run(HF_CHILD_OPS);
 		}
 	}
 }
