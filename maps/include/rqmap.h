@@ -34,11 +34,14 @@
  *  - An update that finds retired elements piling up waits for a grace
  *    period itself (urcu_memb_synchronize_rcu()), also in a signal handler
  *    that interrupted neither a map operation nor a read-side section of its
- *    thread. If the application uses liburcu-memb's update side directly,
- *    map-updating handlers must not interrupt those calls.
+ *    thread; the thread's signals stay blocked during that wait. If the
+ *    application uses liburcu-memb's update side directly, map-updating
+ *    handlers must not interrupt those calls.
  *  - RQMAP_F_NO_PREALLOC maps call malloc()/free(): not from handlers.
  *  - A child of fork() can use the maps; fork() waits (bounded) for other
- *    threads' grace-period waits to end first (docs/MAPS.md, rule 5).
+ *    threads' grace-period waits to end first. After a fork() in a signal
+ *    handler, the map call it interrupted returns in the child as it would
+ *    have in the parent (docs/MAPS.md, rule 5).
  */
 #ifndef RQMAP_H
 #define RQMAP_H

@@ -21,11 +21,6 @@
 
 _Thread_local bool rqmap_tls_registered;
 _Thread_local unsigned rqmap_tls_depth;
-/* Inside urcu's update side (unregistration, a grace-period wait, recycling
- * a batch this thread took): a handler that interrupted it must not wait for
- * a grace period (urcu's mutexes; the batch it would wait for is ours).
- * Registration blocks signals instead. */
-static _Thread_local unsigned tls_in_update_side;
 #ifdef RQ_SANITIZE_THREAD
 char rqmap_tsan_gp;
 #endif
@@ -40,10 +35,15 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
  * writer helping, a thread registering) stays held for ever in the child,
  * whose first grace-period wait then hangs. So the library's calls into
  * urcu's update side count themselves in urcu_in_flight, and an atfork
- * prepare handler closes the gate and waits until every other thread's
- * call has left; calls that find the gate closed either skip their grace
- * period (helpers) or wait for it to reopen (reclaim thread, registration,
- * unregistration).
+ * prepare handler closes the gate and waits until every call has left;
+ * calls that find the gate closed either skip their grace period (helpers)
+ * or wait for it to reopen (reclaim thread, registration, unregistration).
+ * Every such call runs with all signals blocked (help_reclaim(),
+ * registration, unregistration, the reclaim thread), so the forking thread is
+ * never inside one itself, not even when a signal handler forks: a call of
+ * its own would go on in the child, inside liburcu, waiting for the parent's
+ * other threads (their place in urcu's queue of grace-period waiters, their
+ * reader records).
  *
  * The wait is bounded: FORK_DRAIN_TIMEOUTS lock timeouts
  * (res_spin_get_timeout_ns(), so 1 s by default), FORK_DRAIN_SECTION_NS when
@@ -57,8 +57,12 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 #define FORK_DRAIN_SECTION_NS (1000ULL * 1000)
 static _Atomic uint32_t fork_gate; /* forks in progress: closed while > 0 */
 static _Atomic uint32_t urcu_in_flight;
-static _Thread_local uint32_t tls_urcu_calls; /* this thread's share of it */
 static _Thread_local bool tls_fork_undrained; /* this fork()'s prepare gave up */
+/* How many fork()s this process descends from: each child bumps it (its only
+ * thread, possibly inside a signal handler), so that a call that a handler's
+ * fork() interrupted sees, when it goes on, that it now runs in a child
+ * (rqmap_quiesce()). */
+static _Atomic uint32_t fork_generation;
 /* This thread is inside fork() with the gate closed (from its prepare handler
  * to its parent or child handler): the gate cannot reopen before this thread
  * goes on, so neither it nor a signal handler that interrupts it, nor another
@@ -67,11 +71,15 @@ static _Thread_local bool tls_fork_undrained; /* this fork()'s prepare gave up *
 static _Thread_local bool tls_forking;
 /* Set in a child whose fork() gave up, before it has other threads. */
 static bool urcu_unusable;
-/* Set in a child where the parent's other readers stayed in urcu's registry
- * (reg_after_fork_child()): a new thread that reused one's stack and TLS
- * would add that record a second time, so no thread registers there. */
-static bool urcu_stale_readers;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static uint32_t fork_generation_now(void)
+{
+	/* relaxed: only this thread (in a handler's fork()) changes it while
+	 * the caller runs; the signal fence keeps the load where it is */
+	atomic_signal_fence(memory_order_seq_cst);
+	return atomic_load_explicit(&fork_generation, memory_order_relaxed);
+}
 
 static void nap_us(long us)
 {
@@ -86,9 +94,18 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000U + (uint64_t)ts.tv_nsec;
 }
 
-/* Counted in urcu_in_flight before tls_urcu_calls (and uncounted after): a
- * handler of this thread that forks in between sees its own thread's call as
- * another thread's, and waits for it to the bound, never too little. */
+/* Block every signal; returns the mask to restore. */
+static sigset_t block_all_signals(void)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	return old;
+}
+
+/* Counts a call into urcu's update side; only with every signal blocked
+ * (see the fork gate above). */
 static bool urcu_enter_try(void)
 {
 	/* seq_cst add then seq_cst load of the gate, against fork_prepare()'s
@@ -99,9 +116,6 @@ static bool urcu_enter_try(void)
 		atomic_fetch_sub_explicit(&urcu_in_flight, 1, memory_order_relaxed);
 		return false;
 	}
-	atomic_signal_fence(memory_order_seq_cst); /* seq_cst: a handler sees it */
-	tls_urcu_calls++;
-	atomic_signal_fence(memory_order_seq_cst); /* seq_cst: as above */
 	return true;
 }
 
@@ -114,9 +128,6 @@ static void urcu_enter(void)
 
 static void urcu_exit(void)
 {
-	atomic_signal_fence(memory_order_seq_cst); /* seq_cst: a handler sees it */
-	tls_urcu_calls--;
-	atomic_signal_fence(memory_order_seq_cst); /* seq_cst: as above */
 	/* release: the call's effects (urcu's mutexes unlocked, a batch
 	 * recycled, the registry list changed) before it stops counting; pairs
 	 * with fork_prepare()'s loads */
@@ -139,9 +150,9 @@ static void fork_prepare(void)
 	if (urcu_unusable)
 		return;
 	/* seq_cst: pairs with urcu_enter_try()'s add then load; also acquire,
-	 * pairing with urcu_exit()'s release. The forking thread's own calls
-	 * (a handler that interrupted one) go on in the child. */
-	while (atomic_load_explicit(&urcu_in_flight, memory_order_seq_cst) > tls_urcu_calls) {
+	 * pairing with urcu_exit()'s release. None of the calls is this
+	 * thread's: they run with signals blocked. */
+	while (atomic_load_explicit(&urcu_in_flight, memory_order_seq_cst)) {
 		if (mono_ns() - start > bound) {
 			tls_fork_undrained = true;
 			break;
@@ -193,27 +204,18 @@ static void reg_del(void)
 }
 
 /*
- * In the child: the parent's other threads are quiescent for good. Their
- * records leave urcu's registry, unless this thread is itself inside an
- * update-side call (a handler that interrupted one forked), which may be in
- * the middle of moving records between lists: then they only become
- * quiescent. After an undrained fork() the list may be mid-change and
- * nothing waits for grace periods: it is not read.
+ * In the child: the parent's other threads are gone, and their records leave
+ * urcu's registry (no update-side call is in flight, this thread's neither:
+ * see the fork gate). After an undrained fork() the list may be mid-change
+ * and nothing waits for grace periods: it is not read.
  */
 static void reg_after_fork_child(void)
 {
 	struct cds_list_head *pos;
 
 	for (pos = reg_list.next; !urcu_unusable && pos != &reg_list; pos = pos->next) {
-		struct urcu_reader *reader = cds_list_entry(pos, struct reg_node, node)->reader;
-
-		if (pos == &tls_reg.node)
-			continue;
-		CMM_STORE_SHARED(reader->ctr, 0);
-		if (tls_urcu_calls)
-			urcu_stale_readers = true;
-		else
-			cds_list_del(&reader->node);
+		if (pos != &tls_reg.node)
+			cds_list_del(&cds_list_entry(pos, struct reg_node, node)->reader->node);
 	}
 	CDS_INIT_LIST_HEAD(&reg_list);
 	if (rqmap_tls_registered)
@@ -228,11 +230,12 @@ static void fork_child(void)
 	if (tls_fork_undrained)
 		urcu_unusable = true;
 	/* relaxed: the child has one thread */
-	atomic_store_explicit(&urcu_in_flight, tls_urcu_calls, memory_order_relaxed);
+	atomic_store_explicit(&urcu_in_flight, 0, memory_order_relaxed);
 	reg_after_fork_child();
 	reclaim_after_fork_child();
 	/* relaxed: as above */
 	atomic_store_explicit(&fork_gate, 0, memory_order_relaxed);
+	atomic_fetch_add_explicit(&fork_generation, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 	tls_forking = false;
 }
@@ -240,16 +243,6 @@ static void fork_child(void)
 static void register_atfork(void)
 {
 	(void)pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-/* Block every signal; returns the mask to restore. */
-static sigset_t block_all_signals(void)
-{
-	sigset_t all, old;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	return old;
 }
 
 /* liburcu requires unregistration before a registered thread exits. It
@@ -261,7 +254,6 @@ static void unregister_at_exit(void *arg)
 
 	(void)arg;
 	if (rqmap_tls_registered) {
-		tls_in_update_side++; /* never lowered: the thread is exiting */
 		if (!urcu_unusable) { /* else urcu's registry lock may be held */
 			urcu_enter();
 			reg_del();
@@ -295,11 +287,9 @@ int rqmap_thread_register_slow(void)
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_once(&atfork_once, register_atfork);
 	if (!rqmap_tls_registered) {
-		/* urcu's registry lock may be held for ever, or its registry
-		 * keeps dead threads' records, or this thread's own fork() holds
-		 * the gate closed (fork gate) */
-		if (urcu_unusable || urcu_stale_readers || tls_forking ||
-		    pthread_setspecific(exit_key, (void *)1)) {
+		/* urcu's registry lock may be held for ever, or this thread's
+		 * own fork() holds the gate closed (fork gate) */
+		if (urcu_unusable || tls_forking || pthread_setspecific(exit_key, (void *)1)) {
 			ret = -ENOMEM;
 		} else {
 			urcu_enter();
@@ -435,11 +425,13 @@ static void defer_free(struct rqmap_retire *r)
 	                                              memory_order_relaxed));
 }
 
-static uint64_t free_deferred(void)
+/* The parent's deferred elements, in a child: freed uncounted by its first
+ * rqmap_reclaim_start() (normal context; fork_child() may run in a signal
+ * handler that interrupted malloc() or free(), where free() is not safe). */
+static struct rqmap_retire *fork_orphans;
+
+static uint64_t free_list(struct rqmap_retire *r)
 {
-	/* acquire: pairs with defer_free() */
-	struct rqmap_retire *r =
-	    atomic_exchange_explicit(&deferred_free, NULL, memory_order_acquire);
 	uint64_t n = 0;
 
 	while (r) {
@@ -450,6 +442,28 @@ static uint64_t free_deferred(void)
 		n++;
 	}
 	return n;
+}
+
+static uint64_t free_deferred(void)
+{
+	/* acquire: pairs with defer_free() */
+	return free_list(atomic_exchange_explicit(&deferred_free, NULL, memory_order_acquire));
+}
+
+/* In a child (one thread): the deferred elements join fork_orphans. */
+static void orphan_deferred(void)
+{
+	/* relaxed: the child has one thread */
+	struct rqmap_retire *r =
+	    atomic_exchange_explicit(&deferred_free, NULL, memory_order_relaxed);
+	struct rqmap_retire *tail = r;
+
+	if (!r)
+		return;
+	while (tail->next)
+		tail = tail->next;
+	tail->next = fork_orphans;
+	fork_orphans = r;
 }
 
 /* After a grace period: every element of @r back to its freelist; no-prealloc
@@ -511,47 +525,47 @@ static void *reclaimer_main(void *arg)
 /* ---- writers help the grace period */
 
 /* Whether this context may wait for a grace period: not inside a read-side
- * section (it would wait for itself), not over urcu's update side or a batch
- * of its own thread (see tls_in_update_side), and not nested in another map
- * operation of its thread (which may hold a lock others need while it
- * waits), and not while this thread's own fork() holds the gate closed (a
- * handler or atfork handler then: the grace period would wait for the gate,
- * the gate for this thread). */
+ * section (it would wait for itself), not nested in another map operation of
+ * its thread (which may hold a lock others need while it waits), and not
+ * while this thread's own fork() holds the gate closed (a handler or atfork
+ * handler then: the grace period would wait for the gate, the gate for this
+ * thread). A handler never interrupts a grace-period wait or a batch of its
+ * own thread: those run with signals blocked. */
 static bool may_wait_for_gp(void)
 {
-	return rqmap_tls_depth <= 1 && !tls_in_update_side && !tls_forking &&
-	       !urcu_memb_read_ongoing();
+	return rqmap_tls_depth <= 1 && !tls_forking && !urcu_memb_read_ongoing();
 }
 
-/* Take every retired element, wait for a grace period, recycle them. False
- * when there was nothing to take (other threads hold the pending batches). */
-static bool help_reclaim(void)
+/* help_reclaim() with every signal blocked. */
+static bool help_reclaim_blocked(void)
 {
 	uint64_t n;
 	struct rqmap_retire *r;
 
-	/* A fork() under way: skip this one. */
-	if (!urcu_enter_try())
+	/* A fork() under way: skip this one. None can use urcu: skip. */
+	if (urcu_unusable || !urcu_enter_try())
 		return false;
-	/* Checked once counted: a handler of this thread that forked while
-	 * urcu_enter_try() counted the call made its prepare wait for this very
-	 * call to its bound, so this may be a child that cannot use urcu. */
-	if (urcu_unusable) {
-		urcu_exit();
-		return false;
-	}
-	tls_in_update_side++;
-	atomic_signal_fence(memory_order_seq_cst); /* a handler sees it */
 	r = collect(&n);
 	if (r) {
 		urcu_memb_synchronize_rcu();
 		RQMAP_TSAN_ACQUIRE();
 		recycle_all(r, false);
 	}
-	atomic_signal_fence(memory_order_seq_cst);
-	tls_in_update_side--;
 	urcu_exit();
 	return r != NULL;
+}
+
+/* Take every retired element, wait for a grace period, recycle them. False
+ * when there was nothing to take (other threads hold the pending batches).
+ * Signals stay blocked meanwhile (the fork gate; so a handler never waits
+ * for urcu's mutexes or a batch that its own thread holds). */
+static bool help_reclaim(void)
+{
+	sigset_t old = block_all_signals();
+	bool helped = help_reclaim_blocked();
+
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return helped;
 }
 
 /* Retired elements nobody has taken yet. */
@@ -613,11 +627,22 @@ struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
 	return n;
 }
 
-/* A forked child has no reclaim thread: let it start its own. */
-static void reclaim_after_fork_child(void)
+/* Elements on the retire stacks; only in a child that has one thread. */
+static uint64_t count_on_stripes(void)
 {
 	uint64_t n = 0;
 
+	for (int i = 0; i < RETIRE_STRIPES; i++)
+		for (struct rqmap_retire *r =
+		         atomic_load_explicit(&stripes[i].head, memory_order_relaxed);
+		     r; r = r->next)
+			n++;
+	return n;
+}
+
+/* A forked child has no reclaim thread: let it start its own. */
+static void reclaim_after_fork_child(void)
+{
 	reclaimer_running = false;
 	pthread_mutex_init(&reclaim_start_lock, NULL);
 	/* Nothing is ever recycled in a child that cannot use urcu: and its
@@ -629,16 +654,11 @@ static void reclaim_after_fork_child(void)
 	/* The fork gate kept every batch on the retire stacks: the child's
 	 * grace periods recycle them (its helpers, or its reclaim thread). The
 	 * elements waiting to be freed (no-prealloc maps, past their grace
-	 * period) are freed now: only a reclaim thread frees them, and until
-	 * the child has one they would count as pending, so that an update
-	 * finding no free element would wait for them instead of failing. */
-	for (int i = 0; i < RETIRE_STRIPES; i++)
-		for (struct rqmap_retire *r =
-		         atomic_load_explicit(&stripes[i].head, memory_order_relaxed);
-		     r; r = r->next)
-			n++;
-	(void)free_deferred();
-	atomic_store_explicit(&nr_retired, n, memory_order_relaxed);
+	 * period) stop counting: counted as pending until the child has a
+	 * reclaim thread, an update finding no free element would wait for
+	 * them instead of failing. */
+	orphan_deferred();
+	atomic_store_explicit(&nr_retired, count_on_stripes(), memory_order_relaxed);
 	atomic_store_explicit(&nr_collected, 0, memory_order_relaxed);
 	atomic_store_explicit(&nr_reclaimed, 0, memory_order_relaxed);
 }
@@ -653,23 +673,45 @@ int rqmap_reclaim_start(void)
 	pthread_once(&atfork_once, register_atfork);
 	if (urcu_unusable) /* no grace period: nothing to reclaim */
 		return 0;
+	/* The thread must not run the application's signal handlers; nor may a
+	 * handler's fork() fall in between (the child would count the parent's
+	 * thread as its own). */
+	old = block_all_signals();
 	pthread_mutex_lock(&reclaim_start_lock);
+	(void)free_list(fork_orphans);
+	fork_orphans = NULL;
 	if (!reclaimer_running) {
-		/* The thread must not run the application's signal handlers. */
-		old = block_all_signals();
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		ret = -pthread_create(&tid, &attr, reclaimer_main, NULL);
 		pthread_attr_destroy(&attr);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		reclaimer_running = ret == 0;
 	}
 	pthread_mutex_unlock(&reclaim_start_lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
+}
+
+/*
+ * A signal handler of this thread forked while rqmap_retire() ran, so this
+ * is its child, which has this one thread and no batch in flight: the child
+ * counted the elements on the retire stacks at the fork, and the call's own
+ * count, after its push, came on top of that count when the push was before
+ * the fork (a child that counts one element too many waits for it for ever).
+ * Count again.
+ */
+static void recount_retired_after_fork(void)
+{
+	/* relaxed: the child has one thread */
+	atomic_store_explicit(&nr_retired,
+	                      atomic_load_explicit(&nr_collected, memory_order_relaxed) +
+	                          count_on_stripes(),
+	                      memory_order_relaxed);
 }
 
 void rqmap_retire(struct rqmap_retire *r, struct rqfl *fl, uint32_t home)
 {
+	uint32_t generation = fork_generation_now();
 	int slot = res_spin_thread_slot();
 	struct retire_stripe *st = &stripes[slot < 0 ? 0 : slot % RETIRE_STRIPES];
 	struct rqmap_retire *old = atomic_load_explicit(&st->head, memory_order_relaxed);
@@ -685,6 +727,8 @@ void rqmap_retire(struct rqmap_retire *r, struct rqfl *fl, uint32_t home)
 	while (!atomic_compare_exchange_weak_explicit(&st->head, &old, r, memory_order_seq_cst,
 	                                              memory_order_relaxed));
 	atomic_fetch_add_explicit(&nr_retired, 1, memory_order_relaxed);
+	if (fork_generation_now() != generation)
+		recount_retired_after_fork();
 	/* seq_cst: the load after the seq_cst push pairs with
 	 * reclaimer_sleep()'s store then loads (no lost wake-up) */
 	if (atomic_load(&reclaimer_idle) && atomic_exchange(&reclaimer_idle, 0))
@@ -693,37 +737,58 @@ void rqmap_retire(struct rqmap_retire *r, struct rqfl *fl, uint32_t home)
 
 /* rqmap_quiesce() without a reclaim thread: a batch recycled after a grace
  * period and the deferred elements freed, here; false when there was
- * nothing to do. */
+ * nothing to do. Signals blocked: a handler's fork() in between would leave
+ * the child counting elements it never retired as recycled. */
 static bool recycle_here(void)
 {
-	bool helped = help_reclaim();
+	sigset_t old = block_all_signals();
+	bool helped = help_reclaim_blocked();
 	uint64_t freed = free_deferred();
 
 	if (freed) /* release: as the reclaim thread's add */
 		atomic_fetch_add_explicit(&nr_reclaimed, freed, memory_order_release);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return helped || freed;
 }
 
-void rqmap_quiesce(void)
+/* Waits until @target elements were recycled in all; false when a signal
+ * handler forked meanwhile and this is its child (start over there). */
+static bool quiesce_until(uint64_t target, bool threaded, uint32_t generation)
 {
-	uint64_t target = atomic_load_explicit(&nr_retired, memory_order_relaxed);
-	bool threaded;
-
-	if (urcu_unusable)
-		return; /* nothing is recycled here (docs/MAPS.md, rule 5) */
-	/* A forked child has no reclaim thread until it needs one. Where none
-	 * can be started, this thread recycles, and frees what no-prealloc maps
-	 * retired, itself: returning early would let a destroy free a pool that
-	 * retired elements still point into. */
-	threaded = rqmap_reclaim_start() == 0;
 	/* acquire: pairs with the reclaimer's and recycle_all()'s release adds */
 	while (atomic_load_explicit(&nr_reclaimed, memory_order_acquire) < target) {
+		if (fork_generation_now() != generation)
+			return false;
 		if (!threaded && recycle_here())
 			continue;
 		/* seq_cst: as in rqmap_retire() (no lost wake-up) */
 		if (threaded && atomic_exchange(&reclaimer_idle, 0))
 			syscall(SYS_futex, &reclaimer_idle, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		nap_us(100);
+	}
+	return true;
+}
+
+/*
+ * A forked child has no reclaim thread until it needs one. Where none can be
+ * started, this thread recycles, and frees what no-prealloc maps retired,
+ * itself: returning early would let a destroy free a pool that retired
+ * elements still point into. A signal handler that forks while this waits
+ * leaves the child here with the parent's counts and reclaim thread: the
+ * child starts over with its own.
+ */
+void rqmap_quiesce(void)
+{
+	for (;;) {
+		uint32_t generation = fork_generation_now();
+		uint64_t target = atomic_load_explicit(&nr_retired, memory_order_relaxed);
+		bool threaded;
+
+		if (urcu_unusable)
+			return; /* nothing is recycled here (docs/MAPS.md, rule 5) */
+		threaded = rqmap_reclaim_start() == 0;
+		if (quiesce_until(target, threaded, generation))
+			return;
 	}
 }
 

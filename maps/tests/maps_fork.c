@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,7 +95,7 @@ static void *child_thread(void *arg)
 	return (void *)(intptr_t)child_updates(CHILD_KEYS / 2, THREAD_OPS);
 }
 
-static void child_run(void)
+static void child_run(uint32_t ops)
 {
 	pthread_t t;
 	void *thread_bad;
@@ -108,7 +109,7 @@ static void child_run(void)
 	/* The new thread registers: glibc gives it the stack and TLS of a parent
 	 * thread, whose urcu reader record was in urcu's registry. */
 	tu_thread_start(&t, child_thread, NULL);
-	bad = child_updates(0, CHILD_OPS);
+	bad = child_updates(0, ops);
 	CHECK_EQ(pthread_join(t, &thread_bad), 0);
 	bad += (int)(intptr_t)thread_bad;
 	for (uint32_t i = 0; i < CHILD_KEYS; i++) {
@@ -147,7 +148,7 @@ static void test_maps_fork_child_uses_map(void)
 
 		CHECK(pid >= 0);
 		if (pid == 0)
-			child_run();
+			child_run(CHILD_OPS);
 		while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
 		       tu_now_ns() - start < HUNG_S * TU_NS_PER_S)
 			tu_sleep_ms(5);
@@ -506,11 +507,313 @@ static void test_maps_fork_quiesce_no_thread(void)
 	rqmap_hash_destroy(map);
 }
 
+/*
+ * fork() from a signal handler of a thread that is inside a map call (docs/
+ * MAPS.md, rule 5): the child goes on with that call when the handler
+ * returns, and it must return (within its bound, or with a documented
+ * error), after which the child uses the map as child_run() does: updates
+ * from the forking thread and from a new thread, every value checked,
+ * rqmap_quiesce(). The interrupted call is rqmap_quiesce() (over_quiesce)
+ * or replacing updates, deletes and lookups (over_ops), which often help a
+ * grace period, while the 4 hammer threads keep urcu's update side busy.
+ * Before the fix, children hung in the resumed quiesce (its reclaim thread
+ * was the parent's) or in urcu_memb_synchronize_rcu() (a grace-period wait
+ * of the forking thread that went on in the child), or crashed in their new
+ * reclaim thread (a dead thread's reader record left in urcu's registry,
+ * zeroed when that thread reused its stack).
+ */
+enum hf_call { HF_NONE, HF_QUIESCE, HF_UPDATE, HF_DELETE, HF_LOOKUP, HF_CALLS };
+static const char *const hf_call_names[HF_CALLS] = {"other", "quiesce", "update", "delete",
+                                                    "lookup"};
+static pthread_t hf_main;
+static atomic_int hf_call;     /* what the main thread is inside */
+static atomic_int hf_in_child; /* set by the handler in the child */
+static atomic_int hf_forked;   /* pid + 1 after the parent's handler forked */
+static atomic_int hf_where;    /* hf_call at the last fork */
+static atomic_int hf_stop;
+static atomic_int hf_phase; /* over_ops: which calls the main thread makes */
+static _Atomic uint64_t hf_slowest_fork_ns;
+static _Atomic uint64_t hf_child_since; /* in the child: when fork() returned */
+/* The slowest resumed call of any child (shared memory). A lock wait there
+ * costs at most two timeouts (1 ms in the child), quiesce a grace period and
+ * the recycling; the rest of the limit is the loaded machine's stalls. */
+static _Atomic uint64_t *hf_slowest_resumed_ns;
+#define HF_RESUMED_MAX_NS (10 * TU_NS_PER_S)
+/* The forking thread's updates in each child: still 16 grace periods of its
+ * own. Fewer than maps_fork_child_uses_map's: a freelist list that a dead
+ * parent thread held is the home list of this thread here more often (the
+ * hammer threads steal from it), and then every pop waits 2 lock timeouts
+ * on it first; 4000 took over 30 s under ASan on the loaded machine. */
+#define HF_CHILD_OPS 512
+
+static void hf_handler(int sig)
+{
+	uint64_t start = tu_now_ns(), took;
+	int saved = errno;
+	pid_t pid;
+
+	(void)sig;
+	atomic_store(&hf_where, atomic_load(&hf_call));
+	pid = fork();
+	if (pid == 0) {
+		atomic_store(&hf_child_since, tu_now_ns());
+		(void)res_spin_set_timeout_ns(TU_NS_PER_MS); /* as child_run() */
+		atomic_store(&hf_in_child, 1);
+	} else {
+		took = tu_now_ns() - start;
+		if (took > atomic_load(&hf_slowest_fork_ns))
+			atomic_store(&hf_slowest_fork_ns, took);
+		atomic_store(&hf_forked, pid < 0 ? -1 : (int)pid + 1);
+	}
+	errno = saved;
+}
+
+/* In-place lookups of 16 keys from @key in one read-side section (a fork
+ * inside it: the prepare handler's drain is bounded to 1 ms). */
+static uint64_t hf_lookup_section(uint32_t key)
+{
+	uint64_t sum = 0;
+
+	if (rqmap_read_lock())
+		return 0;
+	for (uint32_t k = key; k < key + 16; k++) {
+		const uint64_t *v = rqmap_hash_lookup_elem(map, &k);
+
+		if (v)
+			sum += *v;
+	}
+	rqmap_read_unlock();
+	return sum;
+}
+
+/* The interrupted call of @what with @key (returns in the child); odd
+ * lookups are a section of in-place lookups. */
+static void hf_call_once(enum hf_call what, uint32_t key, uint64_t value)
+{
+	atomic_store(&hf_call, what);
+	switch (what) {
+	case HF_QUIESCE:
+		rqmap_quiesce();
+		break;
+	case HF_UPDATE:
+		(void)rqmap_hash_update(map, &key, &value, RQMAP_ANY);
+		break;
+	case HF_DELETE:
+		(void)rqmap_hash_delete(map, &key);
+		break;
+	default:
+		if (value % 2)
+			(void)hf_lookup_section(key);
+		else
+			(void)rqmap_hash_lookup(map, &key, &value, 0);
+		break;
+	}
+	atomic_store(&hf_call, HF_NONE);
+}
+
+/* The call that fork @phase is aimed at: over quiesce, quiesce; else
+ * replacements (most help a grace period; half the forks), deletes (of the
+ * keys the replacements put), or lookups. */
+static enum hf_call hf_phase_call(bool over_quiesce, int phase)
+{
+	if (over_quiesce)
+		return HF_QUIESCE;
+	switch (phase % 4) {
+	case 0:
+	case 1:
+		return HF_UPDATE;
+	case 2:
+		return HF_DELETE;
+	default:
+		return HF_LOOKUP;
+	}
+}
+
+/* The call the main thread makes @i-th: over quiesce, 8 replacements then a
+ * quiesce; else the current phase's call. */
+static enum hf_call hf_next_call(bool over_quiesce, uint32_t i)
+{
+	if (over_quiesce)
+		return i % 9 == 8 ? HF_QUIESCE : HF_UPDATE;
+	return hf_phase_call(false, atomic_load(&hf_phase));
+}
+
+/* The main thread's loop, where the handler forks; children leave it for
+ * child_run(). */
+static void hf_main_loop(bool over_quiesce)
+{
+	uint64_t rnd = 12345;
+
+	for (uint32_t i = 0; !atomic_load(&hf_stop); i++) {
+		uint32_t key = 2000000 + (uint32_t)(tu_rand(&rnd) % 64);
+
+		hf_call_once(hf_next_call(over_quiesce, i), key, i);
+		if (atomic_load(&hf_in_child)) {
+			uint64_t took = tu_now_ns() - atomic_load(&hf_child_since);
+
+			if (took > atomic_load(hf_slowest_resumed_ns))
+				atomic_store(hf_slowest_resumed_ns, took);
+			child_run(HF_CHILD_OPS);
+		}
+	}
+}
+
+struct hf_result {
+	bool over_quiesce;
+	int done, hung, crashed, failed, nomem, where[HF_CALLS];
+	uint64_t slowest;
+};
+
+/* Waits (100 ms at most) until the main thread is inside @want: the signal
+ * sent then mostly interrupts that call. */
+static void hf_aim(enum hf_call want)
+{
+	uint64_t start = tu_now_ns();
+
+	while (atomic_load(&hf_call) != (int)want && tu_now_ns() - start < 100 * TU_NS_PER_MS)
+		sched_yield();
+}
+
+/* Waits for child @pid at most HUNG_S seconds and counts how it ended. */
+static void hf_reap(pid_t pid, int f, struct hf_result *res)
+{
+	uint64_t start = tu_now_ns(), took;
+	int status = 0;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
+	       tu_now_ns() - start < HUNG_S * TU_NS_PER_S)
+		tu_sleep_ms(5);
+	took = tu_now_ns() - start;
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		res->hung++;
+		fprintf(stderr, "child %d (over %s) hung\n", f,
+		        hf_call_names[atomic_load(&hf_where)]);
+		return;
+	}
+	if (took > res->slowest)
+		res->slowest = took;
+	if (WIFSIGNALED(status)) {
+		res->crashed++;
+		fprintf(stderr, "child %d (over %s): signal %d\n", f,
+		        hf_call_names[atomic_load(&hf_where)], WTERMSIG(status));
+	} else if (WEXITSTATUS(status) == 2) {
+		res->nomem++;
+	} else if (WEXITSTATUS(status) != 0) {
+		res->failed++;
+		fprintf(stderr, "child %d (over %s): exit %d\n", f,
+		        hf_call_names[atomic_load(&hf_where)], WEXITSTATUS(status));
+	}
+}
+
+/* The parent's controller: signals the main thread at random moments, one
+ * fork at a time, and reaps each child. */
+static void *hf_kicker(void *arg)
+{
+	struct hf_result *res = arg;
+	/* 8 at least: 2 aimed at lookups */
+	int forks = (int)(tu_scaled(20) > 8 ? tu_scaled(20) : 8);
+	uint64_t rnd = 777;
+
+	for (int f = 0; f < forks && res->hung < MAX_HUNG; f++, res->done++) {
+		uint64_t sent;
+		int forked;
+
+		atomic_store(&hf_phase, f);
+		tu_sleep_ms(1 + (int)(tu_rand(&rnd) % 8));
+		hf_aim(hf_phase_call(res->over_quiesce, f));
+		atomic_store(&hf_forked, 0);
+		sent = tu_now_ns();
+		pthread_kill(hf_main, SIGUSR1);
+		while (!(forked = atomic_load(&hf_forked))) {
+			if (tu_now_ns() - sent > HUNG_S * TU_NS_PER_S)
+				tu_fail(__FILE__, __LINE__, "fork %d: no fork() after %d s", f,
+				        HUNG_S);
+			tu_sleep_ms(1);
+		}
+		CHECK(forked > 0);
+		res->where[atomic_load(&hf_where)]++;
+		hf_reap(forked - 1, f, res);
+	}
+	atomic_store(&hf_stop, 1);
+	return NULL;
+}
+
+static void hf_report(const struct hf_result *res)
+{
+	printf("%d forks from a handler over (", res->done);
+	for (int i = 0; i < HF_CALLS; i++)
+		printf("%s %s %d", i ? "," : "", hf_call_names[i], res->where[i]);
+	printf(" ): %d children hung (killed after %d s), %d crashed, %d failed, %d saw -ENOMEM; "
+	       "slowest fork() %llu ms, resumed call %llu ms, child %llu ms\n",
+	       res->hung, HUNG_S, res->crashed, res->failed, res->nomem,
+	       (unsigned long long)(atomic_load(&hf_slowest_fork_ns) / TU_NS_PER_MS),
+	       (unsigned long long)(atomic_load(hf_slowest_resumed_ns) / TU_NS_PER_MS),
+	       (unsigned long long)(res->slowest / TU_NS_PER_MS));
+}
+
+static void test_fork_in_handler(bool over_quiesce)
+{
+	struct rqmap_hash_attr attr = {
+	    .key_size = 4, .value_size = 8, .max_entries = 4096, .spare = 256};
+	struct hf_result res = {.over_quiesce = over_quiesce};
+	pthread_t t[4], kicker;
+
+	if (TU_TSAN) {
+		printf("# fork() of a threaded process: not under TSan\n");
+		return;
+	}
+	hf_slowest_resumed_ns = mmap(NULL, sizeof(*hf_slowest_resumed_ns), PROT_READ | PROT_WRITE,
+	                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(hf_slowest_resumed_ns != MAP_FAILED);
+	hf_main = pthread_self();
+	atomic_store(&stop, 0);
+	atomic_store(&hf_stop, 0);
+	CHECK_EQ(rqmap_thread_init(), 0);
+	CHECK_EQ(rqmap_hash_create(&attr, &map), 0);
+	tu_install_handler(SIGUSR1, hf_handler);
+	for (uintptr_t i = 0; i < 4; i++)
+		tu_thread_start(&t[i], hammer, (void *)i);
+	tu_sleep_ms(20);
+	tu_thread_start(&kicker, hf_kicker, &res);
+	hf_main_loop(over_quiesce);
+	tu_thread_join(kicker);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 4; i++)
+		tu_thread_join(t[i]);
+	signal(SIGUSR1, SIG_DFL);
+	hf_report(&res);
+	CHECK_EQ(res.hung, 0);
+	CHECK_EQ(res.crashed, 0);
+	CHECK_EQ(res.failed, 0);
+	CHECK(atomic_load(hf_slowest_resumed_ns) < HF_RESUMED_MAX_NS);
+	/* The calls named were interrupted (a fork between calls is "other"). */
+	CHECK(res.where[over_quiesce ? HF_QUIESCE : HF_UPDATE] > 0);
+	CHECK(over_quiesce || res.where[HF_LOOKUP] > 0);
+	munmap(hf_slowest_resumed_ns, sizeof(*hf_slowest_resumed_ns));
+	rqmap_hash_destroy(map);
+}
+
+static void test_maps_fork_handler_over_quiesce(void)
+{
+	test_fork_in_handler(true);
+}
+
+static void test_maps_fork_handler_over_ops(void)
+{
+	test_fork_in_handler(false);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("maps_fork_child_uses_map", test_maps_fork_child_uses_map, 240, TU_NO_WATCHDOG),
     TU_TEST("maps_fork_stalled_reader", test_maps_fork_stalled_reader, 60, TU_NO_WATCHDOG),
     TU_TEST("maps_fork_handler_in_gate", test_maps_fork_handler_in_gate, 60, TU_NO_WATCHDOG),
     TU_TEST("maps_fork_quiesce_no_thread", test_maps_fork_quiesce_no_thread, 60, 0),
+    TU_TEST("maps_fork_handler_over_quiesce", test_maps_fork_handler_over_quiesce, 240,
+            TU_NO_WATCHDOG),
+    TU_TEST("maps_fork_handler_over_ops", test_maps_fork_handler_over_ops, 240, TU_NO_WATCHDOG),
 };
 
 TU_MAIN(tests)
