@@ -120,6 +120,9 @@ int main(int argc, char **argv)
 	case MODE_INJECT:
 		rc = inject_all(&cfg);
 		break;
+	case MODE_STORM:
+		rc = storm_all(&cfg);
+		break;
 	case MODE_TORTURE:
 	default:
 		rc = torture_all(&cfg);

@@ -59,6 +59,12 @@ static const char usage_text[] =
     "                           being a loop of g nops after each unlock; per gap\n"
     "                           ns per acquisition and acquisitions per hand-over\n"
     "\n"
+    "      --storm HZ[,HZ...]   a profiler's signal storm: a process-wide ITIMER_PROF\n"
+    "                           at each rate; threads take L, handlers take H then L;\n"
+    "                           handler and normal-context results and the handlers'\n"
+    "                           latency; -t thread counts (default 8,16), -d per run\n"
+    "                           (default 2). Fails if a caller that holds nothing\n"
+    "                           gets -ETIMEDOUT.\n"
     "Deadlock injection (--inject, resilient locks only):\n"
     "      --via direct|signal  direct: threads build the cycle at a barrier each round;\n"
     "                           signal: a per-thread timer (SIGALRM) fires while the\n"
@@ -86,6 +92,7 @@ enum {
 	OPT_UNCONTENDED,
 	OPT_HAMMER,
 	OPT_INJECT,
+	OPT_STORM,
 	OPT_LIST,
 	OPT_PIN,
 	OPT_WARMUP,
@@ -116,6 +123,7 @@ static const struct option long_opts[] = {
     {"uncontended", no_argument, NULL, OPT_UNCONTENDED},
     {"hammer", no_argument, NULL, OPT_HAMMER},
     {"inject", required_argument, NULL, OPT_INJECT},
+    {"storm", required_argument, NULL, OPT_STORM},
     {"list", no_argument, NULL, OPT_LIST},
     {"lock", required_argument, NULL, 'l'},
     {"threads", required_argument, NULL, 't'},
@@ -259,6 +267,25 @@ static int parse_threads(struct config *cfg, const char *arg)
 	return cfg->nthreads ? 0 : bad("thread list", arg);
 }
 
+/* --storm HZ[,HZ...]: SIGPROF rates, 1..100000 per second. */
+static int parse_storm(struct config *cfg, const char *arg)
+{
+	char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	cfg->mode = MODE_STORM;
+	cfg->nstorm = 0;
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (cfg->nstorm >= RQT_MAX_LIST || parse_u64(tok, 100000, &v) || v == 0)
+			return bad("storm rate", tok);
+		cfg->storm_hz[cfg->nstorm++] = (unsigned)v;
+	}
+	return cfg->nstorm ? 0 : bad("storm rates", arg);
+}
+
 static int parse_inject(struct config *cfg, const char *arg)
 {
 	cfg->mode = MODE_INJECT;
@@ -345,7 +372,9 @@ static void defaults_for_mode(struct config *cfg, bool dur_set, bool warm_set)
 	bool sweep = cfg->mode == MODE_SWEEP, hammer = cfg->mode == MODE_HAMMER;
 
 	if (!dur_set)
-		cfg->duration_s = sweep ? 0.3 : cfg->mode == MODE_INJECT ? 2.0 : 5.0;
+		cfg->duration_s = sweep                                                 ? 0.3
+		                  : cfg->mode == MODE_INJECT || cfg->mode == MODE_STORM ? 2.0
+		                                                                        : 5.0;
 	if (!warm_set)
 		cfg->warmup_s = sweep ? 0.05 : 0.1;
 	if (cfg->reps == 0)
@@ -362,7 +391,7 @@ static void defaults_for_mode(struct config *cfg, bool dur_set, bool warm_set)
 	}
 	if (cfg->nthreads == 0 && hammer)
 		cfg->threads[cfg->nthreads++] = 2;
-	if (cfg->nthreads == 0 && cfg->mode != MODE_INJECT) {
+	if (cfg->nthreads == 0 && cfg->mode != MODE_INJECT && cfg->mode != MODE_STORM) {
 		int max = 4 * ncpus();
 		if (sweep) {
 			for (int t = 1; t < max && cfg->nthreads < RQT_MAX_LIST - 1; t *= 2)
@@ -406,6 +435,8 @@ static int parse_one(struct config *cfg, int c, const char *arg)
 	case OPT_LIST:
 		cfg->mode = MODE_LIST;
 		return 0;
+	case OPT_STORM:
+		return parse_storm(cfg, arg);
 	case OPT_INJECT:
 		return parse_inject(cfg, arg);
 	case 'l':

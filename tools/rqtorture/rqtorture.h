@@ -163,7 +163,15 @@ void rec_label(size_t i, char *buf, size_t len);
 
 /* ---- configuration ------------------------------------------------- */
 
-enum mode { MODE_TORTURE, MODE_SWEEP, MODE_UNCONTENDED, MODE_HAMMER, MODE_INJECT, MODE_LIST };
+enum mode {
+	MODE_TORTURE,
+	MODE_SWEEP,
+	MODE_UNCONTENDED,
+	MODE_HAMMER,
+	MODE_INJECT,
+	MODE_STORM,
+	MODE_LIST
+};
 enum inject_kind { INJ_AA = 1, INJ_ABBA = 2, INJ_ABBCCA = 3 };
 
 struct config {
@@ -193,6 +201,8 @@ struct config {
 	bool via_signal;
 	uint64_t hold_ns;
 	uint64_t timer_ns;
+	unsigned storm_hz[RQT_MAX_LIST]; /* --storm: SIGPROF rates */
+	int nstorm;
 	const char *json_path;
 	const char *csv_path;
 	bool quiet;
@@ -284,6 +294,9 @@ void print_inject_text(FILE *f, const struct config *cfg, const struct inject_re
 void print_inject_json(FILE *f, const struct inject_result *r, bool last);
 void print_inject_csv(FILE *f, const struct inject_result *r, bool header);
 void print_verdict(FILE *f, bool ok, const char *what);
+
+/* ---- storm.c: a profiler's SIGPROF storm over lock users ---- */
+int storm_all(const struct config *cfg);
 void print_lat_json(FILE *f, const struct hist *h);
 
 #endif /* RQTORTURE_H */
