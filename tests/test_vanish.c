@@ -97,8 +97,9 @@ static void *storm_fn(void *arg)
 	return NULL;
 }
 
+/* Takes M (storm_m unless @m), then waits for L. */
 struct m_then_l {
-	rqspinlock_t *l;
+	rqspinlock_t *l, *m;
 	pthread_t t;
 	atomic_int result, has_m, done;
 };
@@ -106,32 +107,19 @@ struct m_then_l {
 static void *m_then_l_fn(void *arg)
 {
 	struct m_then_l *x = arg;
+	rqspinlock_t *m = x->m ? x->m : &storm_m;
 
-	CHECK_EQ(res_spin_lock(&storm_m), 0);
+	CHECK_EQ(res_spin_lock(m), 0);
 	atomic_store_explicit(&x->has_m, 1, memory_order_relaxed);
 	atomic_store(&x->result, res_spin_lock(x->l));
 	if (atomic_load(&x->result) == 0)
 		res_spin_unlock(x->l);
-	res_spin_unlock(&storm_m);
+	res_spin_unlock(m);
 	atomic_store_explicit(&x->done, 1, memory_order_relaxed);
 	return NULL;
 }
 
 static rqspinlock_t fz_m; /* deadlock_frozen_queue's M */
-
-/* B of deadlock_frozen_queue: takes M, then waits for L. */
-static void *fz_then_l_fn(void *arg)
-{
-	struct m_then_l *x = arg;
-
-	CHECK_EQ(res_spin_lock(&fz_m), 0);
-	atomic_store(&x->result, res_spin_lock(x->l));
-	if (atomic_load(&x->result) == 0)
-		res_spin_unlock(x->l);
-	res_spin_unlock(&fz_m);
-	atomic_store_explicit(&x->done, 1, memory_order_relaxed);
-	return NULL;
-}
 
 static void test_storm_head(void)
 {
@@ -227,7 +215,7 @@ static void frozen_queue(int extra)
 	struct tu_holder owner;
 	struct tu_waiter pend;
 	struct fz_waiter fw[3];
-	struct m_then_l behind = {.l = &l};
+	struct m_then_l behind = {.l = &l, .m = &fz_m};
 	uint64_t t0, took;
 	int n = 1 + extra, deadlocks = 0;
 
@@ -251,7 +239,7 @@ static void frozen_queue(int extra)
 	{
 		uint32_t tail = TU_TAIL(tu_word(&l));
 
-		tu_thread_start(&behind.t, fz_then_l_fn, &behind);
+		tu_thread_start(&behind.t, m_then_l_fn, &behind);
 		TU_WAIT_UNTIL(TU_TAIL(tu_word(&l)) != tail, TU_SETUP_MS);
 	}
 	/* Freeze the head and the waiters behind it: their handlers wait for M. */
