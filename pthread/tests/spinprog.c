@@ -521,7 +521,7 @@ static long freed_ns(const struct timespec *a, const struct timespec *b)
  * (the word read for observation only: an int on glibc, never so). */
 static int freed_table_waited(void)
 {
-	unsigned w = (unsigned)fr.table;
+	unsigned w = (unsigned)__atomic_load_n(&fr.table, __ATOMIC_RELAXED);
 
 	return atomic_load(&fr.queued) >= 2 && (w >> 8 & 0xffu) && (w >> 16);
 }
