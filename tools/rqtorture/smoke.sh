@@ -113,6 +113,8 @@ PY
 usage)
 	help=$("$bin" --help) || fail "--help exit status"
 	grep -q '^Usage: rqtorture' <<<"$help" || fail "--help text"
+	ver=$("$bin" --version) || fail "--version exit status"
+	grep -qx 'rqtorture [0-9]*\.[0-9]*\.[0-9]*' <<<"$ver" || fail "--version: $ver"
 	"$bin" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown option must exit 2"
 	"$bin" -l nosuchlock >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown lock must exit 2"
 	"$bin" --inject aa -l ql >/dev/null 2>&1; [ $? -eq 2 ] || fail "inject on QL must exit 2"
