@@ -48,33 +48,39 @@ for f in "${need[@]}"; do
 done
 [ ! -e "$inc/rqspinlock/qspinlock.h" ] || fail "the baseline's header is installed"
 
+# man finds every page under the prefix (where man is installed).
+pages=("3 rqspinlock" "1 rqtorture" "7 rqspinlock-pthread")
+has maps && pages+=("3 rqmap")
+has bpf && pages+=("1 rqbpf" "3 rqbpf")
+if command -v man >/dev/null; then
+	for p in "${pages[@]}"; do
+		# shellcheck disable=SC2086
+		found=$(MANPATH=$prefix/share/man man -w $p) || fail "man -w $p: not found"
+		case $found in "$prefix"/*) ;; *) fail "man -w $p: $found, not the prefix's" ;; esac
+	done
+else
+	echo "install: man not installed: man pages not looked up"
+fi
+
 # --version on every installed tool.
 for tool in "$prefix"/bin/*; do
 	out=$("$tool" --version) || fail "$(basename "$tool") --version failed"
 	[ "$out" = "$(basename "$tool") $version" ] || fail "$(basename "$tool") --version: '$out'"
 done
 
-# Exports: exactly the functions the header declares (gcc -aux-info, with and
-# without the inline fast path), and only variables the header names, each
+# Exports: exactly the functions the header declares
+# (scripts/header_functions.sh), and only variables the header names, each
 # in the library's version node.
 exports() { # library node kind(DF|DO) -> the exported names of that kind
 	objdump -T "$1" | awk -v node="$2" -v kind="$3" '$2 == "g" && $4 != "*UND*" {
 		if ($6 != node) { print "unversioned: " $7 > "/dev/stderr"; exit 1 }
 		if ($3 == kind && $7 != node) print $7 }' | sort
 }
-declared() { # header -> the extern functions it declares, as a program sees them
-	local v
-	for v in "" "#define RQSPINLOCK_INLINE"; do
-		printf '%s\n#include <%s>\n' "$v" "$1" >"$tmp/decl.c"
-		gcc -D_GNU_SOURCE -I"$inc" -fsyntax-only -aux-info "$tmp/aux" "$tmp/decl.c"
-		grep -F "$inc/" "$tmp/aux" | sed -n 's/.*\*\/ extern .*[ *]\([a-z_0-9]*\) (.*/\1/p'
-	done | sort -u
-}
 check_exports() { # soname node header
 	local lib=$libdir/$1 node=$2 header=$3 var
 	exports "$lib" "$node" DF >"$tmp/exp" || fail "$1: unversioned exports"
 	if command -v gcc >/dev/null; then
-		declared "$header" >"$tmp/decl"
+		"$src/scripts/header_functions.sh" "$header" "$inc" >"$tmp/decl"
 		if ! diff "$tmp/decl" "$tmp/exp" >"$tmp/diff"; then
 			cat "$tmp/diff" >&2
 			fail "$1 exports (>) differ from $header's functions (<)"
