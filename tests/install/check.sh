@@ -123,6 +123,7 @@ arg_of() { [ "$1" = bpf ] && [ -n "$bpf_obj" ] && echo "$bpf_obj"; true; }
 # as under any prefix outside the loader's paths) and static (the project's
 # libraries only; the system's stay shared).
 export PKG_CONFIG_PATH=$libdir/pkgconfig
+command -v pkg-config >/dev/null || fail "pkg-config not installed (Debian: pkg-config)"
 for part in "${parts[@]}"; do
 	case $part in lock) pc=rqspinlock ;; maps) pc=rqmaps ;; bpf) pc=rqbpf ;; esac
 	pcdir=$(pkg-config --variable=libdir "$pc")
