@@ -24,6 +24,9 @@ check_run() { # expected-rc, then rqtorture arguments
 	grep -q -- '--- End of test: SUCCESS' "$tmp/out" || fail "no SUCCESS verdict: $*"
 	! grep -q -- '--- End of test: FAILURE' "$tmp/out" || fail "FAILURE verdict: $*"
 	python3 -m json.tool "$tmp/run.json" >/dev/null || fail "invalid JSON: $*"
+	python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["meta"]
+assert m["tool"] == "rqtorture" and m["version"] and m["commit"] and m["kernel"], m' \
+		"$tmp/run.json" || fail "JSON metadata incomplete: $*"
 	grep -q '"verdict":"SUCCESS"' "$tmp/run.json" || fail "JSON verdict not SUCCESS: $*"
 }
 
