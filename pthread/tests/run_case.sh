@@ -65,11 +65,19 @@ abort)
 default)
 	unset RQSPINLOCK_PTHREAD_ON_FAIL
 	export RQSPINLOCK_PTHREAD_TIMEOUT_MS=100
-	out=$(LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" timeout -s KILL "$watchdog" \
-		"$prog" "$case" 2>"${TMPDIR:-/tmp}/run_case_err.$$")
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	# Only the program is preloaded (a sanitizer build of the drop-in loads
+	# into sanitized programs only, not into timeout(1)); a watchdog kills it.
+	LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" "$prog" "$case" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	(sleep "$watchdog" && kill -KILL "$pid" 2>/dev/null) &
+	dog=$!
+	wait "$pid"
 	rc=$?
-	err=$(cat "${TMPDIR:-/tmp}/run_case_err.$$")
-	rm -f "${TMPDIR:-/tmp}/run_case_err.$$"
+	kill "$dog" 2>/dev/null
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
 	echo "$out"
 	echo "$err"
 	reports=$(grep -c "^rqspinlock: .* on lock 0x" <<<"$err")
