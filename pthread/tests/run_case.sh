@@ -71,7 +71,7 @@ default)
 	# into sanitized programs only, not into timeout(1)); a watchdog kills it.
 	LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" "$prog" "$case" >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
-	(sleep "$watchdog" && kill -KILL "$pid" 2>/dev/null) &
+	(sleep "$watchdog" && kill -KILL "$pid") >/dev/null 2>&1 &
 	dog=$!
 	wait "$pid"
 	rc=$?
