@@ -1,25 +1,36 @@
-# Thin wrapper around CMake. The README's two commands:
-#   make bench   build, run the lock comparison and show the results
-#   make test    build and run the whole suite (gcc, clang, TSan, ASan+UBSan, lint)
+# Thin wrapper around CMake.
+#   make               build (gcc, into build/gcc) with what is installed
+#   make install       build, then install (PREFIX=/usr/local, or PREFIX=DIR
+#                      for this install only)
+#   make deps          install the Debian packages of every part, saying
+#                      which and why first (as root)
+#   make test          install what the suite uses (saying which and why),
+#                      then build and run it (gcc, clang, TSan, ASan+UBSan, lint)
+#   make bench         install what the benchmark uses (saying which and
+#                      why), then build, run the lock comparison, show results
+# Only deps, test, bench and soak install packages (scripts/install-deps.sh).
 SHELL := /bin/bash
-.DEFAULT_GOAL := test
+.DEFAULT_GOAL := all
 .PHONY: all deps test bench build lint format soak clean install
 
 all: build
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh all
 
-build: deps
+build:
 	@scripts/build.sh gcc
 
-test: deps
+test:
+	@scripts/install-deps.sh test
 	@scripts/test.sh
 
-bench: deps
+bench:
+	@scripts/install-deps.sh bench
 	@scripts/bench.sh
 
-soak: deps
+soak:
+	@scripts/install-deps.sh build
 	@scripts/soak.sh
 
 lint:
@@ -28,10 +39,12 @@ lint:
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
-# PREFIX is set at configure time so that the pkg-config file names it too.
-install: deps
-	@scripts/build.sh gcc $(if $(PREFIX),-DCMAKE_INSTALL_PREFIX=$(PREFIX))
-	cmake --install build/gcc
+# The prefix is given to `cmake --install` only, never stored in the build's
+# cache: PREFIX applies to this install, and the next `make install` without
+# it installs to the configured default (/usr/local) again. The installed
+# pkg-config and CMake files locate the prefix from where they lie.
+install: build
+	cmake --install build/gcc $(if $(PREFIX),--prefix "$(PREFIX)")
 
 clean:
 	rm -rf build

@@ -90,6 +90,18 @@ extern "C" {
 
 #define RQSPINLOCK_MUST_CHECK __attribute__((warn_unused_result))
 
+/** The version of this header: major, minor, patch, and as a string. */
+#define RQSPINLOCK_VERSION_MAJOR 0
+#define RQSPINLOCK_VERSION_MINOR 1
+#define RQSPINLOCK_VERSION_PATCH 0
+#define RQSPINLOCK_VERSION       "0.1.0"
+
+/**
+ * @brief The version of the library the program runs with, as
+ * "MAJOR.MINOR.PATCH" (RQSPINLOCK_VERSION is the one it was compiled with).
+ */
+const char *rqspinlock_version(void);
+
 /**
  * @brief The lock: one 32-bit word.
  *

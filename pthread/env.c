@@ -11,7 +11,9 @@
 
 int rqp_parse_on_fail(const char *s, enum rqp_on_fail *policy)
 {
-	if (!s || strcmp(s, "return") == 0)
+	if (!s || strcmp(s, "default") == 0)
+		*policy = RQP_ON_FAIL_DEFAULT;
+	else if (strcmp(s, "return") == 0)
 		*policy = RQP_ON_FAIL_RETURN;
 	else if (strcmp(s, "abort") == 0)
 		*policy = RQP_ON_FAIL_ABORT;

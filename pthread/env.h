@@ -9,10 +9,20 @@
 
 #include <stdint.h>
 
-enum rqp_on_fail { RQP_ON_FAIL_UNSET, RQP_ON_FAIL_RETURN, RQP_ON_FAIL_ABORT };
+/* What a failed pthread_spin_lock() does (rqspinlock-pthread(7)):
+ * DEFAULT  report; abort on a deadlock (EDEADLK), report and keep waiting
+ *          after a timeout (ETIMEDOUT: the owner may only be slow);
+ * RETURN   return the error, for programs that check it;
+ * ABORT    report and abort on either. */
+enum rqp_on_fail {
+	RQP_ON_FAIL_UNSET,
+	RQP_ON_FAIL_DEFAULT,
+	RQP_ON_FAIL_RETURN,
+	RQP_ON_FAIL_ABORT,
+};
 
-/* RQSPINLOCK_PTHREAD_ON_FAIL: "return" (or unset) or "abort"; 0 with the
- * policy, -EINVAL for anything else. */
+/* RQSPINLOCK_PTHREAD_ON_FAIL: unset or "default", "return" or "abort"; 0
+ * with the policy, -EINVAL for anything else. */
 int rqp_parse_on_fail(const char *s, enum rqp_on_fail *policy);
 
 /* RQSPINLOCK_PTHREAD_TIMEOUT_MS: decimal digits only, a number of

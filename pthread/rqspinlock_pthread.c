@@ -16,6 +16,13 @@
  * EBUSY from trylock. Init and destroy return 0, as glibc's do; a NULL lock
  * is undefined, as in glibc (whose header declares it nonnull).
  *
+ * Those errors reach the program only with RQSPINLOCK_PTHREAD_ON_FAIL=return:
+ * an unmodified program never checks pthread_spin_lock() (glibc's cannot
+ * fail), and would run on without the lock. By default a deadlock is
+ * reported and aborts (the program would hang forever on glibc), and a
+ * timeout is reported and the call waits on, as glibc's would (the owner may
+ * only be slow: a correct program is never killed); =abort aborts on both.
+ *
  * Only calls that go through the PLT reach these functions; glibc's own
  * internal spin locks keep glibc's implementation, on their own words, so the
  * two never share a lock. Nothing here needs glibc's originals (no dlsym).
@@ -53,6 +60,10 @@ static rqspinlock_t *word_of(pthread_spinlock_t *lock)
 
 static _Atomic int on_fail_policy; /* enum rqp_on_fail */
 
+/* Nonzero while this thread's pthread_spin_lock() waits on after a reported
+ * timeout (the default policy): its further timeouts are not reported. */
+static _Thread_local unsigned waiting_on;
+
 /* The report hook for RQSPINLOCK_PTHREAD_ON_FAIL=abort: print, then abort
  * on the failing thread, whose stack then shows where it deadlocked. */
 static void report_and_abort(const struct rqspinlock_report *report, void *arg)
@@ -61,13 +72,30 @@ static void report_and_abort(const struct rqspinlock_report *report, void *arg)
 	abort();
 }
 
-/* The failure policy; an invalid value is "return" (install_policy() says so). */
+/* The default policy's hook: a deadlock is reported and aborts; a timeout is
+ * reported once per pthread_spin_lock() call, which then waits on (failed()).
+ * Async-signal-safe, as the stock reporter. */
+static void report_default(const struct rqspinlock_report *report, void *arg)
+{
+	static const char more[] =
+	    "rqspinlock-pthread: still waiting for the lock, as glibc would "
+	    "(RQSPINLOCK_PTHREAD_ON_FAIL=return returns ETIMEDOUT instead, =abort aborts)\n";
+
+	if (report->event != RQSPINLOCK_EV_TIMEOUT)
+		report_and_abort(report, arg);
+	if (waiting_on)
+		return;
+	res_spin_report_stderr(report, arg);
+	(void)!write(STDERR_FILENO, more, sizeof(more) - 1);
+}
+
+/* The failure policy; an invalid value is the default (install_policy() says so). */
 static enum rqp_on_fail read_policy(void)
 {
 	enum rqp_on_fail p;
 
 	return rqp_parse_on_fail(secure_getenv("RQSPINLOCK_PTHREAD_ON_FAIL"), &p)
-	           ? RQP_ON_FAIL_RETURN
+	           ? RQP_ON_FAIL_DEFAULT
 	           : p;
 }
 
@@ -90,12 +118,14 @@ static void install_policy(void)
 	if (rqp_parse_on_fail(on_fail, &p)) {
 		fprintf(stderr,
 		        "rqspinlock-pthread: ignoring RQSPINLOCK_PTHREAD_ON_FAIL=\"%s\": not "
-		        "\"return\" or \"abort\"; using return\n",
+		        "\"default\", \"return\" or \"abort\"; using default\n",
 		        on_fail);
-		p = RQP_ON_FAIL_RETURN;
+		p = RQP_ON_FAIL_DEFAULT;
 	}
 	if (p == RQP_ON_FAIL_ABORT)
 		res_spin_set_report_hook(report_and_abort, NULL);
+	else if (p == RQP_ON_FAIL_DEFAULT)
+		res_spin_set_report_hook(report_default, NULL);
 	/* relaxed: a configuration value, read once per failure */
 	atomic_store_explicit(&on_fail_policy, p, memory_order_relaxed);
 }
@@ -109,20 +139,39 @@ __attribute__((constructor)) static void rqspinlock_pthread_init(void)
 }
 
 /* A failure before the constructor ran (another library's constructor
- * locked first) had no hook: say what is known, then apply the policy.
- * Out of line and cold, so that pthread_spin_lock()'s success path keeps
- * no stack frame for it. */
-__attribute__((noinline, cold)) static int failed(int err)
+ * locked first) had no hook to report it: say so, and abort. */
+__attribute__((noreturn)) static void abort_unreported(void)
 {
 	static const char msg[] = "rqspinlock-pthread: pthread_spin_lock failed before "
 	                          "initialization; no report available\n";
 
-	if (atomic_load_explicit(&on_fail_policy, memory_order_relaxed) == RQP_ON_FAIL_UNSET &&
-	    read_policy() == RQP_ON_FAIL_ABORT) {
-		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-		abort();
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	abort();
+}
+
+/* Applies the policy to a failed lock call (the hook has reported it, and
+ * under "abort", or the default's deadlock, not returned): the default waits
+ * on after a timeout; an error to return otherwise. Out of line and cold, so
+ * that pthread_spin_lock()'s success path keeps no stack frame for it. */
+__attribute__((noinline, cold)) static int failed(rqspinlock_t *lock, int err)
+{
+	enum rqp_on_fail p = atomic_load_explicit(&on_fail_policy, memory_order_relaxed);
+
+	if (p == RQP_ON_FAIL_UNSET) {
+		p = read_policy();
+		if (p == RQP_ON_FAIL_ABORT || (p == RQP_ON_FAIL_DEFAULT && err == EDEADLK))
+			abort_unreported();
 	}
-	return err;
+	if (p != RQP_ON_FAIL_DEFAULT || err != ETIMEDOUT)
+		return err;
+	waiting_on++;
+	do
+		err = -res_spin_lock(lock);
+	while (err == ETIMEDOUT);
+	waiting_on--;
+	if (err) /* a deadlock the hook did not see: it was not installed yet */
+		abort_unreported();
+	return 0;
 }
 
 EXPORT int pthread_spin_init(pthread_spinlock_t *lock, int pshared)
@@ -145,7 +194,7 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *lock)
 	int err = res_spin_lock(word_of(lock));
 
 	if (unlikely(err))
-		return failed(-err);
+		return failed(word_of(lock), -err);
 	return 0;
 }
 

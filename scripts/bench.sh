@@ -351,7 +351,7 @@ EOF
 plots() {
 	say "plots"
 	if ! command -v gnuplot >/dev/null; then
-		echo "bench: gnuplot not found; install gnuplot-nox (scripts/install-deps.sh as root)" \
+		echo "bench: gnuplot not found; install gnuplot-nox (make deps, as root)" \
 			"to get the PNG plots. Skipping plots; the tables above are complete."
 		return
 	fi

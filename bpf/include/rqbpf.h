@@ -27,6 +27,18 @@
 extern "C" {
 #endif
 
+/** The version of this header: major, minor, patch, and as a string. */
+#define RQBPF_VERSION_MAJOR 0
+#define RQBPF_VERSION_MINOR 1
+#define RQBPF_VERSION_PATCH 0
+#define RQBPF_VERSION       "0.1.0"
+
+/**
+ * @brief The version of librqbpf the program runs with, "MAJOR.MINOR.PATCH"
+ * (RQBPF_VERSION is the one it was compiled with).
+ */
+const char *rqbpf_version(void);
+
 struct rqbpf_object;
 struct rqbpf_prog;
 struct rqbpf_map;

@@ -35,7 +35,8 @@ static const char usage[] =
     "       rqbpf run OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]\n"
     "                 [--set MAP:KEY=HEXVALUE]... [--dump MAP]\n"
     "       rqbpf verify OBJ [--prog NAME]... [-v]\n"
-    "       rqbpf dump OBJ --map NAME\n";
+    "       rqbpf dump OBJ --map NAME\n"
+    "       rqbpf --version | --help\n";
 
 struct options {
 	const char *cmd, *obj, *prog, *dump;
@@ -476,6 +477,10 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("rqbpf %s\n", rqbpf_version());
 		return 0;
 	}
 	if (parse_args(&o, argc, argv))

@@ -112,6 +112,18 @@ void rqmap_read_unlock(void);
 
 /** @} */
 
+/** The version of this header: major, minor, patch, and as a string. */
+#define RQMAP_VERSION_MAJOR 0
+#define RQMAP_VERSION_MINOR 1
+#define RQMAP_VERSION_PATCH 0
+#define RQMAP_VERSION       "0.1.0"
+
+/**
+ * The version of librqmaps the program runs with, "MAJOR.MINOR.PATCH"
+ * (RQMAP_VERSION is the one it was compiled with).
+ */
+const char *rqmap_version(void);
+
 /* Update flags (values as in the kernel's uapi). */
 #define RQMAP_ANY     0ULL /**< create or replace (BPF_ANY) */
 #define RQMAP_NOEXIST 1ULL /**< create only: -EEXIST if present (BPF_NOEXIST) */

@@ -9,6 +9,13 @@
 #   MODE linked:  PROGRAM is linked against the drop-in; must exit 0.
 #   MODE abort:   preload with RQSPINLOCK_PTHREAD_ON_FAIL=abort: the program
 #                 must die of SIGABRT after printing the report.
+#   MODE default: preload with RQSPINLOCK_PTHREAD_ON_FAIL unset, as an
+#                 unmodified program runs: "aa" must die of SIGABRT after the
+#                 report (never go on without the lock); "longhold", with a
+#                 100 ms timeout, must succeed (a slow owner is not an error)
+#                 after one timeout report and a "still waiting" line; "exit"
+#                 (the owner exited) must still be waiting, reported once,
+#                 when the watchdog kills it, as on glibc.
 #   MODE badenv:  preload with invalid values of the drop-in's variables:
 #                 the program must run as with the defaults (exit 0) and
 #                 stderr must say that each value was ignored.
@@ -53,6 +60,37 @@ abort)
 		exit 0
 	fi
 	echo "run_case: want SIGABRT (134) and a report, got status $rc" >&2
+	exit 1
+	;;
+default)
+	unset RQSPINLOCK_PTHREAD_ON_FAIL
+	export RQSPINLOCK_PTHREAD_TIMEOUT_MS=100
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	# Only the program is preloaded (a sanitizer build of the drop-in loads
+	# into sanitized programs only, not into timeout(1)); a watchdog kills it.
+	LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" "$prog" "$case" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	(sleep "$watchdog" && kill -KILL "$pid") >/dev/null 2>&1 &
+	dog=$!
+	wait "$pid"
+	rc=$?
+	kill "$dog" 2>/dev/null
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+	echo "$out"
+	echo "$err"
+	reports=$(grep -c "^rqspinlock: .* on lock 0x" <<<"$err")
+	waits=$(grep -c "^rqspinlock-pthread: still waiting for the lock" <<<"$err")
+	case "$case" in
+	aa) [ "$rc" -eq 134 ] && [ "$reports" -eq 1 ] && [ "$waits" -eq 0 ] &&
+		! grep -q "^lock again:" <<<"$out" && exit 0 ;;
+	longhold) [ "$rc" -eq 0 ] && [ "$reports" -eq 1 ] && [ "$waits" -eq 1 ] && exit 0 ;;
+	exit) [ "$rc" -eq 137 ] && [ "$reports" -eq 1 ] && [ "$waits" -eq 1 ] &&
+		[[ "$(tail -n 1 <<<"$out")" == waiting:* ]] && exit 0 ;;
+	esac
+	echo "run_case: default policy, '$case': status $rc, $reports report(s), $waits" \
+		"'still waiting' line(s): not what this case wants" >&2
 	exit 1
 	;;
 badenv)

@@ -275,8 +275,9 @@ static void write_sweep_json(const struct config *cfg, const struct sweep *s, in
 
 	if (!f)
 		return;
-	fprintf(f, "{\"mode\":\"sweep\",\"ncpus\":%d,\"reps\":%d,\"duration_s\":%.3f,\"cells\":[",
-	        ncpus(), s->reps, cfg->duration_s);
+	print_json_open(f, "sweep");
+	fprintf(f, "\"ncpus\":%d,\"reps\":%d,\"duration_s\":%.3f,\"cells\":[", ncpus(), s->reps,
+	        cfg->duration_s);
 	for (int t = 0; t < s->nt; t++)
 		for (int l = 0; l < s->nl; l++) {
 			double mn, mx, m = cell_median(s, t, l, &mn, &mx);
@@ -385,9 +386,11 @@ int bench_uncontended(const struct config *cfg)
 		        "vs ql", "vs pspin");
 	if (csv)
 		fprintf(csv, "lock,median_ns,min_ns,max_ns,ratio_vs_ql,ratio_vs_pthread_spin\n");
-	if (json)
-		fprintf(json, "{\"mode\":\"uncontended\",\"reps\":%d,\"iters\":%llu,\"locks\":[",
-		        reps, (unsigned long long)cfg->iters);
+	if (json) {
+		print_json_open(json, "uncontended");
+		fprintf(json, "\"reps\":%d,\"iters\":%llu,\"locks\":[", reps,
+		        (unsigned long long)cfg->iters);
+	}
 	for (int l = 0; l < nl; l++) {
 		double mn, mx, m = bench_median(row_of(ns, l, reps), reps, &mn, &mx);
 		double q = ql >= 0 ? bench_median(row_of(ns, ql, reps), reps, NULL, NULL) : 0;

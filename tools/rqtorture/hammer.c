@@ -332,11 +332,11 @@ static void write_hammer_data(const struct config *cfg, const double *ns, int th
 			fprintf(csv, ",rep%d", i + 1);
 		fprintf(csv, "\n");
 	}
-	if (json)
-		fprintf(json,
-		        "{\"mode\":\"hammer\",\"threads\":%d,\"iters\":%llu,\"reps\":%d,"
-		        "\"locks\":[",
-		        threads, (unsigned long long)cfg->iters, reps);
+	if (json) {
+		print_json_open(json, "hammer");
+		fprintf(json, "\"threads\":%d,\"iters\":%llu,\"reps\":%d,\"locks\":[", threads,
+		        (unsigned long long)cfg->iters, reps);
+	}
 	for (int l = 0; l < cfg->nlocks; l++) {
 		double mn, mx, m = bench_median(reps_of(ns, reps, l), reps, &mn, &mx);
 		double q = ns_ratio(ns, reps, l, ref[0]), p = ns_ratio(ns, reps, l, ref[1]);
@@ -468,11 +468,11 @@ static void write_gaps_data(const struct config *cfg, const double *ns, const do
 	if (csv)
 		fprintf(csv, "threads,gap,lock,median_ns,acq_per_handover,throughput_vs_ql,"
 		             "throughput_vs_pthread_mutex,errors_all_gaps\n");
-	if (json)
-		fprintf(json,
-		        "{\"mode\":\"hammer-gaps\",\"threads\":%d,\"iters\":%llu,"
-		        "\"reps\":%d,\"gaps\":%d,\"locks\":[",
+	if (json) {
+		print_json_open(json, "hammer-gaps");
+		fprintf(json, "\"threads\":%d,\"iters\":%llu,\"reps\":%d,\"gaps\":%d,\"locks\":[",
 		        threads, (unsigned long long)cfg->iters, cfg->reps, cfg->gaps);
+	}
 	for (int l = 0; l < cfg->nlocks; l++) {
 		const char *name = cfg->locks[l]->name;
 		if (json)

@@ -25,8 +25,10 @@ static int torture_all(const struct config *cfg)
 	int total = cfg->nlocks * cfg->nthreads, k = 0;
 	bool ok = true;
 
-	if (json)
-		fprintf(json, "{\"mode\":\"torture\",\"ncpus\":%d,\"runs\":[\n", ncpus());
+	if (json) {
+		print_json_open(json, "torture");
+		fprintf(json, "\"ncpus\":%d,\"runs\":[\n", ncpus());
+	}
 	if (csv)
 		print_run_csv_header(csv);
 	for (int l = 0; l < cfg->nlocks; l++)
@@ -68,8 +70,10 @@ static int inject_all(const struct config *cfg)
 			        cfg->locks[l]->name);
 			return 2;
 		}
-	if (json)
-		fprintf(json, "{\"mode\":\"inject\",\"ncpus\":%d,\"runs\":[\n", ncpus());
+	if (json) {
+		print_json_open(json, "inject");
+		fprintf(json, "\"ncpus\":%d,\"runs\":[\n", ncpus());
+	}
 	for (int l = 0; l < cfg->nlocks; l++) {
 		struct inject_result r;
 		if (inject_run(cfg, cfg->locks[l], &r) != 0) {

@@ -80,6 +80,7 @@ static const char usage_text[] =
     "                           acquisitions (res_spin_report_stderr)\n"
     "  -q, --quiet              no progress line, no text tables\n"
     "  -h, --help               this text\n"
+    "      --version            print 'rqtorture VERSION' (the library's) and exit\n"
     "\n"
     "Every run ends with '--- End of test: SUCCESS' or '--- End of test: FAILURE'.\n"
     "Exit status: 0 success, 1 failure (also a report that could not be written),\n"
@@ -116,6 +117,7 @@ enum {
 	OPT_OVERLOAD,
 	OPT_CAP,
 	OPT_GAPS,
+	OPT_VERSION,
 };
 
 static const struct option long_opts[] = {
@@ -152,6 +154,7 @@ static const struct option long_opts[] = {
     {"gaps", required_argument, NULL, OPT_GAPS},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
 
@@ -468,7 +471,7 @@ static int parse_one(struct config *cfg, int c, const char *arg)
 	}
 }
 
-/* @return 0 to run, 1 when --help was printed, -errno on bad usage. */
+/* @return 0 to run, 1 when --help or --version was printed, -errno on bad usage. */
 int parse_options(int argc, char **argv, struct config *cfg)
 {
 	bool dur_set = false, warm_set = false;
@@ -478,6 +481,10 @@ int parse_options(int argc, char **argv, struct config *cfg)
 	while ((c = getopt_long(argc, argv, "l:t:d:qh", long_opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage_text, stdout);
+			return 1;
+		}
+		if (c == OPT_VERSION) {
+			printf("rqtorture %s\n", rqspinlock_version());
 			return 1;
 		}
 		if (c == '?')

@@ -2,7 +2,9 @@
 /* Reports: locktorture-style text, JSON (one object), CSV (one row per run). */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "rqtorture.h"
 
@@ -52,6 +54,65 @@ int output_status(int rc)
 		out_failed = true;
 	}
 	return out_failed && rc == 0 ? 1 : rc;
+}
+
+/* @p s as a JSON string (quotes and backslashes escaped, controls dropped). */
+static void print_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*s >= 0x20)
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* The first "model name" of /proc/cpuinfo into @p buf ("unknown" if none). */
+static void cpu_model(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+
+	snprintf(buf, size, "unknown");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) == 0 && colon) {
+			snprintf(buf, size, "%s", colon + 1 + (colon[1] == ' '));
+			buf[strcspn(buf, "\n")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Opens a JSON report: {"mode":MODE,"meta":{tool, version, commit, host,
+ * kernel, machine, cpu_model}, and the caller's fields follow. */
+void print_json_open(FILE *f, const char *mode)
+{
+	struct utsname u;
+	char cpu[160];
+
+	if (uname(&u) != 0)
+		memset(&u, 0, sizeof(u));
+	cpu_model(cpu, sizeof(cpu));
+	fprintf(f,
+	        "{\"mode\":\"%s\",\"meta\":{\"tool\":\"rqtorture\",\"version\":\"%s\","
+	        "\"commit\":",
+	        mode, rqspinlock_version());
+	print_json_string(f, RQT_COMMIT);
+	fputs(",\"host\":", f);
+	print_json_string(f, u.nodename);
+	fputs(",\"kernel\":", f);
+	print_json_string(f, u.release);
+	fputs(",\"machine\":", f);
+	print_json_string(f, u.machine);
+	fputs(",\"cpu_model\":", f);
+	print_json_string(f, cpu);
+	fputs("},", f);
 }
 
 void print_verdict(FILE *f, bool ok, const char *what)

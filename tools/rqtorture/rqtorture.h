@@ -294,9 +294,10 @@ void print_inject_text(FILE *f, const struct config *cfg, const struct inject_re
 void print_inject_json(FILE *f, const struct inject_result *r, bool last);
 void print_inject_csv(FILE *f, const struct inject_result *r, bool header);
 void print_verdict(FILE *f, bool ok, const char *what);
+void print_json_open(FILE *f, const char *mode);
+void print_lat_json(FILE *f, const struct hist *h);
 
 /* ---- storm.c: a profiler's SIGPROF storm over lock users ---- */
 int storm_all(const struct config *cfg);
-void print_lat_json(FILE *f, const struct hist *h);
 
 #endif /* RQTORTURE_H */

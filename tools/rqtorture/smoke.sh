@@ -24,6 +24,9 @@ check_run() { # expected-rc, then rqtorture arguments
 	grep -q -- '--- End of test: SUCCESS' "$tmp/out" || fail "no SUCCESS verdict: $*"
 	! grep -q -- '--- End of test: FAILURE' "$tmp/out" || fail "FAILURE verdict: $*"
 	python3 -m json.tool "$tmp/run.json" >/dev/null || fail "invalid JSON: $*"
+	python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["meta"]
+assert m["tool"] == "rqtorture" and m["version"] and m["commit"] and m["kernel"], m' \
+		"$tmp/run.json" || fail "JSON metadata incomplete: $*"
 	grep -q '"verdict":"SUCCESS"' "$tmp/run.json" || fail "JSON verdict not SUCCESS: $*"
 }
 
@@ -113,6 +116,8 @@ PY
 usage)
 	help=$("$bin" --help) || fail "--help exit status"
 	grep -q '^Usage: rqtorture' <<<"$help" || fail "--help text"
+	ver=$("$bin" --version) || fail "--version exit status"
+	grep -qx 'rqtorture [0-9]*\.[0-9]*\.[0-9]*' <<<"$ver" || fail "--version: $ver"
 	"$bin" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown option must exit 2"
 	"$bin" -l nosuchlock >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown lock must exit 2"
 	"$bin" --inject aa -l ql >/dev/null 2>&1; [ $? -eq 2 ] || fail "inject on QL must exit 2"

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Built against an installed librqmaps: one operation of each map type. */
+/* Built against an installed librqmaps: one operation of each map type,
+ * and the version the program runs with is the one it was built with. */
 #include <rqmap.h>
 #include <rqspinlock.h>
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 int main(void)
 {
@@ -17,6 +19,8 @@ int main(void)
 	uint64_t *p;
 	rqspinlock_t lock;
 
+	if (strcmp(rqmap_version(), RQMAP_VERSION) != 0)
+		return 6;
 	if (rqmap_thread_init() || rqmap_hash_create(&ha, &h) || rqmap_array_create(&aa, &a))
 		return 1;
 	if (rqmap_hash_update(h, &k, &v, RQMAP_ANY) || rqmap_hash_lookup(h, &k, &got, 0) ||
@@ -33,6 +37,6 @@ int main(void)
 	res_spin_unlock(&lock);
 	rqmap_hash_destroy(h);
 	rqmap_array_destroy(a);
-	printf("consumer: OK\n");
+	printf("maps consumer: rqmaps %s OK\n", rqmap_version());
 	return 0;
 }
