@@ -64,7 +64,7 @@ static const char usage_text[] =
     "                           handler and normal-context results and the handlers'\n"
     "                           latency; -t thread counts (default 8,16), -d per run\n"
     "                           (default 2). Fails if a caller that holds nothing\n"
-    "                           gets -ETIMEDOUT.\n"
+    "                           times out.\n"
     "Deadlock injection (--inject, resilient locks only):\n"
     "      --via direct|signal  direct: threads build the cycle at a barrier each round;\n"
     "                           signal: a per-thread timer (SIGALRM) fires while the\n"
