@@ -17,7 +17,7 @@ floor_of() {
 	bpf/src/maps.[ch] | bpf/src/map_*.c) echo 4 ;;
 	bpf/src/runtime.[ch] | bpf/src/interp.c | bpf/src/helpers.c) echo 5 ;;
 	bpf/src/loader_*.[ch]) echo 6 ;;
-	bpf/src/object.c) echo 7 ;; # the public API
+	bpf/src/object.c | bpf/src/version.c) echo 7 ;; # the public API
 	bpf/tools/*.c | bpf/bench/*.c) echo 8 ;;
 	esac
 }

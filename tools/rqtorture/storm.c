@@ -128,7 +128,7 @@ static int storm_run(const struct config *cfg, unsigned hz, int n, struct storm_
 	if (started == n && arm_timer(hz) == 0)
 		sleep_ns((uint64_t)(cfg->duration_s * 1e9));
 	(void)arm_timer(0);
-	atomic_store(&stop, 1);
+	atomic_store_explicit(&stop, 1, memory_order_relaxed); /* joined below */
 	for (int i = 0; i < started; i++) {
 		pthread_join(th[i].t, NULL);
 		out->normal += th[i].normal;
