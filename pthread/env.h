@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The drop-in's environment variables (rqspinlock-pthread(7), ENVIRONMENT),
- * parsed from any string: pthread/tests/fuzz_env.c fuzzes these. NULL: the
+ * parsed from any string: pthread/tests/test_env.c fuzzes these. NULL: the
  * variable is unset.
  */
 #ifndef RQP_ENV_H

@@ -9,7 +9,7 @@
  *                      0, no, false, off or empty: do not
  *
  * A value that is not valid is reported on stderr and the default stays.
- * The parsers take any string (tests/fuzz_env.c fuzzes them).
+ * The parsers take any string (tests/test_env.c fuzzes them: fuzz_env).
  * Each layer applies its own setting: the registry its capacity
  * (registry.c), the slow paths their mode (fallback.c), the reporter its
  * hook (report.c). Uses nothing of the library.
