@@ -241,7 +241,6 @@ int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx)
 struct rq_link {
 	struct rq_thread *t;
 	rqspinlock_t *waits; /* lock it waits for (NULL: not waiting) */
-	rqspinlock_t *holds; /* the chain's lock it holds */
 	uint64_t seen;       /* its view of the lock it waits for (waiter_view()) */
 	uint32_t gen;        /* wait generation when read */
 	uint32_t depth;      /* held-table depth when read (rq_held_depth_acquire()) */
@@ -598,7 +597,7 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
 static enum rq_claim waiting_claim(struct rq_thread *t, const struct rq_lockview *v,
                                    struct rq_link *l)
 {
-	*l = (struct rq_link){.t = t, .holds = v->lock};
+	*l = (struct rq_link){.t = t};
 	/* seq_cst: pairs with the seq_cst store in rq_wait_push() */
 	if (!atomic_load_explicit(&t->wr.nwait, memory_order_seq_cst) ||
 	    !atomic_load_explicit(&t->wr.in_use, memory_order_relaxed))
@@ -662,7 +661,7 @@ static bool find_waiting_holder(struct rq_lockview *v, struct rq_link *out)
 	return false;
 }
 
-/* Does @l still hold @v's lock (its l->holds), as when it was found? */
+/* Does @l still hold @v's lock (the lock it linked by), as when it was found? */
 static bool link_still_holds(const struct rq_link *l, struct rq_lockview *v)
 {
 	enum rq_claim claim = claim_below(l->t, v, l->widx);
@@ -732,7 +731,6 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
 	uint64_t seen = *suspect, sig;
 
 	*suspect = 0;
-	*asked = NULL;
 	for (uint32_t hop = 0; hop < RQ_MAX_CHAIN; hop++) {
 		struct rq_link *l = &path[hop];
 

@@ -46,9 +46,10 @@ static inline bool rq_can_deadlock(uint32_t held_idx)
 int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx);
 /* -EDEADLK (and @out filled) when @self's wait for @lock closes a cycle.
  * @suspect: kept by the caller between checks of one wait (0 at its start).
- * *@asked: the thread asked for a fresh view (rq_wait_ask()) when a link
- * could not be believed yet because the view that shows it predates its
- * owner's wait (check again once its ask flag is clear); else NULL. */
+ * *@asked: set to the thread asked for a fresh view (rq_wait_ask()) when a
+ * link could not be believed yet because the view that shows it predates
+ * its owner's wait (check again once its ask flag is clear); untouched
+ * otherwise (the caller clears it before every check). */
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
                    uint64_t *suspect, struct rq_thread **asked);
 void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out);

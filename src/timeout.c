@@ -304,12 +304,18 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 	return 0;
 }
 
+/* Our view of our lock, for detectors that reach us (they may not read it). */
+static void publish_view(struct rq_attempt *w)
+{
+	if (w->published)
+		rq_wait_observe(w->self, w->lock);
+}
+
 /* A detector asked for our view (rq_wait_ask()): refresh it now. */
 static __attribute__((noinline)) void answer_ask(struct rq_attempt *w)
 {
 	atomic_store_explicit(&w->self->view.ask, 0, memory_order_relaxed);
-	if (w->published)
-		rq_wait_observe(w->self, w->lock);
+	publish_view(w);
 }
 
 /* Our check asked for a view: check again once it is answered. */
@@ -341,10 +347,7 @@ int rq_wait_poll(struct rq_attempt *w)
 		rq_cpu_relax();
 		return 0;
 	}
-	/* Our view of our lock, for detectors that reach us (they may not
-	 * read it), then the first poll's checks at once, before any
-	 * spinning. */
-	if (w->published)
-		rq_wait_observe(w->self, w->lock);
+	/* Then the first poll's checks at once, before any spinning. */
+	publish_view(w);
 	return spin ? poll_clock(w) : run_checks(w);
 }
