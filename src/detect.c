@@ -242,6 +242,7 @@ struct rq_link {
 	struct rq_thread *t;
 	rqspinlock_t *waits; /* lock it waits for (NULL: not waiting) */
 	uint64_t seen;       /* its view of the lock it waits for (waiter_view()) */
+	const _Atomic uint64_t *view; /* where seen was read (its record's view line) */
 	uint32_t gen;        /* wait generation when read */
 	uint32_t depth;      /* held-table depth when read (rq_held_depth_acquire()) */
 	uint32_t widx;       /* held index of the waiting context's entry */
@@ -271,7 +272,8 @@ static void read_wait(struct rq_link *l)
 	l->waits = wait_lock(t, nw - 1);
 	/* acquire: a re-read of the generation after it (chain_still_valid())
 	 * is not satisfied early, as in a seqlock's read side */
-	l->seen = atomic_load_explicit(&t->view.seen[nw - 1], memory_order_acquire);
+	l->view = &t->view.seen[nw - 1];
+	l->seen = atomic_load_explicit(l->view, memory_order_acquire);
 	if (!wait_entry_live(t, l->waits, l->widx))
 		l->waits = NULL;
 }
@@ -724,7 +726,7 @@ static int report_cycle(const struct rq_link *path, uint32_t hop, struct rq_cycl
 }
 
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
-                   uint64_t *suspect, struct rq_thread **asked)
+                   uint64_t *suspect, struct rq_stale_view *stale)
 {
 	struct rq_link path[RQ_MAX_CHAIN];
 	struct rq_lockview want = own_view(lock);
@@ -735,13 +737,13 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
 		struct rq_link *l = &path[hop];
 
 		if (!find_waiting_holder(&want, l)) {
-			/* A view older than its owner's wait: ask its waiter
-			 * (the previous link) for a fresh one, and look
-			 * again once it has answered. */
-			if (want.uncertified) {
-				*asked = path[hop - 1].t;
-				rq_wait_ask(*asked);
-			}
+			/* A view older than its owner's wait: look again
+			 * once its waiter (the previous link) has a fresh one. */
+			if (want.uncertified)
+				*stale = (struct rq_stale_view){.t = path[hop - 1].t,
+				                                .seen = path[hop - 1].view,
+				                                .was = path[hop - 1].seen,
+				                                .gen = path[hop - 1].gen};
 			return 0;
 		}
 		if (l->t == self) {

@@ -44,14 +44,31 @@ static inline bool rq_can_deadlock(uint32_t held_idx)
 /* -EDEADLK when @self (its entry for @lock at @held_idx) already holds @lock
  * or an interrupted context of it waits for it; else 0. */
 int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx);
+/*
+ * A view a cycle check could not believe: it predates the wait of the owner
+ * it names, or the waiter has not looked yet (detect.c, view_certifies()).
+ * The check is worth repeating as soon as it changes.
+ */
+struct rq_stale_view {
+	struct rq_thread *t;          /* the waiter (NULL: no such view) */
+	const _Atomic uint64_t *seen; /* its view (registry memory) */
+	uint64_t was;                 /* what the view showed */
+	uint32_t gen;                 /* the waiter's wait generation then */
+};
+/* Has @s changed since the check (a fresh view, or the waiter moved on)? */
+static inline bool rq_view_changed(const struct rq_stale_view *s)
+{
+	/* relaxed: a hint to check again; the check reads both again in order */
+	return atomic_load_explicit(s->seen, memory_order_relaxed) != s->was ||
+	       atomic_load_explicit(&s->t->wr.gen, memory_order_relaxed) != s->gen;
+}
 /* -EDEADLK (and @out filled) when @self's wait for @lock closes a cycle.
  * @suspect: kept by the caller between checks of one wait (0 at its start).
- * *@asked: set to the thread asked for a fresh view (rq_wait_ask()) when a
- * link could not be believed yet because the view that shows it predates
- * its owner's wait (check again once its ask flag is clear); untouched
- * otherwise (the caller clears it before every check). */
+ * *@stale: set when a link could not be believed yet for a stale view
+ * (struct rq_stale_view); untouched otherwise (the caller clears it before
+ * every check). */
 int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *out,
-                   uint64_t *suspect, struct rq_thread **asked);
+                   uint64_t *suspect, struct rq_stale_view *stale);
 void rq_snapshot_thread(const struct rq_thread *t, struct rqspinlock_thread_info *out);
 
 #endif /* RQ_DETECT_H */

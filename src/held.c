@@ -146,24 +146,30 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx)
  * current one shows the lock taken by the owner after the owner started
  * its current wait (detect.c, view_certifies()).
  */
-void rq_wait_observe(struct rq_thread *t, rqspinlock_t *lock)
+const struct rq_thread *rq_wait_observe(struct rq_thread *t, rqspinlock_t *lock, uint32_t *gen)
 {
 	uint32_t nw = atomic_load_explicit(&t->wr.nwait, memory_order_relaxed);
-	uint32_t val = rq_word_load_relaxed(&lock->val), gen = 0;
+	uint32_t val = rq_word_load_relaxed(&lock->val);
 	uint32_t owner = rq_slot_of_owner(val & RQ_LOCKED_MASK);
+	const struct rq_thread *named = NULL;
 	uint64_t view;
 
+	*gen = 0;
 	if (nw == 0 || nw > RQ_NR_WAIT)
-		return;
+		return NULL;
 	if (owner != RQ_NO_SLOT) {
+		named = rq_thread_at(owner);
 		/* acquire: see above; pairs with rq_wait_bump_gen()'s release */
-		gen = atomic_load_explicit(&rq_thread_at(owner)->wr.gen, memory_order_acquire);
+		*gen = atomic_load_explicit(&named->wr.gen, memory_order_acquire);
 		val = rq_word_load_relaxed(&lock->val);
-		if (rq_slot_of_owner(val & RQ_LOCKED_MASK) != owner)
-			gen = 0;
+		if (rq_slot_of_owner(val & RQ_LOCKED_MASK) != owner) {
+			*gen = 0;
+			named = NULL;
+		}
 	}
-	view = (uint64_t)gen << 32 | val;
+	view = (uint64_t)*gen << 32 | val;
 	/* Stored only when it changes: a long wait writes its line rarely. */
 	if (atomic_load_explicit(&t->view.seen[nw - 1], memory_order_relaxed) != view)
 		atomic_store_explicit(&t->view.seen[nw - 1], view, memory_order_relaxed);
+	return named;
 }

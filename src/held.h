@@ -197,9 +197,11 @@ void rq_wait_push(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx);
  * The current (innermost) wait, for @lock, looks at its lock word and
  * publishes what it sees in its view (struct rq_waitview), for detectors
  * that follow the waits-for chain through this thread. Called by the
- * waiting loops' polls (timeout.c) only, with their own lock.
+ * waiting loops' polls (timeout.c) only, with their own lock. Returns the
+ * owner the word names, with its wait generation in *@gen (the view stays
+ * certified while that generation does); NULL (and 0) if it names none.
  */
-void rq_wait_observe(struct rq_thread *t, rqspinlock_t *lock);
+const struct rq_thread *rq_wait_observe(struct rq_thread *t, rqspinlock_t *lock, uint32_t *gen);
 /* A detector asks @t for a fresh view (relaxed: the detector waits for the
  * view itself to change, and a request seen late costs only time). */
 static inline void rq_wait_ask(struct rq_thread *t)

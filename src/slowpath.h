@@ -63,8 +63,12 @@ struct rq_attempt {
 	};
 	struct {                         /* detection */
 		uint64_t suspect;        /* cycle awaiting confirmation (rq_check_cycle) */
-		uint32_t rechecks;       /* spins left to wait for an asked view */
-		struct rq_thread *asked; /* check again once it answered (rq_check_cycle) */
+		uint32_t rechecks;           /* spins left to wait for a fresh view */
+		struct rq_stale_view stale;  /* check again once it changes (rq_check_cycle) */
+		/* the owner our view names, and its generation in the view:
+		 * the view is refreshed when that generation moves */
+		const struct rq_thread *watch;
+		uint32_t watch_gen;
 		struct rq_cycle cycle;   /* filled when detection fires */
 	};
 };
@@ -77,7 +81,8 @@ static inline void rq_attempt_init(struct rq_attempt *w, struct rq_thread *t, rq
 	w->self = t;
 	w->held_idx = held_idx;
 	w->published = false;
-	w->asked = NULL; /* kept across the attempt's wait phases */
+	w->stale.t = NULL; /* kept across the attempt's wait phases */
+	w->watch = NULL;
 	w->cycle.event = 0;
 	w->cycle.n = 0;
 	w->cycle.owner = (struct rqspinlock_owner_info){0};

@@ -77,6 +77,7 @@
  * waiting for answers (a preempted peer answers nothing).
  */
 #define RQ_ASK_SPINS 4096u
+#define RQ_ASK_AFTER 16u
 
 void rq_wait_start(struct rq_attempt *w, uint32_t mask, uint32_t timeouts)
 {
@@ -234,7 +235,7 @@ static int run_checks(struct rq_attempt *w)
 {
 	int err;
 
-	w->asked = NULL;
+	w->stale.t = NULL;
 	/* Freed meanwhile? Then there is nothing to detect. */
 	if (!(rq_word_load_relaxed(&w->lock->val) & w->mask))
 		return 0;
@@ -248,7 +249,7 @@ static int run_checks(struct rq_attempt *w)
 	/* Invisible to others: cannot be in a cycle. */
 	if (w->self->slot == RQ_NO_SLOT)
 		return 0;
-	return rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect, &w->asked);
+	return rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect, &w->stale);
 }
 
 static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
@@ -304,11 +305,27 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 	return 0;
 }
 
-/* Our view of our lock, for detectors that reach us (they may not read it). */
+/*
+ * Our view of our lock, for detectors that reach us (they may not read it).
+ * Only a wait that holds locks can link a cycle (rq_can_deadlock()): a
+ * detector follows no other wait's view.
+ */
 static void publish_view(struct rq_attempt *w)
 {
-	if (w->published)
-		rq_wait_observe(w->self, w->lock);
+	if (w->published && rq_can_deadlock(w->held_idx))
+		w->watch = rq_wait_observe(w->self, w->lock, &w->watch_gen);
+}
+
+/*
+ * Has the owner our view names entered another state since we looked (a
+ * new wait: the view no longer certifies it)? The detector that closes a
+ * cycle through us is usually that owner, just after it began to wait:
+ * a fresh view before its first check spares it asking us (rq_wait_ask()).
+ */
+static inline bool view_outdated(const struct rq_attempt *w)
+{
+	/* relaxed: rq_wait_observe() reads the generation again, with acquire */
+	return w->watch && atomic_load_explicit(&w->watch->wr.gen, memory_order_relaxed) != w->watch_gen;
 }
 
 /* A detector asked for our view (rq_wait_ask()): refresh it now. */
@@ -318,15 +335,23 @@ static __attribute__((noinline)) void answer_ask(struct rq_attempt *w)
 	publish_view(w);
 }
 
-/* Our check asked for a view: check again once it is answered. */
+/*
+ * Our check stopped at a stale view: check again once it changes. Its
+ * waiter refreshes it by itself when the owner it names begins a new wait
+ * (view_outdated()), the usual case: the owner is us, and we just began.
+ * Otherwise (its word names no owner, or it has not looked yet) we ask
+ * for a fresh one after RQ_ASK_AFTER spins.
+ */
 static __attribute__((noinline)) int await_answer(struct rq_attempt *w)
 {
 	if (!w->rechecks--) {
-		w->asked = NULL; /* out of patience: the checks of every 1 ms */
+		w->stale.t = NULL; /* out of patience: the checks of every 1 ms */
 		return 0;
 	}
-	if (!atomic_load_explicit(&w->asked->view.ask, memory_order_relaxed))
+	if (rq_view_changed(&w->stale))
 		return run_checks(w);
+	if (RQ_ASK_SPINS - w->rechecks == RQ_ASK_AFTER)
+		rq_wait_ask(w->stale.t);
 	/* The peer may be waiting for our CPU. */
 	if (w->rechecks % RQ_POLL_SPINS == 0)
 		rq_yield();
@@ -339,7 +364,9 @@ int rq_wait_poll(struct rq_attempt *w)
 
 	if (unlikely(atomic_load_explicit(&w->self->view.ask, memory_order_relaxed)))
 		answer_ask(w);
-	if (unlikely(w->asked != NULL)) {
+	else if (unlikely(view_outdated(w)))
+		publish_view(w);
+	if (unlikely(w->stale.t != NULL)) {
 		rq_cpu_relax();
 		return await_answer(w);
 	}
