@@ -240,13 +240,13 @@ int rq_check_aa(struct rq_thread *self, rqspinlock_t *lock, uint32_t held_idx)
 /* What a thread is doing, as far as the waits-for chain cares. */
 struct rq_link {
 	struct rq_thread *t;
-	rqspinlock_t *waits; /* lock it waits for (NULL: not waiting) */
-	uint64_t seen;       /* its view of the lock it waits for (waiter_view()) */
+	rqspinlock_t *waits;          /* lock it waits for (NULL: not waiting) */
+	uint64_t seen;                /* its view of the lock it waits for (waiter_view()) */
 	const _Atomic uint64_t *view; /* where seen was read (its record's view line) */
-	uint32_t gen;        /* wait generation when read */
-	uint32_t depth;      /* held-table depth when read (rq_held_depth_acquire()) */
-	uint32_t widx;       /* held index of the waiting context's entry */
-	bool frozen;         /* holds it through a tagged entry (frozen_culprit()) */
+	uint32_t gen;                 /* wait generation when read */
+	uint32_t depth;               /* held-table depth when read (rq_held_depth_acquire()) */
+	uint32_t widx;                /* held index of the waiting context's entry */
+	bool frozen;                  /* holds it through a tagged entry (frozen_culprit()) */
 };
 
 /*

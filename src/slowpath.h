@@ -61,15 +61,15 @@ struct rq_attempt {
 		struct rq_sched first; /* owner accounting: first read (tid 0: none) */
 		struct rq_sched base;  /* owner accounting: read at the last check */
 	};
-	struct {                         /* detection */
-		uint64_t suspect;        /* cycle awaiting confirmation (rq_check_cycle) */
-		uint32_t rechecks;           /* spins left to wait for a fresh view */
-		struct rq_stale_view stale;  /* check again once it changes (rq_check_cycle) */
+	struct {                            /* detection */
+		uint64_t suspect;           /* cycle awaiting confirmation (rq_check_cycle) */
+		uint32_t rechecks;          /* spins left to wait for a fresh view */
+		struct rq_stale_view stale; /* check again once it changes (rq_check_cycle) */
 		/* the owner our view names, and its generation in the view:
 		 * the view is refreshed when that generation moves */
 		const struct rq_thread *watch;
 		uint32_t watch_gen;
-		struct rq_cycle cycle;   /* filled when detection fires */
+		struct rq_cycle cycle; /* filled when detection fires */
 	};
 };
 

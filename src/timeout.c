@@ -68,13 +68,14 @@
 #define RQ_GRACES         1u
 #define RQ_SLEEP_AFTER_NS 2000000ull
 /*
- * A cycle check that stopped at a view older than its owner's wait asks
- * that view's waiter for a fresh one (rq_wait_ask(); the waiter answers at
- * its next spin) and checks again as soon as the answer is there, instead
- * of a millisecond later: an ABBA's second waiter finds its peer's view of
- * the lock it holds made before it began to wait, and would otherwise wait
- * a whole check interval. At most this many spins per wait phase are spent
- * waiting for answers (a preempted peer answers nothing).
+ * A cycle check that stopped at a view older than its owner's wait checks
+ * again as soon as that view changes (await_answer()), instead of a
+ * millisecond later: an ABBA's second waiter finds its peer's view of the
+ * lock it holds made before it began to wait, and the peer looks again
+ * when it sees that wait begin (view_outdated()). After RQ_ASK_AFTER spins
+ * without a change it asks the waiter (rq_wait_ask(); answered at its next
+ * spin). At most RQ_ASK_SPINS spins per wait phase are spent waiting for
+ * views (a preempted peer answers nothing).
  */
 #define RQ_ASK_SPINS 4096u
 #define RQ_ASK_AFTER 16u
@@ -325,7 +326,8 @@ static void publish_view(struct rq_attempt *w)
 static inline bool view_outdated(const struct rq_attempt *w)
 {
 	/* relaxed: rq_wait_observe() reads the generation again, with acquire */
-	return w->watch && atomic_load_explicit(&w->watch->wr.gen, memory_order_relaxed) != w->watch_gen;
+	return w->watch &&
+	       atomic_load_explicit(&w->watch->wr.gen, memory_order_relaxed) != w->watch_gen;
 }
 
 /* A detector asked for our view (rq_wait_ask()): refresh it now. */
