@@ -7,7 +7,7 @@
  * Copies in and out are word-wise relaxed atomics; RQMAP_F_LOCK serialises
  * them with the value's embedded rqspinlock.
  */
-#include "internal.h"
+#include "words.h"
 
 #include <rqmap.h>
 #include <rqspinlock.h>

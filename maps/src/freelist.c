@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "freelist.h"
-#include "internal.h"
+#include "readers.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -10,7 +10,9 @@
  */
 #include "freelist.h"
 #include "hash_internal.h"
-#include "internal.h"
+#include "readers.h"
+#include "reclaim.h"
+#include "words.h"
 
 #include <rqmap.h>
 

@@ -6,7 +6,9 @@
  * recycled through the per-thread freelist after a grace period.
  */
 #include "freelist.h"
-#include "internal.h"
+#include "readers.h"
+#include "reclaim.h"
+#include "words.h"
 
 #include <rqmap.h>
 

@@ -3,7 +3,7 @@
  * fork() while other threads hammer a hash map, then the child uses the map
  * (docs/MAPS.md, rule 5). The parent's updaters and reclaim thread spend
  * much of their time inside urcu_memb_synchronize_rcu() and its readers
- * inside read-side sections; without the fork gate (maps/src/rcu.c), fork()
+ * inside read-side sections; without the fork gate (maps/src/fork_gate.c), fork()
  * copied liburcu's grace-period mutex held by one of them, or a reader
  * record inside a section, into the child, whose first grace-period wait
  * (an update helping, the reclaim thread, rqmap_quiesce()) then hung for

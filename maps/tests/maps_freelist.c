@@ -16,7 +16,7 @@
  * path, their home lists are handed out round-robin).
  */
 #include "freelist.h"
-#include "internal.h"
+#include "readers.h"
 #include "testutil.h"
 
 #include <rqmap.h>
