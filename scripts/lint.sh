@@ -45,10 +45,13 @@ awk -v ok="^($own_readers)$" '
 	/lock->val|lock_word\(|named_owner\(|own_view\(/ && fn !~ ok && !/^ \*|^\/\*/ {
 		printf "src/detect.c:%d: %s reads a lock word: only the caller'"'"'s own lock may be read\n", NR, fn; bad = 1 }
 	END { exit bad }' src/detect.c || rc=1
-echo "bpf floors"
-# bpf/: a file includes only headers of its floor or below; the verifier
-# nothing of bpf/src/ (docs/HACKING.md, "bpf/").
+echo "bpf and maps floors"
+# bpf/ and maps/src/: a file includes only headers of its floor or below;
+# the verifier nothing of bpf/src/ (docs/HACKING.md, "bpf/", "maps/").
 scripts/check_bpf_floors.sh || rc=1
+echo "paths"
+# Every file a doc or a comment names exists (scripts/check_paths.py).
+python3 scripts/check_paths.py || rc=1
 echo "atomics"
 # Shipped code (not the tests): each non-relaxed atomic names its order and
 # what it pairs with (scripts/check_atomics.py).
