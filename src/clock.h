@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "thread.h"
+#include "registry.h"
 
 uint64_t rq_now_ns(void);
 /* The timeout in force (res_spin_set_timeout_ns()). */

@@ -17,7 +17,7 @@
  * named owner's wait generation, which certifies that the owner took the
  * lock before it started its current wait (view_certifies()).
  *
- * The locked byte names the owner's registry slot (thread.h, owner ids)
+ * The locked byte names the owner's registry slot (registry.h, owner ids)
  * except for owners it cannot name (RQ_OWNER_ANON). Where it names one,
  * that thread is the owner and no table needs to be believed or searched;
  * where it does not, the tables are the only witness.
@@ -270,9 +270,9 @@ static void read_wait(struct rq_link *l)
 	if (l->depth != l->widx + 1)
 		return;
 	l->waits = wait_lock(t, nw - 1);
+	l->view = &t->view.seen[nw - 1];
 	/* acquire: a re-read of the generation after it (chain_still_valid())
 	 * is not satisfied early, as in a seqlock's read side */
-	l->view = &t->view.seen[nw - 1];
 	l->seen = atomic_load_explicit(l->view, memory_order_acquire);
 	if (!wait_entry_live(t, l->waits, l->widx))
 		l->waits = NULL;

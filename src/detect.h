@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "thread.h"
+#include "registry.h"
 
 /* What a failed acquisition reports (report.c): detection's result. */
 struct rq_cycle {

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "thread.h"
+#include "registry.h"
 
 static struct rq_env rq_env_values;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 5, the test-and-set slow paths and the slow-path mode switch. They
- * use layers 0 to 4, their waits bounded by timeout.c.
+ * Layer 6, the test-and-set slow paths and the slow-path mode switch. They
+ * use layers 0 to 5, their waits bounded by timeout.c.
  *
  * rq_tas_slowpath() is the resilient test-and-set lock (the kernel's
  * resilient_tas_spin_lock, used there under virtualization): spin until the
@@ -68,7 +68,7 @@ int rq_tas_slowpath(struct rq_attempt *w)
 	if (rq_try_steal(&w->lock->val, w->self->held.owner))
 		return 0;
 	rq_wait_publish(w);
-	rq_wait_start(w, ~0u, 2);
+	rq_wait_start(w, ~0u, RQ_PHASE_TAS);
 	return spin_trylock(w->lock, w);
 }
 
@@ -76,7 +76,7 @@ int rq_trylock_fallback(struct rq_attempt *w)
 {
 	rq_stat_inc(w->self, RQ_STAT_NO_NODE);
 	rq_wait_publish(w);
-	rq_wait_start(w, ~0u, 1);
+	rq_wait_start(w, ~0u, RQ_PHASE_TRYLOCK);
 	return spin_trylock(w->lock, w);
 }
 

@@ -7,7 +7,7 @@
  * struct rq_held and the tag bits in held.h) and, on the slow path only,
  * a stack of the locks its nested contexts are waiting for. Other threads
  * read both to find deadlocks (detect.c). The lock word's locked byte names
- * the owner where it can (owner ids, thread.h); the tables say which of a
+ * the owner where it can (owner ids, registry.h); the tables say which of a
  * thread's contexts holds or waits for what, and are the only witness of an
  * anonymous owner.
  */

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "thread.h"
+#include "registry.h"
 
 /*
  * Held-table entries are lock addresses (4-byte aligned) with two tag bits:

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 6, the fast path and the API: lock, trylock, unlock, init,
+ * Layer 7, the fast path and the API: lock, trylock, unlock, init,
  * irqsave. Uses the held-lock table (layer 3) and enters the slow paths
- * (layer 5).
+ * (layer 6, rq_lock_slowpath()).
  *
  * The held-lock entry brackets the whole critical section: it is taken
  * before the fast-path CAS, and the count drops past it only after the

@@ -3,7 +3,7 @@
  * Layer 1, the lock word and the MCS queue (the kernel's qspinlock.h role):
  * one copy of each transition, shared by the resilient slow paths
  * (slowpath.c, fallback.c, shared.c) and the baseline QL (qlock.c). Uses
- * only layer 0 (thread.h: queue nodes live in the per-thread record, tails
+ * only layer 0 (registry.h: queue nodes live in the per-thread record, tails
  * name registry slots). It knows nothing about timeouts, held-lock tables
  * or deadlocks.
  *
@@ -32,7 +32,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "thread.h"
+#include "registry.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "rqspinlock: the byte-wide unlock store assumes a little-endian lock word"

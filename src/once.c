@@ -12,7 +12,7 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include "thread.h"
+#include "registry.h"
 
 bool rq_once_begin(rq_once_t *once)
 {

@@ -10,7 +10,7 @@
 
 #include "rqspinlock/qspinlock.h"
 #include "lockword.h"
-#include "thread.h"
+#include "registry.h"
 
 static void ql_spin_on_word(_Atomic uint32_t *word)
 {

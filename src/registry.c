@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Layer 0, the thread registry: the userspace stand-in for the kernel's
- * per-CPU data. Uses only thread.h (the counters, the environment).
+ * per-CPU data. Uses only registry.h (the counters, the environment).
  *
  * Each thread that touches a lock gets a slot (its struct rq_thread: held
  * table, queue nodes, wait stack, counters) in a static array, so any 14-bit
@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "thread.h"
+#include "registry.h"
 
 static struct rq_thread rq_threads[RQSPINLOCK_MAX_THREADS];
 /* Slots in use are below this; detection scans [0, bound). */
@@ -34,7 +34,7 @@ static _Thread_local struct rq_thread rq_overflow;
 /* Live threads without a slot: their tables are invisible to detectors. */
 static _Atomic uint32_t rq_slotless;
 
-/* Read-only, in .rodata (see thread.h); its slot is neither a registry index nor
+/* Read-only, in .rodata (see registry.h); its slot is neither a registry index nor
  * RQ_NO_SLOT, so nothing counts it as a thread. */
 const struct rq_thread rq_unregistered = {.held = {.cnt = RQ_HELD_OVERFLOW,
                                                    .none_below = RQSPINLOCK_HELD_NONE,

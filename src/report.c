@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 5, failed acquisitions: undo (layer 3), count (layer 0), report
+ * Layer 6, failed acquisitions: undo (layer 3), count (layer 0), report
  * (with detection's snapshots, layer 4).
  *
  * The report hook runs on the failing thread after the attempt has been

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 5, process-shared locks: a lock that other processes may take too,
+ * Layer 6, process-shared locks: a lock that other processes may take too,
  * in shared memory. A queue tail names a thread slot of one process,
  * meaningless in another, so these locks never queue: the lock word carries
  * a mark (RQ_SHARED_MARK, set by res_spin_lock_init_shared() and never
  * cleared by lock or unlock), the fast-path CAS 0 -> locked fails on it, and
  * the slow path's entry diverts every waiter here, to a bounded test-and-set
- * loop. Uses layers 0 to 4, its waits bounded by timeout.c.
+ * loop. Uses layers 0 to 5, its waits bounded by timeout.c.
  *
  * Words: (mark, unlocked) = RQ_SHARED_MARK, (mark, locked) = RQ_SHARED_MARK |
  * RQ_LOCKED_VAL. The pending bit and the tail stay 0. Any other word with
@@ -50,7 +50,7 @@ int rq_shared_slowpath(struct rq_attempt *w)
 	if (rq_shared_trylock(word))
 		return 0;
 	rq_wait_publish(w);
-	rq_wait_start(w, RQ_LOCKED_MASK, 2);
+	rq_wait_start(w, RQ_LOCKED_MASK, RQ_PHASE_SHARED);
 	for (;;) {
 		if (rq_word_load_relaxed(word) == RQ_SHARED_MARK) {
 			if (shared_try_word(word, RQ_SHARED_MARK))

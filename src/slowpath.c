@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 5, the resilient queued slow path: the pending waiter, the MCS
- * queue, recovery. Uses layers 0 to 4, its waits bounded by timeout.c.
+ * Layer 6, the resilient queued slow path: the pending waiter, the MCS
+ * queue, recovery. Uses layers 0 to 5, its waits bounded by timeout.c.
  *
  * Lock word as (tail, pending, locked); '*' is any value, 'n' our tail.
  * docs/DESIGN.md section 3 has the full diagram.
@@ -26,7 +26,7 @@
  *    timeout it tears the queue down in FIFO order; on a deadlock it hands
  *    the queue to its successor. With no successor it resets the tail;
  *  - non-head waiters: normally the head signals them, but each also has a
- *    deadline of its own (RQ_QUEUED_TIMEOUTS), runs the deadlock checks, and
+ *    deadline of its own (RQ_PHASE_QUEUED), runs the deadlock checks, and
  *    leaves by itself when its predecessor never signals (frozen by signal
  *    handlers, jumped out, forked away): it marks its node GONE, so that a
  *    late signal cannot land, and leaves like a head that failed. One told
@@ -52,11 +52,6 @@ static uint32_t rq_verdict(int err)
 
 /* 1: we must queue; 0: we own the lock; <0: error. */
 enum { RQ_GO_QUEUE = 1 };
-
-/* A non-head waiter's own deadline, in timeouts from when it queued: longer
- * than the head's two, so that normally the head fails first and tears the
- * queue down in order. */
-#define RQ_QUEUED_TIMEOUTS 3
 
 /* Spins a waiter that holds no other lock watches its owner before it sets
  * up a bounded wait: one poll interval of rq_wait_poll(). */
@@ -98,7 +93,7 @@ static int pending_wait(struct rq_thread *t, rqspinlock_t *lock, uint32_t val, s
 	if (val & RQ_LOCKED_MASK) {
 		int err = 0;
 
-		rq_wait_start(w, RQ_LOCKED_MASK, 1);
+		rq_wait_start(w, RQ_LOCKED_MASK, RQ_PHASE_PENDING);
 		/* relaxed: see spin_while_locked() */
 		while ((val = rq_word_load_relaxed(word)) & RQ_LOCKED_MASK) {
 			err = rq_wait_poll(w);
@@ -127,7 +122,7 @@ static int head_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_qnode *n
 	int pending = 0, claim, err;
 	uint32_t val;
 
-	rq_wait_start(w, RQ_LOCKED_PENDING_MASK, 2);
+	rq_wait_start(w, RQ_LOCKED_PENDING_MASK, RQ_PHASE_HEAD);
 	rq_wait_note(t, RQ_NOTE_HEAD, true);
 	for (;;) {
 		val = rq_word_load_relaxed(word); /* see spin_while_locked() */
@@ -175,7 +170,7 @@ static uint32_t queued_wait(struct rq_qnode *node, struct rq_attempt *w, int *er
 	                RQ_NODE_WAIT,
 	         st;
 
-	rq_wait_start(w, ~0u, RQ_QUEUED_TIMEOUTS);
+	rq_wait_start(w, ~0u, RQ_PHASE_QUEUED);
 	w->queued = true;
 	w->spin = 1; /* the checks ran just before we queued */
 	while ((st = rq_node_state(node)) == mine) {
@@ -255,7 +250,7 @@ static int queue_wait(struct rq_thread *t, rqspinlock_t *lock, struct rq_attempt
 		goto release;
 	/* Before queueing: look for a deadlock (AA and cycles) once. */
 	if (rq_can_deadlock(w->held_idx)) {
-		rq_wait_start(w, ~0u, 1);
+		rq_wait_start(w, ~0u, RQ_PHASE_CHECK);
 		err = rq_wait_poll(w);
 		if (err)
 			goto release;

@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "thread.h"
+#include "registry.h"
 
 /*
  * Counters only grow: a slot's are written by the thread in the slot alone

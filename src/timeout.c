@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 5, one attempt's bounded wait: the timeout, the periodic deadlock
+ * Layer 5 (timeout.h), one attempt's bounded wait: the timeout, the periodic deadlock
  * checks and yielding. Uses layers 0 to 4: the clock and the scheduler
  * accounting (2) and detection (4) for the checks and the owner.
  *
@@ -58,7 +58,7 @@
 #include "clock.h"
 #include "detect.h"
 #include "lockword.h"
-#include "slowpath.h"
+#include "timeout.h"
 
 #define RQ_POLL_SPINS        64u
 #define RQ_CHECK_INTERVAL_NS 1000000ull

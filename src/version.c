@@ -6,7 +6,7 @@
  */
 #include <rqspinlock.h>
 
-#include "thread.h"
+#include "registry.h"
 
 RQ_EXPORT const char *rqspinlock_version(void)
 {

@@ -16,7 +16,7 @@
 
 #include "parsecheck.h"
 #include "testutil.h"
-#include "thread.h"
+#include "registry.h"
 
 static void check_slots(const char *s)
 {

@@ -7,17 +7,19 @@
  * (env.c). Uses nothing of the library above it; every other layer uses it.
  *
  * Layers (docs/DESIGN.md, "Source layout"), each using only those below:
- *   0 thread.h      per-thread record, registry, counters, environment
+ *   0 registry.h    per-thread record, registry, counters, environment
  *   1 lockword.h    lock word and MCS queue; qlock.c (QL) on it alone
  *   2 clock.h       clock, timeout settings, scheduler accounting
  *   3 held.h        held-lock table and wait record
  *   4 detect.h      AA, ABBA and cycle detection; the owner for a deadline,
  *                   and the clear of an orphaned pending bit
- *   5 slowpath.h    one attempt's bounded wait, the slow paths, failures
- *   6 lock.c        fast path and API
+ *   5 timeout.h     one attempt's context and its bounded waits
+ *   6 slowpath.h    the slow paths (queued, test-and-set, process-shared),
+ *                   the choice among them, failures
+ *   7 lock.c        fast path and API
  */
-#ifndef RQ_THREAD_H
-#define RQ_THREAD_H
+#ifndef RQ_REGISTRY_H
+#define RQ_REGISTRY_H
 
 #include <pthread.h>
 #include <signal.h>
@@ -304,4 +306,4 @@ int rq_env_parse_slots(const char *s, uint32_t *slots);
 int rq_env_parse_mode(const char *s, enum rqspinlock_mode *mode);
 int rq_env_parse_report(const char *s, bool *on);
 
-#endif /* RQ_THREAD_H */
+#endif /* RQ_REGISTRY_H */
