@@ -339,7 +339,7 @@ inline check_aa() {
 		/* the rule for an anonymous owner (src/detect.c), here applied
 		 * to every owner: an entry tagged ACQUIRING or RELEASING (a
 		 * context we interrupted) counts while the lock is taken;
-		 * RELEASING gives a false AA (docs/MODEL.md, finding 2) */
+		 * RELEASING gives a false AA (docs/MODEL.md, rule 2 of "Rules of the C code that the model found") */
 		:: LOCKOF(HE(t, i)) == L && HE(t, i) != L && LK(W[L]) -> SETERR(EDEADLK)
 #elif !defined(C_AA_EXACT) && defined(TAGGED_FAST_PATH)
 		/* a tagged entry counts while the locked byte names us */
@@ -366,7 +366,7 @@ inline check_aa() {
 }
 
 #ifdef C_READ_WAIT
-/* src/held.c before wait_entry_live (finding 3): depth and wait stack only */
+/* src/detect.c without wait_entry_live (docs/MODEL.md, rule 3): depth and wait stack only */
 #define WAIT_ENTRY_OK(s, wi) true
 #else
 /* fix: the waiting context's own entry must still be there, tagged
