@@ -172,6 +172,8 @@ static int reloc_ld_imm64(struct linker *l, size_t at, const struct rqbpf_sym *s
 		                 sym->name[0] ? sym->name : "?",
 		                 sym->shndx < l->obj->sec_cnt ? l->obj->secs[sym->shndx].name
 		                                              : "(reserved index)");
+	if (l->obj->maps[map].unsupported[0])
+		return link_fail(l, at, -ENOTSUP, "%s", l->obj->maps[map].unsupported);
 	if (!l->obj->maps[map].desc.global_data) {
 		insn[0].src_reg = BPF_PSEUDO_MAP_FD;
 		insn[0].imm = map;
