@@ -13,7 +13,8 @@
 /* The map kinds: one row each, its ops in its own file (map_<kind>.c). */
 #define RQBPF_MAP_KINDS(X)                                                                         \
 	X(array)                                                                                   \
-	X(hash)
+	X(hash)                                                                                    \
+	X(ringbuf)
 
 #define DECLARE_KIND(kind) extern const struct rqbpf_map_ops rqbpf_##kind##_map_ops;
 RQBPF_MAP_KINDS(DECLARE_KIND)

@@ -89,6 +89,10 @@ struct rqbpf_prog {
 	 * program only when it loads it). */
 	int link_ret;
 	struct rqbpf_error link_err;
+	/* link_ret is only that the program uses a map rqbpf cannot create
+	 * (rqbpf_map.unsupported): it is linked in full, and the verifier
+	 * gives its verdict on it, but it does not load. */
+	bool verifiable;
 	bool autoload;
 	bool loaded;
 };
