@@ -52,6 +52,12 @@
 	  RQBPF_PROG_ANY, LOCK, NONE, NONE, NONE, NONE)                                            \
 	X(HELPER, BPF_FUNC_spin_unlock, spin_unlock, VOID, SPIN_UNLOCK, 1,                         \
 	  RQBPF_PROG_ANY, LOCK, NONE, NONE, NONE, NONE)                                            \
+	X(HELPER, BPF_FUNC_map_push_elem, map_push_elem, INTEGER, NONE, 0,                         \
+	  RQBPF_PROG_ANY, MAP, MAP_VALUE, ANYTHING, NONE, NONE)                                    \
+	X(HELPER, BPF_FUNC_map_pop_elem, map_pop_elem, INTEGER, NONE, 0,                           \
+	  RQBPF_PROG_ANY, MAP, MAP_VALUE_UNINIT, NONE, NONE, NONE)                                 \
+	X(HELPER, BPF_FUNC_map_peek_elem, map_peek_elem, INTEGER, NONE, 0,                         \
+	  RQBPF_PROG_ANY, MAP, MAP_VALUE_UNINIT, NONE, NONE, NONE)                                 \
 	X(HELPER, BPF_FUNC_ringbuf_output, ringbuf_output, INTEGER, NONE, 0,                       \
 	  RQBPF_PROG_ANY, MAP, MEM, SIZE_OR_ZERO, ANYTHING, NONE)                                  \
 	X(HELPER, BPF_FUNC_ringbuf_reserve, ringbuf_reserve, RINGBUF_MEM_OR_NULL, NONE, 0,         \
@@ -105,6 +111,8 @@ enum rqbpf_call_arg {
 	RQBPF_ARG_ALLOC_SIZE,
 	/* a record bpf_ringbuf_reserve returned, which the call releases */
 	RQBPF_ARG_RINGBUF_MEM,
+	/* value_size bytes the call writes (stack, initialised or not; a map value) */
+	RQBPF_ARG_MAP_VALUE_UNINIT,
 };
 
 /* What R0 holds after the call. */

@@ -174,7 +174,11 @@ int rqbpf_map_get_info(const struct rqbpf_map *map, struct rqbpf_map_info *info)
 
 /**
  * @brief Copy the value at @p key into @p value (value_size bytes).
- * Needs a loaded object. @return 0, -ENOENT, -EINVAL, -EPERM (not loaded).
+ * Needs a loaded object. A queue or a stack (key NULL) peeks: its oldest
+ * or newest value; update pushes (BPF_EXIST: overwrite the oldest when
+ * full, else -E2BIG); delete and get_next_key return -EINVAL, as in the
+ * kernel. A ring buffer has none of these: -ENOTSUP.
+ * @return 0, -ENOENT, -EINVAL, -EPERM (not loaded).
  */
 int rqbpf_map_lookup(struct rqbpf_map *map, const void *key, void *value);
 /** @brief Set @p key to @p value; @p flags BPF_ANY/BPF_NOEXIST/BPF_EXIST,
@@ -184,6 +188,13 @@ int rqbpf_map_lookup(struct rqbpf_map *map, const void *key, void *value);
  *  BPF_F_LOCK without a bpf_spin_lock in the value: a bpf_res_spin_lock
  *  does not serve, as in the kernel), -EPERM. */
 int rqbpf_map_update(struct rqbpf_map *map, const void *key, const void *value, uint64_t flags);
+/**
+ * @brief Copy the value at @p key into @p value and remove it: for a queue
+ * or a stack (key NULL, as their other calls take), pop the oldest or the
+ * newest value. @return 0, -ENOENT (empty: @p value zeroed), -EBUSY (the
+ * map's lock failed), -ENOTSUP (another map type), -EINVAL, -EPERM.
+ */
+int rqbpf_map_lookup_and_delete(struct rqbpf_map *map, const void *key, void *value);
 /** @brief Delete @p key. @return 0, -ENOENT, -EINVAL (arrays cannot delete), -EPERM. */
 int rqbpf_map_delete(struct rqbpf_map *map, const void *key);
 /**

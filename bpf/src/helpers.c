@@ -347,6 +347,42 @@ int rqbpf_call_map_delete_elem(struct rqbpf_run *r, uint64_t *reg)
 	return map_helper(r, BPF_FUNC_map_delete_elem, reg);
 }
 
+/* bpf_map_push_elem(map, value, flags), bpf_map_pop_elem(map, value),
+ * bpf_map_peek_elem(map, value) on a queue or a stack: the map's result. */
+static int queue_helper(struct rqbpf_run *r, uint64_t *reg, int32_t id, const char *who)
+{
+	struct rqbpf_map *m = map_arg(r, reg[BPF_REG_1]);
+	void *value;
+
+	if (!m || !m->kind || !m->ops->push)
+		return rqbpf_fault(r, "%s: R1 is not a queue or stack map", who);
+	value = rqbpf_mem(r, reg[BPF_REG_2], m->desc.value_size, id != BPF_FUNC_map_push_elem);
+	if (!value)
+		return rqbpf_fault(r, "%s: value outside the program's memory", who);
+	if (id == BPF_FUNC_map_push_elem)
+		reg[BPF_REG_0] = (uint64_t)(int64_t)m->ops->push(m, value, reg[BPF_REG_3]);
+	else if (id == BPF_FUNC_map_pop_elem)
+		reg[BPF_REG_0] = (uint64_t)(int64_t)m->ops->pop(m, value);
+	else
+		reg[BPF_REG_0] = (uint64_t)(int64_t)m->ops->peek(m, value);
+	return 0;
+}
+
+int rqbpf_call_map_push_elem(struct rqbpf_run *r, uint64_t *reg)
+{
+	return queue_helper(r, reg, BPF_FUNC_map_push_elem, "map_push_elem");
+}
+
+int rqbpf_call_map_pop_elem(struct rqbpf_run *r, uint64_t *reg)
+{
+	return queue_helper(r, reg, BPF_FUNC_map_pop_elem, "map_pop_elem");
+}
+
+int rqbpf_call_map_peek_elem(struct rqbpf_run *r, uint64_t *reg)
+{
+	return queue_helper(r, reg, BPF_FUNC_map_peek_elem, "map_peek_elem");
+}
+
 /* The ring buffer map in R1, or NULL (a fault). */
 static struct rqbpf_map *ringbuf_arg(struct rqbpf_run *r, uint64_t *reg, const char *who)
 {

@@ -14,7 +14,9 @@
 #define RQBPF_MAP_KINDS(X)                                                                         \
 	X(array)                                                                                   \
 	X(hash)                                                                                    \
-	X(ringbuf)
+	X(ringbuf)                                                                                 \
+	X(queue)                                                                                   \
+	X(stack)
 
 #define DECLARE_KIND(kind) extern const struct rqbpf_map_ops rqbpf_##kind##_map_ops;
 RQBPF_MAP_KINDS(DECLARE_KIND)
@@ -83,9 +85,10 @@ void rqbpf_maps_free(struct rqbpf_object *obj)
 	}
 }
 
+/* A map whose key size is 0 (a queue, a stack) takes a NULL key. */
 static int check(const struct rqbpf_map *m, const void *key)
 {
-	if (!m || !key)
+	if (!m || (!key && m->desc.key_size))
 		return -EINVAL;
 	return m->kind ? 0 : -EPERM;
 }
@@ -143,6 +146,15 @@ int rqbpf_map_update_helper(struct rqbpf_map *m, const void *key, const void *va
 		return ret ? ret : -EINVAL;
 	return f_lock_refused(m, flags) ? f_lock_refused_in_map(m, key, flags)
 	                                : update(m, key, value, flags);
+}
+
+int rqbpf_map_lookup_and_delete(struct rqbpf_map *m, const void *key, void *value)
+{
+	int ret = check(m, key);
+
+	if (ret || !value)
+		return ret ? ret : -EINVAL;
+	return m->ops->pop ? m->ops->pop(m, value) : -ENOTSUP;
 }
 
 int rqbpf_map_delete(struct rqbpf_map *m, const void *key)

@@ -43,6 +43,11 @@ struct rqbpf_map_ops {
 	void *(*reserve)(struct rqbpf_map *m, uint64_t size);
 	void (*commit)(struct rqbpf_map *m, void *rec, uint64_t flags, bool discard);
 	uint64_t (*query)(struct rqbpf_map *m, uint64_t flags);
+	/* A queue's or stack's (map_queue_stack.c; NULL for other kinds), as
+	 * the kernel's map_push_elem/pop_elem/peek_elem: 0 or -errno. */
+	int (*push)(struct rqbpf_map *m, const void *value, uint64_t flags);
+	int (*pop)(struct rqbpf_map *m, void *value);
+	int (*peek)(struct rqbpf_map *m, void *value);
 };
 
 /* The kind of map type @p type (BPF_MAP_TYPE_*), NULL when rqbpf has none. */

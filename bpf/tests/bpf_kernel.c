@@ -90,6 +90,12 @@ static const struct case_ cases[] = {
     {"ringbuf", "positions", 1},
     {"ringbuf", "output_full", 1},
     {"ringbuf", "output_bad_flags", 1},
+    {"queue_stack", "q_fill", 1},
+    {"queue_stack", "q_overwrite", 1},
+    {"queue_stack", "q_drain", 1},
+    {"queue_stack", "s_fill", 1},
+    {"queue_stack", "s_overwrite", 1},
+    {"queue_stack", "s_drain", 1},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -168,9 +174,9 @@ static int compare_object(const char *name, const char *cc)
 
 static void test_kernel_ref(void)
 {
-	static const char *const objs[] = {"conform", "conform_v4", "res_lock",  "irqsave",
-	                                   "counter", "hash",       "spin_lock", "local_irq",
-	                                   "printk",  "ringbuf"};
+	static const char *const objs[] = {"conform", "conform_v4", "res_lock",   "irqsave",
+	                                   "counter", "hash",       "spin_lock",  "local_irq",
+	                                   "printk",  "ringbuf",    "queue_stack"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {

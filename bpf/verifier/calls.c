@@ -101,6 +101,9 @@ static int map_op_args(struct venv *env, struct vstate *st, const struct rqbpf_c
 		case RQBPF_ARG_MAP_VALUE:
 			ret = map_mem_arg(env, st, regno, m->value_size);
 			break;
+		case RQBPF_ARG_MAP_VALUE_UNINIT:
+			ret = mem_check_writable(env, st, regno, (int)m->value_size);
+			break;
 		case RQBPF_ARG_SIZE_OR_ZERO:
 			ret = size_or_zero_arg(env, st, regno);
 			break;

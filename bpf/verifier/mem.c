@@ -365,6 +365,48 @@ int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size
 	}
 }
 
+static void helper_mem_expected(struct venv *env, const struct vreg *reg, int regno)
+{
+	verr(env, env->insn_idx,
+	     "R%d type=%s expected=fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, "
+	     "buf, trusted_ptr_",
+	     regno, vtype_name(reg->type));
+}
+
+/* A helper writes @size bytes at R@regno (bpf_map_pop_elem's value): stack,
+ * initialised or not, which it leaves initialised; a writable map value; a
+ * ring buffer record. */
+int mem_check_writable(struct venv *env, struct vstate *st, int regno, int size)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	struct vframe *f;
+	int off;
+
+	if (reg->type == T_MAP_VALUE || reg->type == T_RINGBUF_MEM) {
+		struct vreg ignored;
+
+		return mem_access(env, st, regno, 0, size, true, &ignored, false);
+	}
+	if (reg->type != T_STACK) {
+		helper_mem_expected(env, reg, regno);
+		return -1;
+	}
+	if (!rng_is_const(&reg->r)) {
+		verr(env, env->insn_idx, "R%d variable stack access prohibited", regno);
+		return -1;
+	}
+	off = reg->off + (int)reg->r.smin;
+	f = st->frame[reg->frameno];
+	if (off < -RQBPF_STACK_SIZE || off + size > 0 || size <= 0) {
+		verr(env, env->insn_idx, "invalid write to stack R%d off=%d size=%d", regno, off,
+		     size);
+		return -1;
+	}
+	mem_note_stack(env, f, off);
+	stack_write_bytes(f, off, off + size, S_MISC);
+	return 0;
+}
+
 /* A helper reads @size bytes at R@regno: initialised stack or map value. */
 int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 {
@@ -375,11 +417,7 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 	if (reg->type == T_RINGBUF_MEM)
 		return region_bounds(env, reg, regno, 0, size, reg->mem_size);
 	if (reg->type != T_STACK) {
-		verr(
-		    env, env->insn_idx,
-		    "R%d type=%s expected=fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, "
-		    "buf, trusted_ptr_",
-		    regno, vtype_name(reg->type));
+		helper_mem_expected(env, reg, regno);
 		return -1;
 	}
 	if (!rng_is_const(&reg->r)) {

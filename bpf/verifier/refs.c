@@ -5,8 +5,8 @@
  * must release on every path, with bpf_ringbuf_submit() or
  * bpf_ringbuf_discard(); its NULL check drops it on the NULL side. And
  * which map types each helper takes (the kernel's
- * check_map_func_compatibility()), since the ring buffer's helpers take
- * only ring buffers and a ring buffer takes only them.
+ * check_map_func_compatibility()): the ring buffer's and the queue's
+ * helpers take only their maps, and those maps only their helpers.
  */
 #include "vstate.h"
 
@@ -107,8 +107,19 @@ static bool is_ringbuf_helper(int32_t id)
 	       id == BPF_FUNC_ringbuf_query;
 }
 
+static bool is_queue_helper(int32_t id)
+{
+	return id == BPF_FUNC_map_push_elem || id == BPF_FUNC_map_pop_elem ||
+	       id == BPF_FUNC_map_peek_elem;
+}
+
+static bool is_queue_map(uint32_t type)
+{
+	return type == BPF_MAP_TYPE_QUEUE || type == BPF_MAP_TYPE_STACK;
+}
+
 /* The helper @p c may take map @p m (after its arguments' checks, as the
- * kernel checks it). */
+ * kernel checks it): the map type's helpers, then the helper's map types. */
 int map_func_compatible(struct venv *env, const struct rqbpf_map_desc *m,
                         const struct rqbpf_call *c)
 {
@@ -118,8 +129,14 @@ int map_func_compatible(struct venv *env, const struct rqbpf_map_desc *m,
 		return 0;
 	if (m->type == BPF_MAP_TYPE_RINGBUF)
 		ok = is_ringbuf_helper(c->id);
+	else if (is_queue_map(m->type))
+		ok = is_queue_helper(c->id);
 	if (is_ringbuf_helper(c->id))
 		ok = ok && m->type == BPF_MAP_TYPE_RINGBUF;
+	else if (c->id == BPF_FUNC_map_pop_elem)
+		ok = ok && is_queue_map(m->type);
+	else if (is_queue_helper(c->id))
+		ok = ok && (is_queue_map(m->type) || m->type == BPF_MAP_TYPE_BLOOM_FILTER);
 	if (ok)
 		return 0;
 	verr(env, env->insn_idx, "cannot pass map_type %u into func %s#%d", m->type, c->name,
