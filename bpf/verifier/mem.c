@@ -373,6 +373,28 @@ static void helper_mem_expected(struct venv *env, const struct vreg *reg, int re
 	     regno, vtype_name(reg->type));
 }
 
+/* The constant stack offset (*@p off, in frame *@p f) of the @p size bytes a
+ * helper reads or writes at R@p regno, inside the stack; -1 after an error. */
+static int helper_stack_range(struct venv *env, struct vstate *st, int regno, int size, bool write,
+                              int *off, struct vframe **f)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+
+	if (!rng_is_const(&reg->r)) {
+		verr(env, env->insn_idx, "R%d variable stack access prohibited", regno);
+		return -1;
+	}
+	*off = reg->off + (int)reg->r.smin;
+	*f = st->frame[reg->frameno];
+	if (*off < -RQBPF_STACK_SIZE || *off + size > 0 || size <= 0) {
+		verr(env, env->insn_idx, "invalid%s stack R%d off=%d size=%d", dir_str(write),
+		     regno, *off, size);
+		return -1;
+	}
+	mem_note_stack(env, *f, *off);
+	return 0;
+}
+
 /* A helper writes @size bytes at R@regno (bpf_map_pop_elem's value): stack,
  * initialised or not, which it leaves initialised; a writable map value; a
  * ring buffer record. */
@@ -391,18 +413,8 @@ int mem_check_writable(struct venv *env, struct vstate *st, int regno, int size)
 		helper_mem_expected(env, reg, regno);
 		return -1;
 	}
-	if (!rng_is_const(&reg->r)) {
-		verr(env, env->insn_idx, "R%d variable stack access prohibited", regno);
+	if (helper_stack_range(env, st, regno, size, true, &off, &f))
 		return -1;
-	}
-	off = reg->off + (int)reg->r.smin;
-	f = st->frame[reg->frameno];
-	if (off < -RQBPF_STACK_SIZE || off + size > 0 || size <= 0) {
-		verr(env, env->insn_idx, "invalid write to stack R%d off=%d size=%d", regno, off,
-		     size);
-		return -1;
-	}
-	mem_note_stack(env, f, off);
 	stack_write_bytes(f, off, off + size, S_MISC);
 	return 0;
 }
@@ -411,6 +423,8 @@ int mem_check_writable(struct venv *env, struct vstate *st, int regno, int size)
 int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 {
 	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	struct vframe *f;
+	int off;
 
 	if (reg->type == T_MAP_VALUE)
 		return map_value_bounds(env, reg, regno, 0, size);
@@ -420,19 +434,8 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 		helper_mem_expected(env, reg, regno);
 		return -1;
 	}
-	if (!rng_is_const(&reg->r)) {
-		verr(env, env->insn_idx, "R%d variable stack access prohibited", regno);
+	if (helper_stack_range(env, st, regno, size, false, &off, &f))
 		return -1;
-	}
-	int off = reg->off + (int)reg->r.smin;
-	struct vframe *f = st->frame[reg->frameno];
-
-	if (off < -RQBPF_STACK_SIZE || off + size > 0 || size <= 0) {
-		verr(env, env->insn_idx, "invalid read from stack R%d off=%d size=%d", regno, off,
-		     size);
-		return -1;
-	}
-	mem_note_stack(env, f, off);
 	for (int i = 0; i < size; i++) {
 		struct vslot_state *s;
 		uint8_t *b = stack_byte(f, off + i, &s);
