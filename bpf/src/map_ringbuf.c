@@ -384,6 +384,6 @@ int rqbpf_ring_buffer_poll(struct rqbpf_ring_buffer *c, int timeout_ms)
 	if (atomic_load(&c->rb->wake_seq) == seq)
 		syscall(SYS_futex, &c->rb->wake_seq, FUTEX_WAIT_PRIVATE, seq,
 		        timeout_ms < 0 ? NULL : &ts, NULL, 0);
-	atomic_fetch_sub(&c->rb->waiters, 1);
+	atomic_fetch_sub_explicit(&c->rb->waiters, 1, memory_order_relaxed); /* done waiting */
 	return rqbpf_ring_buffer_consume(c);
 }

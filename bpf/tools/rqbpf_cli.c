@@ -95,9 +95,8 @@ static int arg_error(struct options *o, const char *fmt, const char *arg)
 /* The options that take a value. */
 static bool takes_value(const char *a)
 {
-	static const char *const with_value[] = {"--prog", "--threads", "--repeat",
-	                                         "--dump", "--map",     "--set",
-	                                         "--ringbuf"};
+	static const char *const with_value[] = {"--prog", "--threads", "--repeat", "--dump",
+	                                         "--map",  "--set",     "--ringbuf"};
 
 	for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
 		if (strcmp(a, with_value[i]) == 0)
@@ -465,7 +464,7 @@ static int print_record(void *ctx, void *data, size_t size)
 	rr->records++;
 	if (rr->out)
 		return fwrite(le, 4, 1, rr->out) == 1 && fwrite(b, 1, size, rr->out) == size ? 0
-		                                                                              : -EIO;
+		                                                                             : -EIO;
 	printf("ringbuf %s size=%zu data=", rr->map, size);
 	for (size_t i = 0; i < size; i++)
 		printf("%02x", b[i]);
@@ -477,7 +476,9 @@ static void *read_ring(void *arg)
 {
 	struct ring_reader *rr = arg;
 
-	while (!atomic_load(&rr->stop) && rqbpf_ring_buffer_poll(rr->rb, 50) >= 0)
+	/* relaxed: a flag; pthread_join() orders what follows */
+	while (!atomic_load_explicit(&rr->stop, memory_order_relaxed) &&
+	       rqbpf_ring_buffer_poll(rr->rb, 50) >= 0)
 		;
 	return NULL;
 }
@@ -511,7 +512,7 @@ static int ring_stop(struct ring_reader *rr)
 {
 	int ret;
 
-	atomic_store(&rr->stop, 1);
+	atomic_store_explicit(&rr->stop, 1, memory_order_relaxed);
 	pthread_join(rr->tid, NULL);
 	ret = rqbpf_ring_buffer_consume(rr->rb);
 	rqbpf_ring_buffer_free(rr->rb);
