@@ -38,16 +38,17 @@
 #define MAX_RECORD_SZ  (UINT32_MAX / 4) /* the kernel's RINGBUF_MAX_RECORD_SZ */
 #define MAX_RING_BYTES (256ull << 20)   /* rqbpf's limit per map, as maps.c's */
 
+/* Producers' fields on one cache line, the consumer's on the next. */
 struct ringbuf {
-	rqspinlock_t lock;    /* serialises reservations */
+	_Alignas(64) _Atomic uint64_t producer_pos;
+	uint64_t pending_pos; /* under lock: the oldest record not committed */
 	uint64_t mask;        /* data bytes - 1 */
 	uint8_t *data;        /* the data area, mapped twice in a row */
-	uint64_t pending_pos; /* under lock: the oldest record not committed */
+	rqspinlock_t lock;    /* serialises reservations */
 	_Alignas(64) _Atomic uint64_t consumer_pos;
-	_Alignas(64) _Atomic uint64_t producer_pos;
-	_Alignas(64) _Atomic uint32_t wake_seq; /* the consumer's futex */
-	_Atomic uint32_t waiters;               /* consumers waiting on it */
-	_Atomic int consuming;                  /* a consume is running */
+	_Atomic uint32_t wake_seq; /* the consumer's futex */
+	_Atomic uint32_t waiters;  /* consumers waiting on it */
+	_Atomic int consuming;     /* a consume is running */
 };
 
 static struct ringbuf *ring_of(const struct rqbpf_map *m)
