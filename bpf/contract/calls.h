@@ -52,6 +52,22 @@
 	  RQBPF_PROG_ANY, LOCK, NONE, NONE, NONE, NONE)                                            \
 	X(HELPER, BPF_FUNC_spin_unlock, spin_unlock, VOID, SPIN_UNLOCK, 1,                         \
 	  RQBPF_PROG_ANY, LOCK, NONE, NONE, NONE, NONE)                                            \
+	X(HELPER, BPF_FUNC_map_push_elem, map_push_elem, INTEGER, NONE, 0,                         \
+	  RQBPF_PROG_ANY, MAP, MAP_VALUE, ANYTHING, NONE, NONE)                                    \
+	X(HELPER, BPF_FUNC_map_pop_elem, map_pop_elem, INTEGER, NONE, 0,                           \
+	  RQBPF_PROG_ANY, MAP, MAP_VALUE_UNINIT, NONE, NONE, NONE)                                 \
+	X(HELPER, BPF_FUNC_map_peek_elem, map_peek_elem, INTEGER, NONE, 0,                         \
+	  RQBPF_PROG_ANY, MAP, MAP_VALUE_UNINIT, NONE, NONE, NONE)                                 \
+	X(HELPER, BPF_FUNC_ringbuf_output, ringbuf_output, INTEGER, NONE, 0,                       \
+	  RQBPF_PROG_ANY, MAP, MEM, SIZE_OR_ZERO, ANYTHING, NONE)                                  \
+	X(HELPER, BPF_FUNC_ringbuf_reserve, ringbuf_reserve, RINGBUF_MEM_OR_NULL, NONE, 0,         \
+	  RQBPF_PROG_ANY, MAP, ALLOC_SIZE, ANYTHING, NONE, NONE)                                   \
+	X(HELPER, BPF_FUNC_ringbuf_submit, ringbuf_submit, VOID, NONE, 0,                          \
+	  RQBPF_PROG_ANY, RINGBUF_MEM, ANYTHING, NONE, NONE, NONE)                                 \
+	X(HELPER, BPF_FUNC_ringbuf_discard, ringbuf_discard, VOID, NONE, 0,                        \
+	  RQBPF_PROG_ANY, RINGBUF_MEM, ANYTHING, NONE, NONE, NONE)                                 \
+	X(HELPER, BPF_FUNC_ringbuf_query, ringbuf_query, INTEGER, NONE, 0,                         \
+	  RQBPF_PROG_ANY, MAP, ANYTHING, NONE, NONE, NONE)                                         \
 	X(KFUNC, RQBPF_KF_RES_SPIN_LOCK, res_spin_lock, LOCK_RESULT, RES_LOCK, 1,                  \
 	  RQBPF_PROG_ANY, LOCK, NONE, NONE, NONE, NONE)                                            \
 	X(KFUNC, RQBPF_KF_RES_SPIN_UNLOCK, res_spin_unlock, VOID, RES_UNLOCK, 1,                   \
@@ -89,6 +105,14 @@ enum rqbpf_call_arg {
 	RQBPF_ARG_CONST_SIZE, /* the size of the previous argument, a known constant */
 	RQBPF_ARG_LOCK,       /* a lock in a map value */
 	RQBPF_ARG_IRQ_FLAG,   /* an 8-byte irq flag on the stack */
+	/* the size of the previous MEM argument: bounded, 0 allowed */
+	RQBPF_ARG_SIZE_OR_ZERO,
+	/* the size of the memory the call allocates: a known constant, 0 allowed */
+	RQBPF_ARG_ALLOC_SIZE,
+	/* a record bpf_ringbuf_reserve returned, which the call releases */
+	RQBPF_ARG_RINGBUF_MEM,
+	/* value_size bytes the call writes (stack, initialised or not; a map value) */
+	RQBPF_ARG_MAP_VALUE_UNINIT,
 };
 
 /* What R0 holds after the call. */
@@ -97,6 +121,9 @@ enum rqbpf_call_ret {
 	RQBPF_RET_INTEGER,           /* an unknown scalar */
 	RQBPF_RET_MAP_VALUE_OR_NULL, /* a value of the map in R1, or NULL */
 	RQBPF_RET_LOCK_RESULT,       /* 0 (lock taken) or -errno (not taken): two paths */
+	/* a reserved ring buffer record of the size in R2, or NULL: a reference
+	 * the program must release (bpf_ringbuf_submit or _discard) */
+	RQBPF_RET_RINGBUF_MEM_OR_NULL,
 };
 
 /* What the call does to the locks and irq state a program holds. */

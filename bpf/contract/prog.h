@@ -41,8 +41,8 @@
  * (.data, .rodata, .bss, .data.*) as a one-element array map. */
 struct rqbpf_map_desc {
 	const char *name; /* libbpf's name: "counters", or "prog_na.bss" */
-	uint32_t type;    /* BPF_MAP_TYPE_*: ARRAY and HASH load (bpf/src/maps.c's kinds),
-	                   * any other type is refused at load */
+	uint32_t type;    /* BPF_MAP_TYPE_*: the kinds of bpf/src/maps.c load; a program
+	                   * that uses a map of any other type is refused at link */
 	uint32_t key_size;
 	uint32_t value_size;
 	uint32_t max_entries;

@@ -83,8 +83,10 @@ enum rqbpf_load_flags {
  * @return 0; -EACCES when the verifier rejects a program (the message is
  *  "NAME: rejected: <verifier message> (insn <i>)"); the program's link error
  *  (-ENOTSUP or -EINVAL, the message "NAME: <rqbpf_prog_error()>") when an
- *  autoloaded program could not be linked; -EALREADY if loaded; -ENOTSUP for
- *  an unsupported map type; -ENOMEM.
+ *  autoloaded program could not be linked (also one that uses a map rqbpf
+ *  cannot create, a map type it lacks: "NAME: insn 4: map pcpu: map type
+ *  percpu_array (6) is not supported"; such a map is never created, and the
+ *  object's other programs load); -EALREADY if loaded; -ENOMEM.
  */
 int rqbpf_object_load(struct rqbpf_object *obj, unsigned flags, struct rqbpf_error *err);
 
@@ -121,7 +123,9 @@ int rqbpf_prog_set_autoload(struct rqbpf_prog *prog, int autoload);
  * @return 0 when accepted; -EACCES when rejected, the message being
  *  "<verifier message> (insn <i>)"; the program's link error (-ENOTSUP or
  *  -EINVAL, the message rqbpf_prog_error()) when it could not be linked;
- *  -EINVAL.
+ *  -EINVAL. A program whose only error is a map rqbpf cannot create is
+ *  linked in full and verified: the verdict is the kernel's, though the
+ *  program does not load.
  */
 int rqbpf_prog_verify(const struct rqbpf_prog *prog, FILE *log, uint64_t *insns_processed,
                       struct rqbpf_error *err);
@@ -170,7 +174,11 @@ int rqbpf_map_get_info(const struct rqbpf_map *map, struct rqbpf_map_info *info)
 
 /**
  * @brief Copy the value at @p key into @p value (value_size bytes).
- * Needs a loaded object. @return 0, -ENOENT, -EINVAL, -EPERM (not loaded).
+ * Needs a loaded object. A queue or a stack (key NULL) peeks: its oldest
+ * or newest value; update pushes (BPF_EXIST: overwrite the oldest when
+ * full, else -E2BIG); delete and get_next_key return -EINVAL, as in the
+ * kernel. A ring buffer has none of these: -ENOTSUP.
+ * @return 0, -ENOENT, -EINVAL, -EPERM (not loaded).
  */
 int rqbpf_map_lookup(struct rqbpf_map *map, const void *key, void *value);
 /** @brief Set @p key to @p value; @p flags BPF_ANY/BPF_NOEXIST/BPF_EXIST,
@@ -180,6 +188,13 @@ int rqbpf_map_lookup(struct rqbpf_map *map, const void *key, void *value);
  *  BPF_F_LOCK without a bpf_spin_lock in the value: a bpf_res_spin_lock
  *  does not serve, as in the kernel), -EPERM. */
 int rqbpf_map_update(struct rqbpf_map *map, const void *key, const void *value, uint64_t flags);
+/**
+ * @brief Copy the value at @p key into @p value and remove it: for a queue
+ * or a stack (key NULL, as their other calls take), pop the oldest or the
+ * newest value. @return 0, -ENOENT (empty: @p value zeroed), -EBUSY (the
+ * map's lock failed), -ENOTSUP (another map type), -EINVAL, -EPERM.
+ */
+int rqbpf_map_lookup_and_delete(struct rqbpf_map *map, const void *key, void *value);
 /** @brief Delete @p key. @return 0, -ENOENT, -EINVAL (arrays cannot delete), -EPERM. */
 int rqbpf_map_delete(struct rqbpf_map *map, const void *key);
 /**
@@ -187,6 +202,57 @@ int rqbpf_map_delete(struct rqbpf_map *map, const void *key);
  * @return 0, -ENOENT after the last key, -EINVAL, -EPERM.
  */
 int rqbpf_map_get_next_key(struct rqbpf_map *map, const void *key, void *next_key);
+
+/**
+ * @name Ring buffer consumer
+ * Records that programs reserve and submit (bpf_ringbuf_reserve/submit,
+ * bpf_ringbuf_output) into a BPF_MAP_TYPE_RINGBUF map, read in the order
+ * they were reserved, as libbpf's ring_buffer__new/consume/poll read a
+ * kernel ring. Discarded records are skipped.
+ * @{
+ */
+struct rqbpf_ring_buffer;
+
+/**
+ * Called for each record: @p data, @p size bytes, valid until the call
+ * returns. A negative return stops the consumption (the record counts as
+ * consumed) and is returned by rqbpf_ring_buffer_consume()/_poll().
+ */
+typedef int (*rqbpf_ring_buffer_sample_fn)(void *ctx, void *data, size_t size);
+
+/**
+ * @brief A consumer of ring buffer @p map (of a loaded object), calling
+ * @p fn with @p ctx for each record.
+ * @return 0 and *@p out; -EINVAL (no map, not a ring buffer, no @p fn),
+ *  -EPERM (the object is not loaded), -ENOMEM.
+ */
+int rqbpf_ring_buffer_new(struct rqbpf_map *map, rqbpf_ring_buffer_sample_fn fn, void *ctx,
+                          struct rqbpf_ring_buffer **out);
+
+/**
+ * @brief Read every record submitted so far, in order, up to the first one
+ * still reserved (a later one waits for it, as in the kernel's ring).
+ * One consumer at a time per map: not from the callback.
+ * @return the number of records passed to the callback (discarded ones
+ *  not counted), the callback's negative return, -EBUSY when another
+ *  consume of the same map is running, -EINVAL.
+ */
+int rqbpf_ring_buffer_consume(struct rqbpf_ring_buffer *rb);
+
+/**
+ * @brief As rqbpf_ring_buffer_consume(), waiting up to @p timeout_ms
+ * milliseconds (-1: no limit, 0: no wait) for a record when there is none.
+ * A submit wakes the waiting consumer when it had read everything before
+ * that record (or with BPF_RB_FORCE_WAKEUP), never with BPF_RB_NO_WAKEUP,
+ * as the kernel's ring wakes an epoll waiter; the wait is a futex (no
+ * system call for a producer unless a consumer waits).
+ * @return as rqbpf_ring_buffer_consume(); 0 when the time ran out.
+ */
+int rqbpf_ring_buffer_poll(struct rqbpf_ring_buffer *rb, int timeout_ms);
+
+/** @brief Free @p rb (before the object is closed). NULL is a no-op. */
+void rqbpf_ring_buffer_free(struct rqbpf_ring_buffer *rb);
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -347,6 +347,142 @@ int rqbpf_call_map_delete_elem(struct rqbpf_run *r, uint64_t *reg)
 	return map_helper(r, BPF_FUNC_map_delete_elem, reg);
 }
 
+/* bpf_map_push_elem(map, value, flags), bpf_map_pop_elem(map, value),
+ * bpf_map_peek_elem(map, value) on a queue or a stack: the map's result. */
+static int queue_helper(struct rqbpf_run *r, uint64_t *reg, int32_t id, const char *who)
+{
+	struct rqbpf_map *m = map_arg(r, reg[BPF_REG_1]);
+	void *value;
+
+	if (!m || !m->kind || !m->ops->push)
+		return rqbpf_fault(r, "%s: R1 is not a queue or stack map", who);
+	value = rqbpf_mem(r, reg[BPF_REG_2], m->desc.value_size, id != BPF_FUNC_map_push_elem);
+	if (!value)
+		return rqbpf_fault(r, "%s: value outside the program's memory", who);
+	if (id == BPF_FUNC_map_push_elem)
+		reg[BPF_REG_0] = (uint64_t)(int64_t)m->ops->push(m, value, reg[BPF_REG_3]);
+	else if (id == BPF_FUNC_map_pop_elem)
+		reg[BPF_REG_0] = (uint64_t)(int64_t)m->ops->pop(m, value);
+	else
+		reg[BPF_REG_0] = (uint64_t)(int64_t)m->ops->peek(m, value);
+	return 0;
+}
+
+int rqbpf_call_map_push_elem(struct rqbpf_run *r, uint64_t *reg)
+{
+	return queue_helper(r, reg, BPF_FUNC_map_push_elem, "map_push_elem");
+}
+
+int rqbpf_call_map_pop_elem(struct rqbpf_run *r, uint64_t *reg)
+{
+	return queue_helper(r, reg, BPF_FUNC_map_pop_elem, "map_pop_elem");
+}
+
+int rqbpf_call_map_peek_elem(struct rqbpf_run *r, uint64_t *reg)
+{
+	return queue_helper(r, reg, BPF_FUNC_map_peek_elem, "map_peek_elem");
+}
+
+/* The ring buffer map in R1, or NULL (a fault). */
+static struct rqbpf_map *ringbuf_arg(struct rqbpf_run *r, uint64_t *reg, const char *who)
+{
+	struct rqbpf_map *m = map_arg(r, reg[BPF_REG_1]);
+
+	if (m && m->kind && m->ops->reserve)
+		return m;
+	rqbpf_fault(r, "%s: R1 is not a ring buffer map", who);
+	return NULL;
+}
+
+/* bpf_ringbuf_reserve(map, size, flags): NULL for flags other than 0 (the
+ * kernel's), for a full ring, a failed lock, or a run that already holds
+ * RQBPF_MAX_HELD records (rqbpf's limit). */
+int rqbpf_call_ringbuf_reserve(struct rqbpf_run *r, uint64_t *reg)
+{
+	struct rqbpf_map *m = ringbuf_arg(r, reg, "ringbuf_reserve");
+	uint8_t *p;
+
+	if (!m)
+		return -EFAULT;
+	reg[BPF_REG_0] = 0;
+	if (reg[BPF_REG_3] || r->nrec == RQBPF_MAX_HELD)
+		return 0;
+	p = m->ops->reserve(m, reg[BPF_REG_2]);
+	if (!p)
+		return 0;
+	r->rec[r->nrec++] = (struct rqbpf_record){m, p, (uint32_t)reg[BPF_REG_2]};
+	r->last = (struct rqbpf_region){(uintptr_t)p, (size_t)reg[BPF_REG_2], true};
+	reg[BPF_REG_0] = (uintptr_t)p;
+	return 0;
+}
+
+/* Submit or discard the record in R1, which this run reserved: no longer
+ * the run's memory. */
+static int ringbuf_commit(struct rqbpf_run *r, uint64_t *reg, bool discard, const char *who)
+{
+	struct rqbpf_record rec;
+	int i;
+
+	for (i = r->nrec - 1; i >= 0 && (uintptr_t)r->rec[i].data != reg[BPF_REG_1]; i--)
+		;
+	if (i < 0)
+		return rqbpf_fault(r, "%s: R1 is not a record this run reserved", who);
+	rec = r->rec[i];
+	for (r->nrec--; i < r->nrec; i++)
+		r->rec[i] = r->rec[i + 1];
+	if (r->last.base == (uintptr_t)rec.data)
+		r->last = (struct rqbpf_region){0, 0, false};
+	rec.map->ops->commit(rec.map, rec.data, reg[BPF_REG_2], discard);
+	return 0;
+}
+
+int rqbpf_call_ringbuf_submit(struct rqbpf_run *r, uint64_t *reg)
+{
+	return ringbuf_commit(r, reg, false, "ringbuf_submit");
+}
+
+int rqbpf_call_ringbuf_discard(struct rqbpf_run *r, uint64_t *reg)
+{
+	return ringbuf_commit(r, reg, true, "ringbuf_discard");
+}
+
+/* bpf_ringbuf_output(map, data, size, flags): 0, -EINVAL (flags), or
+ * -EAGAIN (no room), as the kernel's. */
+int rqbpf_call_ringbuf_output(struct rqbpf_run *r, uint64_t *reg)
+{
+	struct rqbpf_map *m = ringbuf_arg(r, reg, "ringbuf_output");
+	uint64_t size = reg[BPF_REG_3], flags = reg[BPF_REG_4];
+	const void *data = NULL;
+	void *rec;
+
+	if (!m)
+		return -EFAULT;
+	if (size && !(data = rqbpf_mem(r, reg[BPF_REG_2], size, false)))
+		return rqbpf_fault(r, "ringbuf_output: data outside the program's memory");
+	reg[BPF_REG_0] = (uint64_t)(int64_t)-EINVAL;
+	if (flags & ~(uint64_t)(BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP))
+		return 0;
+	reg[BPF_REG_0] = (uint64_t)(int64_t)-EAGAIN;
+	rec = m->ops->reserve(m, size);
+	if (!rec)
+		return 0;
+	if (size)
+		memcpy(rec, data, size);
+	m->ops->commit(m, rec, flags, false);
+	reg[BPF_REG_0] = 0;
+	return 0;
+}
+
+int rqbpf_call_ringbuf_query(struct rqbpf_run *r, uint64_t *reg)
+{
+	struct rqbpf_map *m = ringbuf_arg(r, reg, "ringbuf_query");
+
+	if (!m)
+		return -EFAULT;
+	reg[BPF_REG_0] = m->ops->query(m, reg[BPF_REG_2]);
+	return 0;
+}
+
 int rqbpf_call_ktime_get_ns(struct rqbpf_run *r, uint64_t *reg)
 {
 	(void)r;
@@ -690,10 +826,29 @@ static void exit_open_msg(struct rqbpf_run *r, int locks, int irqs)
 	         locks && irqs ? " and " : "", q);
 }
 
+/* Records still reserved at the end (of a run that faulted, or that the
+ * verifier did not check), newest first: discarded, so that the consumer
+ * does not wait for them forever. Returns how many. */
+static int discard_records(struct rqbpf_run *r)
+{
+	int n = r->nrec;
+
+	while (r->nrec > 0) {
+		const struct rqbpf_record *rec = &r->rec[--r->nrec];
+
+		rec->map->ops->commit(rec->map, rec->data, 0, true);
+	}
+	if (n && !r->msg[0])
+		snprintf(r->msg, r->msg_size,
+		         "exit with %d ring buffer record%s reserved (discarded)", n,
+		         n > 1 ? "s" : "");
+	return n;
+}
+
 /* Newest first, so the mask left is the one before the run's first save. */
 int rqbpf_release_all(struct rqbpf_run *r)
 {
-	int locks = 0, irqs = 0;
+	int locks = 0, irqs = 0, recs = discard_records(r);
 
 	if (r->rcu) {
 		rqmap_read_unlock();
@@ -712,8 +867,8 @@ int rqbpf_release_all(struct rqbpf_run *r)
 			restore_mask(h->sigmask);
 	}
 	if (!locks && !irqs)
-		return 0;
-	if (!r->msg[0])
+		return recs ? -EFAULT : 0;
+	if (!r->msg[0] || recs)
 		exit_open_msg(r, locks, irqs);
 	return -EFAULT;
 }

@@ -423,10 +423,11 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.nheld = 0;
 	r.irq_seq = 0;
 	r.rcu = false;
+	r.nrec = 0;
 	r.last = (struct rqbpf_region){0, 0, false};
 	reg[BPF_REG_1] = (uintptr_t)ctx;
 	ret = interpret(&r, reg, &res->insns, NULL);
-	rel = r.nheld || r.rcu ? rqbpf_release_all(&r) : 0;
+	rel = r.nheld || r.rcu || r.nrec ? rqbpf_release_all(&r) : 0;
 	if (!ret) {
 		res->retval = reg[BPF_REG_0];
 		ret = rel;

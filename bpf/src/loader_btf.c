@@ -5,6 +5,7 @@
  * sections (.data, .rodata, .bss, .data.*, .rodata.*) as one-element array
  * maps named as libbpf names them. */
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include <ctype.h>
 #include <errno.h>
 #include <gelf.h>
@@ -325,10 +326,10 @@ static int parse_map_def(const struct btf *btf, uint32_t var_type, struct rqbpf_
 		const char *field = btf_name(btf, mem[i].name_off);
 		int r = map_member(btf, field, mem[i].type, m);
 
-		if (r == -2)
-			return rqbpf_fail(err, -ENOTSUP, "map %s: unsupported field '%s'", m->name,
-			                  field);
-		if (r)
+		if (r == -2 && !m->unsupported[0])
+			snprintf(m->unsupported, sizeof(m->unsupported),
+			         "map %s: unsupported field '%s'", m->name, field);
+		else if (r && r != -2)
 			return rqbpf_fail(err, -EINVAL, "map %s: bad field '%s'", m->name, field);
 	}
 	if (m->btf_value)
@@ -487,6 +488,20 @@ static void drop_btf(struct rqbpf_map_desc *d, bool btf_ok)
 	d->spin_lock_off = -1;
 }
 
+/* A map type rqbpf does not have, by libbpf's name for it where it has one:
+ * the map's reason, ahead of an unsupported field's. */
+static void unsupported_type(struct rqbpf_map *m)
+{
+	const char *name = libbpf_bpf_map_type_str((enum bpf_map_type)m->desc.type);
+
+	if (!name)
+		snprintf(m->unsupported, sizeof(m->unsupported),
+		         "map %s: map type %u is not supported", m->name, m->desc.type);
+	else
+		snprintf(m->unsupported, sizeof(m->unsupported),
+		         "map %s: map type %s (%u) is not supported", m->name, name, m->desc.type);
+}
+
 int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 {
 	int ret = open_btf(obj, err);
@@ -513,6 +528,8 @@ int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 		drop_btf(&m->desc, btf_ok);
 		m->desc.name = m->name;
 		m->ops = rqbpf_map_kind(m->desc.type);
+		if (!m->ops)
+			unsupported_type(m);
 		m->desc.indexed = m->ops && m->ops->indexed;
 		obj->descs[i] = m->desc;
 	}

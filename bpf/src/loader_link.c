@@ -38,6 +38,10 @@ struct linker {
 	struct piece *pieces;
 	size_t npieces, piece_cap;
 	struct rqbpf_error *err;
+	/* The first ld_imm64 of a map rqbpf cannot create, and that map: the
+	 * program links (and verifies) but does not load. -1: none. */
+	int64_t unsupported_at;
+	int unsupported_map;
 };
 
 static int link_fail(struct linker *l, size_t insn, int code, const char *fmt, ...)
@@ -172,6 +176,10 @@ static int reloc_ld_imm64(struct linker *l, size_t at, const struct rqbpf_sym *s
 		                 sym->name[0] ? sym->name : "?",
 		                 sym->shndx < l->obj->sec_cnt ? l->obj->secs[sym->shndx].name
 		                                              : "(reserved index)");
+	if (l->obj->maps[map].unsupported[0] && l->unsupported_at < 0) {
+		l->unsupported_at = (int64_t)at;
+		l->unsupported_map = map;
+	}
 	if (!l->obj->maps[map].desc.global_data) {
 		insn[0].src_reg = BPF_PSEUDO_MAP_FD;
 		insn[0].imm = map;
@@ -358,7 +366,7 @@ static int set_type(struct rqbpf_prog *prog, struct rqbpf_error *err)
 
 static int link_one(struct rqbpf_object *obj, struct rqbpf_prog *prog, struct rqbpf_error *err)
 {
-	struct linker l = {.obj = obj, .prog = prog, .err = err};
+	struct linker l = {.obj = obj, .prog = prog, .err = err, .unsupported_at = -1};
 	int64_t pos = append_func(&l, prog->func);
 	int ret = pos < 0 ? (int)pos : 0;
 
@@ -379,7 +387,11 @@ static int link_one(struct rqbpf_object *obj, struct rqbpf_prog *prog, struct rq
 	}
 	prog->lp.insns = l.insns;
 	prog->lp.insn_cnt = l.cnt;
-	return 0;
+	if (l.unsupported_at < 0)
+		return 0;
+	prog->verifiable = true;
+	return link_fail(&l, (size_t)l.unsupported_at, -ENOTSUP, "%s",
+	                 obj->maps[l.unsupported_map].unsupported);
 }
 
 int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err)

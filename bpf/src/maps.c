@@ -4,7 +4,6 @@
  * API of rqbpf.h on top of it. A lock in the value (bpf_res_spin_lock or
  * bpf_spin_lock) is the maps' value lock: copies leave it alone, as the
  * kernel's do. */
-#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,10 @@
 /* The map kinds: one row each, its ops in its own file (map_<kind>.c). */
 #define RQBPF_MAP_KINDS(X)                                                                         \
 	X(array)                                                                                   \
-	X(hash)
+	X(hash)                                                                                    \
+	X(ringbuf)                                                                                 \
+	X(queue)                                                                                   \
+	X(stack)
 
 #define DECLARE_KIND(kind) extern const struct rqbpf_map_ops rqbpf_##kind##_map_ops;
 RQBPF_MAP_KINDS(DECLARE_KIND)
@@ -49,34 +51,22 @@ static uint64_t map_bytes(const struct rqbpf_map_desc *d)
 	       (((uint64_t)d->key_size + 7u) / 8u * 8u + ((uint64_t)d->value_size + 7u) / 8u * 8u);
 }
 
-/* A map type rqbpf does not have, by libbpf's name for it where it has one. */
-static int unsupported_type(const struct rqbpf_map *m, struct rqbpf_error *err)
-{
-	const char *name = libbpf_bpf_map_type_str((enum bpf_map_type)m->desc.type);
-
-	if (!name)
-		return rqbpf_fail(err, -ENOTSUP, "map %s: map type %u is not supported", m->name,
-		                  m->desc.type);
-	return rqbpf_fail(err, -ENOTSUP, "map %s: map type %s (%u) is not supported", m->name, name,
-	                  m->desc.type);
-}
-
 int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 {
 	for (size_t i = 0; i < obj->map_cnt; i++) {
 		struct rqbpf_map *m = &obj->maps[i];
 		int ret;
 
+		if (m->unsupported[0])
+			continue; /* its programs are refused (loader_link.c) */
 		if (map_bytes(&m->desc) > RQBPF_MAX_MAP_BYTES)
 			ret = rqbpf_fail(err, -E2BIG,
 			                 "map %s: %llu bytes of keys and values exceed "
 			                 "rqbpf's limit of %llu MiB per map",
 			                 m->name, (unsigned long long)map_bytes(&m->desc),
 			                 RQBPF_MAX_MAP_BYTES >> 20);
-		else if (m->ops)
-			ret = m->ops->create(m, err);
 		else
-			ret = unsupported_type(m, err);
+			ret = m->ops->create(m, err);
 		if (ret)
 			return ret;
 	}
@@ -95,9 +85,10 @@ void rqbpf_maps_free(struct rqbpf_object *obj)
 	}
 }
 
+/* A map whose key size is 0 (a queue, a stack) takes a NULL key. */
 static int check(const struct rqbpf_map *m, const void *key)
 {
-	if (!m || !key)
+	if (!m || (!key && m->desc.key_size))
 		return -EINVAL;
 	return m->kind ? 0 : -EPERM;
 }
@@ -155,6 +146,15 @@ int rqbpf_map_update_helper(struct rqbpf_map *m, const void *key, const void *va
 		return ret ? ret : -EINVAL;
 	return f_lock_refused(m, flags) ? f_lock_refused_in_map(m, key, flags)
 	                                : update(m, key, value, flags);
+}
+
+int rqbpf_map_lookup_and_delete(struct rqbpf_map *m, const void *key, void *value)
+{
+	int ret = check(m, key);
+
+	if (ret || !value)
+		return ret ? ret : -EINVAL;
+	return m->ops->pop ? m->ops->pop(m, value) : -ENOTSUP;
 }
 
 int rqbpf_map_delete(struct rqbpf_map *m, const void *key)

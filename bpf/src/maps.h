@@ -35,6 +35,19 @@ struct rqbpf_map_ops {
 	/* Which value @p addr falls in: true, and its region in *@p out,
 	 * when it lies in one. */
 	bool (*value_at)(const struct rqbpf_map *m, uintptr_t addr, struct rqbpf_region *out);
+	/* A ring buffer's (map_ringbuf.c; NULL for other kinds), as the
+	 * kernel's bpf_ringbuf: a record of @p size bytes reserved, or NULL;
+	 * a reserved record committed (submitted, or discarded), with
+	 * BPF_RB_NO_WAKEUP or BPF_RB_FORCE_WAKEUP in @p flags; what
+	 * bpf_ringbuf_query() returns for @p flags. */
+	void *(*reserve)(struct rqbpf_map *m, uint64_t size);
+	void (*commit)(struct rqbpf_map *m, void *rec, uint64_t flags, bool discard);
+	uint64_t (*query)(struct rqbpf_map *m, uint64_t flags);
+	/* A queue's or stack's (map_queue_stack.c; NULL for other kinds), as
+	 * the kernel's map_push_elem/pop_elem/peek_elem: 0 or -errno. */
+	int (*push)(struct rqbpf_map *m, const void *value, uint64_t flags);
+	int (*pop)(struct rqbpf_map *m, void *value);
+	int (*peek)(struct rqbpf_map *m, void *value);
 };
 
 /* The kind of map type @p type (BPF_MAP_TYPE_*), NULL when rqbpf has none. */

@@ -170,7 +170,7 @@ int rqbpf_prog_verify(const struct rqbpf_prog *prog, FILE *log, uint64_t *insns_
 
 	if (!prog)
 		return rqbpf_fail(err, -EINVAL, "bad arguments");
-	if (prog->link_ret)
+	if (prog->link_ret && !prog->verifiable)
 		return rqbpf_fail(err, prog->link_ret, "%s", prog->link_err.msg);
 	ret = rqbpf_verify(&prog->lp, &v, log);
 	if (insns_processed)

@@ -47,6 +47,11 @@ struct rqbpf_map {
 	struct rqbpf_region all_values;
 	uint32_t sec_idx;   /* data maps: the ELF section */
 	uint32_t btf_value; /* BTF maps: the value type id, 0 if unknown */
+	/* Why rqbpf cannot create this map ("map pcpu: map type percpu_array
+	 * (6) is not supported"), empty when it can: a program that uses it
+	 * is refused with this message (its link error); the object's other
+	 * programs open, load and run, and the map is never created. */
+	char unsupported[128];
 };
 
 /* One piece of ELF code: a function symbol in an executable section. */
@@ -84,6 +89,10 @@ struct rqbpf_prog {
 	 * program only when it loads it). */
 	int link_ret;
 	struct rqbpf_error link_err;
+	/* link_ret is only that the program uses a map rqbpf cannot create
+	 * (rqbpf_map.unsupported): it is linked in full, and the verifier
+	 * gives its verdict on it, but it does not load. */
+	bool verifiable;
 	bool autoload;
 	bool loaded;
 };

@@ -42,13 +42,26 @@ static __attribute__((noinline)) bool in_map_value(const struct rqbpf_object *ob
 	return false;
 }
 
-/* The context and the map values, searched in full; a hit is remembered. */
+/* The ring buffer record of the run's that [a, a + size) lies in, into *@p g. */
+static bool in_record(const struct rqbpf_run *r, uintptr_t a, size_t size, struct rqbpf_region *g)
+{
+	for (int i = 0; i < r->nrec; i++) {
+		*g = (struct rqbpf_region){(uintptr_t)r->rec[i].data, r->rec[i].size, true};
+		if (in_region(g, a, size, true))
+			return true;
+	}
+	return false;
+}
+
+/* The context, the map values and the run's ring buffer records, searched
+ * in full; a hit is remembered. */
 void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
 {
 	uintptr_t a = (uintptr_t)addr;
 	struct rqbpf_region g = {r->ctx, r->ctx_size, true};
 
-	if (!in_region(&g, a, size, write) && !in_map_value(r->prog->obj, a, size, write, &g))
+	if (!in_region(&g, a, size, write) && !in_map_value(r->prog->obj, a, size, write, &g) &&
+	    !in_record(r, a, size, &g))
 		return NULL;
 	r->last = g;
 	return (void *)a;

@@ -27,6 +27,15 @@ struct rqbpf_held {
 	uint64_t token;   /* IRQ: the value bpf_local_irq_save stored in the flag */
 };
 
+/* A ring buffer record the run reserved and has not submitted or discarded:
+ * the run may access its bytes, and one still reserved at the end is
+ * discarded (a verified program releases each). */
+struct rqbpf_record {
+	struct rqbpf_map *map;
+	uint8_t *data;
+	uint32_t size;
+};
+
 struct rqbpf_run {
 	const struct rqbpf_prog *prog;
 	uintptr_t ctx;
@@ -39,6 +48,8 @@ struct rqbpf_run {
 	struct rqbpf_held held[RQBPF_MAX_HELD];
 	struct rqbpf_region last; /* the region the last slow check found */
 	bool rcu;                 /* a read-side section is open (in-place hash lookups) */
+	int nrec;
+	struct rqbpf_record rec[RQBPF_MAX_HELD];
 	_Alignas(16) uint8_t stack[RQBPF_MAX_FRAMES * RQBPF_STACK_SIZE];
 };
 
@@ -74,7 +85,7 @@ RQBPF_CALLS(RQBPF_CALL_DECLARE)
 
 /* helpers.c: the helper (src 0) or kfunc (src BPF_PSEUDO_KFUNC_CALL) @p id,
  * or NULL; and the release of what a run still holds at its end (locks, irq
- * regions: blocked signals). */
+ * regions: blocked signals; ring buffer records: discarded). */
 rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id);
 int rqbpf_release_all(struct rqbpf_run *r);
 

@@ -83,6 +83,19 @@ static const struct case_ cases[] = {
     {"printk", "ptr_unknown", 1},
     {"printk", "control_char", 1},
     {"printk", "lone_percent", 1},
+    {"ringbuf", "reserve_flags", 1},
+    {"ringbuf", "reserve_too_big", 1},
+    {"ringbuf", "fill", 1},
+    {"ringbuf", "avail", 1},
+    {"ringbuf", "positions", 1},
+    {"ringbuf", "output_full", 1},
+    {"ringbuf", "output_bad_flags", 1},
+    {"queue_stack", "q_fill", 1},
+    {"queue_stack", "q_overwrite", 1},
+    {"queue_stack", "q_drain", 1},
+    {"queue_stack", "s_fill", 1},
+    {"queue_stack", "s_overwrite", 1},
+    {"queue_stack", "s_drain", 1},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -161,9 +174,9 @@ static int compare_object(const char *name, const char *cc)
 
 static void test_kernel_ref(void)
 {
-	static const char *const objs[] = {"conform",   "conform_v4", "res_lock",
-	                                   "irqsave",   "counter",    "hash",
-	                                   "spin_lock", "local_irq",  "printk"};
+	static const char *const objs[] = {"conform", "conform_v4", "res_lock",   "irqsave",
+	                                   "counter", "hash",       "spin_lock",  "local_irq",
+	                                   "printk",  "ringbuf",    "queue_stack"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {
@@ -239,7 +252,83 @@ static void test_kernel_sections(void)
 	CHECK_GT(agreed, 0);
 }
 
+struct records {
+	uint64_t v[512];
+	int n;
+};
+
+static int add_record(void *ctx, void *data, size_t size)
+{
+	struct records *r = ctx;
+
+	CHECK_EQ(size, 8);
+	if (r->n < 512)
+		memcpy(&r->v[r->n++], data, 8);
+	return 0;
+}
+
+/* ringbuf.bpf.c's small ring, filled until it overflows (every third record
+ * discarded), then read by libbpf's consumer from the kernel's and by
+ * rqbpf's from rqbpf's: the same records, in the same order. */
+static void test_kernel_ringbuf(void)
+{
+	int compared = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: loading programs needs root\n");
+		exit(SKIP);
+	}
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_load("ringbuf", *cc, 0);
+		static const uint32_t cb[5];
+		struct records kr = {0}, rr = {0};
+		struct rqbpf_ring_buffer *rrb;
+		struct ring_buffer *krb;
+		struct bpf_object *ko;
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "ringbuf", *cc);
+		ko = bpf_object__open_file(path, NULL);
+		CHECK(ko != NULL);
+		if (bpf_object__load(ko)) {
+			printf("# ringbuf (%s): the kernel did not load it\n", *cc);
+			bpf_object__close(ko);
+			rqbpf_object_close(ro);
+			continue;
+		}
+		krb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(ko, "small")),
+		                       add_record, &kr, NULL);
+		CHECK(krb != NULL);
+		CHECK_EQ(rqbpf_ring_buffer_new(rqbpf_object_find_map(ro, "small"), add_record, &rr,
+		                               &rrb),
+		         0);
+		for (int round = 0; round < 2; round++) {
+			const char *prog = round ? "output_full" : "fill";
+
+			CHECK_EQ(bt_run_cb(ro, prog, cb), kernel_run(ko, prog, cb));
+			CHECK_EQ(rqbpf_ring_buffer_consume(rrb), ring_buffer__consume(krb));
+		}
+		printf("# %s: %d records read from each ring\n", *cc, kr.n);
+		CHECK_EQ(rr.n, kr.n);
+		CHECK_GT(kr.n, 100);
+		CHECK(memcmp(rr.v, kr.v, sizeof(kr.v[0]) * (size_t)kr.n) == 0);
+		compared++;
+		ring_buffer__free(krb);
+		rqbpf_ring_buffer_free(rrb);
+		bpf_object__close(ko);
+		rqbpf_object_close(ro);
+	}
+	if (!compared) {
+		printf("# skipped: this kernel loads no ring buffer object\n");
+		exit(SKIP);
+	}
+}
+
 static const struct tu_test tests[] = {
+    TU_TEST("bpf_kernel_ringbuf", test_kernel_ringbuf, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_ref", test_kernel_ref, 120, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_sections", test_kernel_sections, 60, TU_SKIPPABLE),
 };

@@ -340,6 +340,27 @@ static void check_prog_error(struct rqbpf_object *obj, const char *name, const c
 	BT_CHECK_STREQ(msg + n, what);
 }
 
+/* unsupported.bpf.c's use_inner: twice, the count in its array map. */
+static void run_use_inner(struct rqbpf_object *obj)
+{
+	struct rqbpf_prog *p = bt_prog(obj, "use_inner");
+	struct rqbpf_run_result res;
+	struct __sk_buff skb = {0};
+	struct rqbpf_map *outer = rqbpf_object_find_map(obj, "outer");
+	uint32_t k = 0;
+	uint64_t v;
+
+	for (uint64_t i = 1; i <= 2; i++) {
+		CHECK_EQ(rqbpf_prog_run(p, &skb, sizeof(skb), &res), 0);
+		CHECK_EQ(res.retval, i);
+	}
+	CHECK_EQ(rqbpf_map_lookup(rqbpf_object_find_map(obj, "inner"), &k, &v), 0);
+	CHECK_EQ(v, 2);
+	/* The map rqbpf does not have is never created. */
+	CHECK(outer != NULL);
+	CHECK_EQ(rqbpf_map_lookup(outer, &k, &v), -EPERM);
+}
+
 /* unsupported.bpf.c: what each unsupported construct is called. */
 static void test_unsupported(void)
 {
@@ -348,6 +369,7 @@ static void test_unsupported(void)
 	for (const char *const *cc = bt_compilers; *cc; cc++) {
 		struct rqbpf_object *obj = bt_open("unsupported", *cc);
 		struct rqbpf_error err;
+		char want[sizeof(err.msg)];
 
 		if (!obj)
 			continue;
@@ -358,8 +380,22 @@ static void test_unsupported(void)
 		check_prog_error(obj, "printk4",
 		                 "helper bpf_trace_vprintk#177 is not supported (bpf_printk with "
 		                 "more than 3 arguments)");
+		check_prog_error(obj, "use_pcpu",
+		                 "map pcpu: map type percpu_array (6) is not supported");
+		check_prog_error(obj, "use_outer",
+		                 "map outer: map type array_of_maps (12) is not supported");
+		/* The object loads; the programs that use other maps run. */
+		CHECK_EQ(rqbpf_object_load(obj, 0, &err), 0);
+		run_use_inner(obj);
+		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "use_pcpu"), 1), -EBUSY);
+		rqbpf_object_close(obj);
+		/* Autoloaded, a program that uses one fails the load, naming it. */
+		obj = bt_open("unsupported", *cc);
+		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "use_outer"), 1), 0);
 		CHECK_EQ(rqbpf_object_load(obj, 0, &err), -ENOTSUP);
-		BT_CHECK_STREQ(err.msg, "map pcpu: map type percpu_array (6) is not supported");
+		snprintf(want, sizeof(want), "use_outer: %s",
+		         rqbpf_prog_error(bt_prog(obj, "use_outer")));
+		BT_CHECK_STREQ(err.msg, want);
 		rqbpf_object_close(obj);
 	}
 	CHECK_GT(opened, 0); /* the test objects were built */

@@ -94,4 +94,15 @@ grep -q 'run takes one --prog' <<<"$out" || fail "two --prog message: $out"
 "$bin" --help | grep -q '^usage: rqbpf' || fail "--help"
 out=$("$bin" --version) || fail "--version exit status"
 grep -qx 'rqbpf [0-9]*\.[0-9]*\.[0-9]*' <<<"$out" || fail "--version: $out"
+# --ringbuf: the records of a ring buffer map, printed or saved.
+robj=${obj/res_lock/ringbuf}
+out=$("$bin" run "$robj" --prog produce --threads 2 --repeat 3 --ringbuf events) || fail "run --ringbuf"
+[ "$(grep -c '^ringbuf events size=16 data=00000000' <<<"$out")" -eq 6 ] || fail "--ringbuf records: $out"
+grep -qx 'ringbuf events records=6' <<<"$out" || fail "--ringbuf count: $out"
+out=$("$bin" run "$robj" --prog fill --ringbuf small:/tmp/rqbpf-cli-rb.$$) || fail "run --ringbuf :FILE"
+grep -qx 'ringbuf small records=170' <<<"$out" || fail "--ringbuf FILE count: $out"
+[ "$(stat -c %s /tmp/rqbpf-cli-rb.$$)" -eq $((170 * 12)) ] || fail "--ringbuf FILE size"
+rm -f /tmp/rqbpf-cli-rb.$$
+expect_rc 1 "$bin" run "$robj" --prog fill --ringbuf small_typo
+grep -q 'no ring buffer map of that name' /tmp/rqbpf-cli.$$ || fail "--ringbuf bad map"
 echo "ok - bpf_cli"

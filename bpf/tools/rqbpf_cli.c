@@ -6,7 +6,7 @@
  *
  *   rqbpf list OBJ
  *   rqbpf run OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]
- *             [--set MAP:KEY=HEXVALUE]... [--dump MAP]
+ *             [--set MAP:KEY=HEXVALUE]... [--dump MAP] [--ringbuf MAP[:FILE]]
  *   rqbpf verify OBJ [--prog NAME]... [-v]
  *   rqbpf dump OBJ --map NAME
  *
@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <linux/bpf.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,13 +34,14 @@
 static const char usage[] =
     "usage: rqbpf list OBJ\n"
     "       rqbpf run OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]\n"
-    "                 [--set MAP:KEY=HEXVALUE]... [--dump MAP]\n"
+    "                 [--set MAP:KEY=HEXVALUE]... [--dump MAP] [--ringbuf MAP[:FILE]]\n"
     "       rqbpf verify OBJ [--prog NAME]... [-v]\n"
     "       rqbpf dump OBJ --map NAME\n"
     "       rqbpf --version | --help\n";
 
 struct options {
 	const char *cmd, *obj, *prog, *dump;
+	const char *ringbuf; /* MAP or MAP:FILE: read its records during the runs */
 	const char *progs[MAX_VERIFY];
 	int nprogs;
 	const char *sets[MAX_SETS];
@@ -93,8 +95,8 @@ static int arg_error(struct options *o, const char *fmt, const char *arg)
 /* The options that take a value. */
 static bool takes_value(const char *a)
 {
-	static const char *const with_value[] = {"--prog", "--threads", "--repeat",
-	                                         "--dump", "--map",     "--set"};
+	static const char *const with_value[] = {"--prog", "--threads", "--repeat", "--dump",
+	                                         "--map",  "--set",     "--ringbuf"};
 
 	for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
 		if (strcmp(a, with_value[i]) == 0)
@@ -128,6 +130,8 @@ static int parse_opt(struct options *o, int argc, char **argv, int *i)
 			return arg_error(o, "bad count '%s' (1 to 100000000)", v);
 	} else if (!strcmp(a, "--dump") || !strcmp(a, "--map")) {
 		o->dump = v;
+	} else if (!strcmp(a, "--ringbuf")) {
+		o->ringbuf = v;
 	} else if (o->nsets >= MAX_SETS) {
 		return arg_error(o, "too many --set (at %s)", v);
 	} else {
@@ -438,8 +442,89 @@ static int run_threads(const struct rqbpf_prog *prog, long nthreads, long repeat
 	return faults ? 1 : 0;
 }
 
+/* --ringbuf: a consumer thread reads the ring's records while the program
+ * runs, and after: each printed as "ringbuf MAP size=N data=HEX", or with
+ * :FILE written to FILE as a 4-byte little-endian size and the bytes. */
+struct ring_reader {
+	char map[64];
+	FILE *out; /* NULL: print */
+	struct rqbpf_ring_buffer *rb;
+	pthread_t tid;
+	atomic_int stop;
+	long records;
+};
+
+static int print_record(void *ctx, void *data, size_t size)
+{
+	struct ring_reader *rr = ctx;
+	const uint8_t *b = data;
+	uint32_t n = (uint32_t)size;
+	uint8_t le[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+
+	rr->records++;
+	if (rr->out)
+		return fwrite(le, 4, 1, rr->out) == 1 && fwrite(b, 1, size, rr->out) == size ? 0
+		                                                                             : -EIO;
+	printf("ringbuf %s size=%zu data=", rr->map, size);
+	for (size_t i = 0; i < size; i++)
+		printf("%02x", b[i]);
+	printf("\n");
+	return 0;
+}
+
+static void *read_ring(void *arg)
+{
+	struct ring_reader *rr = arg;
+
+	/* relaxed: a flag; pthread_join() orders what follows */
+	while (!atomic_load_explicit(&rr->stop, memory_order_relaxed) &&
+	       rqbpf_ring_buffer_poll(rr->rb, 50) >= 0)
+		;
+	return NULL;
+}
+
+static int ring_start(struct rqbpf_object *obj, const char *spec, struct ring_reader *rr)
+{
+	const char *colon = strchr(spec, ':');
+	int ret;
+
+	snprintf(rr->map, sizeof(rr->map), "%.*s", (int)(colon ? colon - spec : 63), spec);
+	if (colon && !(rr->out = fopen(colon + 1, "wb"))) {
+		fprintf(stderr, "rqbpf: %s: %s\n", colon + 1, strerror(errno));
+		return 1;
+	}
+	ret = rqbpf_ring_buffer_new(rqbpf_object_find_map(obj, rr->map), print_record, rr, &rr->rb);
+	if (!ret && pthread_create(&rr->tid, NULL, read_ring, rr))
+		ret = -EAGAIN;
+	if (ret) {
+		fprintf(stderr, "rqbpf: --ringbuf %s: %s\n", rr->map,
+		        ret == -EINVAL ? "no ring buffer map of that name" : strerror(-ret));
+		rqbpf_ring_buffer_free(rr->rb);
+		if (rr->out)
+			fclose(rr->out);
+		return 1;
+	}
+	return 0;
+}
+
+/* Stop the reader, read what is left; 1 when a record could not be saved. */
+static int ring_stop(struct ring_reader *rr)
+{
+	int ret;
+
+	atomic_store_explicit(&rr->stop, 1, memory_order_relaxed);
+	pthread_join(rr->tid, NULL);
+	ret = rqbpf_ring_buffer_consume(rr->rb);
+	rqbpf_ring_buffer_free(rr->rb);
+	if (rr->out && fclose(rr->out))
+		ret = -EIO;
+	printf("ringbuf %s records=%ld\n", rr->map, rr->records);
+	return ret < 0 ? 1 : 0;
+}
+
 static int cmd_run(struct rqbpf_object *obj, const struct options *o)
 {
+	struct ring_reader rr = {0};
 	struct rqbpf_prog *prog = rqbpf_object_find_prog(obj, o->prog);
 	struct rqbpf_error err;
 	int ret;
@@ -462,7 +547,11 @@ static int cmd_run(struct rqbpf_object *obj, const struct options *o)
 			fprintf(stderr, "rqbpf: bad --set %s\n", o->sets[i]);
 			return 2;
 		}
+	if (o->ringbuf && ring_start(obj, o->ringbuf, &rr))
+		return 1;
 	ret = run_threads(prog, o->threads, o->repeat);
+	if (o->ringbuf && ring_stop(&rr))
+		ret = 1;
 	if (o->dump && dump_map(obj, o->dump))
 		ret = 1;
 	return ret;

@@ -13,10 +13,10 @@ static const char *const op_names[16] = {"+=",  "-=", "*=", "/=", "|=",   "&=", 
 
 static bool ptr_arith_ok(struct venv *env, const struct vreg *ptr, int regno)
 {
-	if (ptr->type == T_MAP_VALUE_OR_NULL) {
+	if (vtype_maybe_null(ptr->type)) {
 		verr(env, env->insn_idx,
-		     "R%d pointer arithmetic on map_value_or_null prohibited, null-check it first",
-		     regno);
+		     "R%d pointer arithmetic on %s prohibited, null-check it first", regno,
+		     vtype_name(ptr->type));
 		return false;
 	}
 	if (ptr->type == T_MAP_PTR) {

@@ -53,22 +53,92 @@ static bool array_key_in_range(struct vstate *st, const struct rqbpf_map_desc *m
 	       key < m->max_entries;
 }
 
-/* A helper whose first argument is a map: its key (and value) read, and for
- * one that returns a value of the map, R0 that value or NULL. */
+/* A map key or value the helper reads at R@regno: @size bytes, not 0. */
+static int map_mem_arg(struct venv *env, struct vstate *st, int regno, uint32_t size)
+{
+	if (!size) {
+		verr(env, env->insn_idx, "invalid zero-sized read");
+		return -1;
+	}
+	return mem_check_readable(env, st, regno, (int)size);
+}
+
+/* R@regno: the size of the memory at R@(regno - 1), which the helper reads:
+ * bounded, 0 allowed (the kernel's check_mem_size_reg()). */
+static int size_or_zero_arg(struct venv *env, struct vstate *st, int regno)
+{
+	const struct vreg *r = &cur_frame(st)->regs[regno];
+
+	if (r->type != T_SCALAR) {
+		verr(env, env->insn_idx, "R%d type=%s expected=scalar", regno, vtype_name(r->type));
+		return -1;
+	}
+	if (r->r.smin < 0) {
+		verr(env, env->insn_idx,
+		     "R%d min value is negative, either use unsigned or 'var &= const'", regno);
+		return -1;
+	}
+	if (r->r.umax >= (1u << 29)) {
+		verr(env, env->insn_idx,
+		     "R%d unbounded memory access, use 'var &= const' or 'if (var < const)'",
+		     regno);
+		return -1;
+	}
+	return r->r.umax ? mem_check_readable(env, st, regno - 1, (int)r->r.umax) : 0;
+}
+
+/* The arguments after the map, by their kinds; *@p alloc: an ALLOC_SIZE. */
+static int map_op_args(struct venv *env, struct vstate *st, const struct rqbpf_call *c,
+                       const struct rqbpf_map_desc *m, uint64_t *alloc)
+{
+	for (int i = 1; i < c->nargs; i++) {
+		int regno = i + 1, ret = 0;
+
+		switch (c->args[i]) {
+		case RQBPF_ARG_MAP_KEY:
+			ret = map_mem_arg(env, st, regno, m->key_size);
+			break;
+		case RQBPF_ARG_MAP_VALUE:
+			ret = map_mem_arg(env, st, regno, m->value_size);
+			break;
+		case RQBPF_ARG_MAP_VALUE_UNINIT:
+			ret = mem_check_writable(env, st, regno, (int)m->value_size);
+			break;
+		case RQBPF_ARG_SIZE_OR_ZERO:
+			ret = size_or_zero_arg(env, st, regno);
+			break;
+		case RQBPF_ARG_ALLOC_SIZE:
+			if (!reg_is_const(&cur_frame(st)->regs[regno], alloc)) {
+				verr(env, env->insn_idx, "R%d is not a known constant'", regno);
+				ret = -1;
+			}
+			break;
+		default:
+			break;
+		}
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
+/* A helper whose first argument is a map: its other arguments, the map's
+ * type, and for one that returns a value of the map, R0 that value or NULL;
+ * for bpf_ringbuf_reserve, a record or NULL. */
 static int helper_map_op(struct venv *env, struct vstate *st, const struct rqbpf_call *c,
                          struct vreg *r0)
 {
 	const struct rqbpf_map_desc *m;
+	uint64_t alloc = 0;
 	int map;
 
 	if (check_map_arg(env, st, &m))
 		return -1;
 	map = cur_frame(st)->regs[BPF_REG_1].map;
-	if (mem_check_readable(env, st, BPF_REG_2, (int)m->key_size))
+	if (map_op_args(env, st, c, m, &alloc) || map_func_compatible(env, m, c))
 		return -1;
-	if (c->args[2] == RQBPF_ARG_MAP_VALUE &&
-	    mem_check_readable(env, st, BPF_REG_3, (int)m->value_size))
-		return -1;
+	if (c->ret == RQBPF_RET_RINGBUF_MEM_OR_NULL)
+		return ringbuf_reserved(env, st, r0, (uint32_t)alloc);
 	if (c->ret != RQBPF_RET_MAP_VALUE_OR_NULL)
 		return 0;
 	reg_mark_not_init(r0);
@@ -133,6 +203,8 @@ static int helper_call(struct venv *env, struct vstate *st, int func)
 		ret = helper_map_op(env, st, c, &r0);
 	else if (c->args[0] == RQBPF_ARG_MEM && c->args[1] == RQBPF_ARG_CONST_SIZE)
 		ret = helper_mem_size(env, st);
+	else if (c->args[0] == RQBPF_ARG_RINGBUF_MEM)
+		ret = ringbuf_release(env, st);
 	else if (c->role == RQBPF_ROLE_SPIN_LOCK || c->role == RQBPF_ROLE_SPIN_UNLOCK)
 		ret =
 		    lock_process(env, st, BPF_REG_1, c->role == RQBPF_ROLE_SPIN_LOCK, false, false);
@@ -240,7 +312,8 @@ bool call_may_return_ptr(const struct bpf_insn *in)
 {
 	const struct rqbpf_call *c = rqbpf_call_of_insn(in);
 
-	return !c || c->ret == RQBPF_RET_MAP_VALUE_OR_NULL;
+	return !c || c->ret == RQBPF_RET_MAP_VALUE_OR_NULL ||
+	       c->ret == RQBPF_RET_RINGBUF_MEM_OR_NULL;
 }
 
 static int subprog_call(struct venv *env, struct vstate *st, int idx, int *next)
@@ -317,6 +390,8 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
 		    "region");
 		return -1;
 	}
+	if (!st->curframe && refs_check_exit(env, st))
+		return -1;
 	if (st->curframe) {
 		/* A static subprogram may leave R0 unset; the caller may then not
 		 * read it. */

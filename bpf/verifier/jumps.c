@@ -13,10 +13,14 @@
 
 static void mark_null_checked_reg(const struct venv *env, struct vreg *r, uint32_t id, bool is_null)
 {
-	if (r->type != T_MAP_VALUE_OR_NULL || r->id != id)
+	if (!vtype_maybe_null(r->type) || r->id != id)
 		return;
 	if (is_null) {
 		reg_mark_const(r, 0);
+		return;
+	}
+	if (r->type == T_RINGBUF_MEM_OR_NULL) {
+		r->type = T_RINGBUF_MEM; /* the id stays: it names the reference */
 		return;
 	}
 	r->type = T_MAP_VALUE;
@@ -26,6 +30,8 @@ static void mark_null_checked_reg(const struct venv *env, struct vreg *r, uint32
 
 static void mark_null_checked(const struct venv *env, struct vstate *st, uint32_t id, bool is_null)
 {
+	if (is_null)
+		refs_drop_null(st, id); /* a NULL record holds no reference */
 	for (int fr = 0; fr <= st->curframe; fr++) {
 		struct vframe *f = st->frame[fr];
 
@@ -47,7 +53,7 @@ static bool is_const_zero(const struct vreg *r)
 /* Outcome of comparing a pointer that cannot be NULL with zero: 1, 0, -1. */
 static int nonnull_ptr_vs_zero(const struct vreg *a, const struct vreg *b, uint8_t op)
 {
-	if (!reg_is_pointer(a) || a->type == T_MAP_VALUE_OR_NULL || !is_const_zero(b))
+	if (!reg_is_pointer(a) || vtype_maybe_null(a->type) || !is_const_zero(b))
 		return -1;
 	if (op == BPF_JEQ)
 		return 0;
@@ -319,8 +325,8 @@ int cond_jump(struct venv *env, struct vstate *st, int idx, int *next, struct vs
 	/* st continues at the fall-through, fork takes the jump. A null check
 	 * is the kernel's: a compare with the immediate 0, not with a register
 	 * that holds 0. */
-	if (!is32 && dst->type == T_MAP_VALUE_OR_NULL && BPF_SRC(in->code) == BPF_K &&
-	    in->imm == 0 && (op == BPF_JEQ || op == BPF_JNE)) {
+	if (!is32 && vtype_maybe_null(dst->type) && BPF_SRC(in->code) == BPF_K && in->imm == 0 &&
+	    (op == BPF_JEQ || op == BPF_JNE)) {
 		uint32_t id = dst->id;
 
 		mark_null_checked(env, fork, id, op == BPF_JEQ);

@@ -51,14 +51,14 @@ static int top_ref(const struct vstate *st, int types)
 	return -1;
 }
 
-static void remove_ref(struct vstate *st, int i)
+void remove_ref(struct vstate *st, int i)
 {
 	for (; i + 1 < st->nrefs; i++)
 		st->refs[i] = st->refs[i + 1];
 	st->nrefs--;
 }
 
-static int push_ref(struct venv *env, struct vstate *st, uint8_t type, uint32_t id, int map)
+int push_ref(struct venv *env, struct vstate *st, uint8_t type, uint32_t id, int map)
 {
 	if (st->nrefs >= RQBPF_MAX_HELD) {
 		verr(env, env->insn_idx, "Failed to acquire lock state");

@@ -200,11 +200,23 @@ static int check_lock_overlap(struct venv *env, const struct rqbpf_map_desc *m, 
 	return 0;
 }
 
-/* Bounds of an access of @size at @off past a map value pointer. */
-static int map_value_bounds(struct venv *env, const struct vreg *reg, int regno, int off, int size)
+/* The kernel's out-of-bounds message for what @reg points to, @vs bytes. */
+static void oob(struct venv *env, const struct vreg *reg, int64_t vs, long long off, int size)
 {
-	const struct rqbpf_map_desc *m = &env->prog->maps[reg->map];
-	int64_t vs = m->value_size;
+	if (reg->type == T_RINGBUF_MEM)
+		verr(env, env->insn_idx, "invalid access to memory, mem_size=%u off=%lld size=%d",
+		     (unsigned)vs, off, size);
+	else
+		verr(env, env->insn_idx,
+		     "invalid access to map value, value_size=%u off=%lld size=%d", (unsigned)vs,
+		     off, size);
+}
+
+/* Bounds of an access of @size at @off past a pointer to @vs bytes (a map
+ * value, a ring buffer record), as the kernel's check_mem_region_access(). */
+static int region_bounds(struct venv *env, const struct vreg *reg, int regno, int off, int size,
+                         int64_t vs)
+{
 	bool var = !rng_is_const(&reg->r);
 
 	off += reg->off;
@@ -217,9 +229,7 @@ static int map_value_bounds(struct venv *env, const struct vreg *reg, int regno,
 		return -1;
 	}
 	if (reg->r.smin + off < 0 || reg->r.smin + off + size > vs) {
-		verr(env, env->insn_idx,
-		     "invalid access to map value, value_size=%u off=%lld size=%d", m->value_size,
-		     (long long)reg->r.smin + off, size);
+		oob(env, reg, vs, (long long)reg->r.smin + off, size);
 		return -1;
 	}
 	if (var && reg->r.umax >= MAX_VAR_OFF) {
@@ -229,12 +239,34 @@ static int map_value_bounds(struct venv *env, const struct vreg *reg, int regno,
 		return -1;
 	}
 	if ((int64_t)reg->r.umax + off + size > vs) {
-		verr(env, env->insn_idx,
-		     "invalid access to map value, value_size=%u off=%lld size=%d", m->value_size,
-		     (long long)reg->r.umax + off, size);
+		oob(env, reg, vs, (long long)reg->r.umax + off, size);
 		return -1;
 	}
+	return 0;
+}
+
+/* Bounds of an access of @size at @off past a map value pointer. */
+static int map_value_bounds(struct venv *env, const struct vreg *reg, int regno, int off, int size)
+{
+	const struct rqbpf_map_desc *m = &env->prog->maps[reg->map];
+
+	if (region_bounds(env, reg, regno, off, size, m->value_size))
+		return -1;
+	off += reg->off;
 	return check_lock_overlap(env, m, reg->r.smin + off, (int64_t)reg->r.umax + off + size);
+}
+
+/* A load from or store to a ring buffer record (any bytes: it has no lock). */
+static int record_access(struct venv *env, const struct vreg *reg, int regno, int off, int size,
+                         bool write, struct vreg *val, bool sign_ext)
+{
+	if (region_bounds(env, reg, regno, off, size, reg->mem_size))
+		return -1;
+	if (!write) {
+		reg_mark_unknown(val);
+		rng_bits(&val->r, size, sign_ext);
+	}
+	return 0;
 }
 
 static int map_value_access(struct venv *env, struct vstate *st, int regno, int off, int size,
@@ -321,6 +353,8 @@ int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size
 		return map_value_access(env, st, regno, off, size, write, val, sign_ext);
 	case T_CTX:
 		return ctx_access(env, st, regno, off, size, val, write, sign_ext);
+	case T_RINGBUF_MEM:
+		return record_access(env, reg, regno, off, size, write, val, sign_ext);
 	case T_NOT_INIT:
 		verr(env, env->insn_idx, "R%d !read_ok", regno);
 		return -1;
@@ -331,34 +365,77 @@ int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size
 	}
 }
 
-/* A helper reads @size bytes at R@regno: initialised stack or map value. */
-int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
+static void helper_mem_expected(struct venv *env, const struct vreg *reg, int regno)
+{
+	verr(env, env->insn_idx,
+	     "R%d type=%s expected=fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, "
+	     "buf, trusted_ptr_",
+	     regno, vtype_name(reg->type));
+}
+
+/* The constant stack offset (*@p off, in frame *@p f) of the @p size bytes a
+ * helper reads or writes at R@p regno, inside the stack; -1 after an error. */
+static int helper_stack_range(struct venv *env, struct vstate *st, int regno, int size, bool write,
+                              int *off, struct vframe **f)
 {
 	const struct vreg *reg = &cur_frame(st)->regs[regno];
 
-	if (reg->type == T_MAP_VALUE)
-		return map_value_bounds(env, reg, regno, 0, size);
-	if (reg->type != T_STACK) {
-		verr(
-		    env, env->insn_idx,
-		    "R%d type=%s expected=fp, pkt, pkt_meta, map_key, map_value, mem, ringbuf_mem, "
-		    "buf, trusted_ptr_",
-		    regno, vtype_name(reg->type));
-		return -1;
-	}
 	if (!rng_is_const(&reg->r)) {
 		verr(env, env->insn_idx, "R%d variable stack access prohibited", regno);
 		return -1;
 	}
-	int off = reg->off + (int)reg->r.smin;
-	struct vframe *f = st->frame[reg->frameno];
-
-	if (off < -RQBPF_STACK_SIZE || off + size > 0 || size <= 0) {
-		verr(env, env->insn_idx, "invalid indirect access to stack R%d off=%d size=%d",
-		     regno, off, size);
+	*off = reg->off + (int)reg->r.smin;
+	*f = st->frame[reg->frameno];
+	if (*off < -RQBPF_STACK_SIZE || *off + size > 0 || size <= 0) {
+		verr(env, env->insn_idx, "invalid%s stack R%d off=%d size=%d", dir_str(write),
+		     regno, *off, size);
 		return -1;
 	}
-	mem_note_stack(env, f, off);
+	mem_note_stack(env, *f, *off);
+	return 0;
+}
+
+/* A helper writes @size bytes at R@regno (bpf_map_pop_elem's value): stack,
+ * initialised or not, which it leaves initialised; a writable map value; a
+ * ring buffer record. */
+int mem_check_writable(struct venv *env, struct vstate *st, int regno, int size)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	struct vframe *f;
+	int off;
+
+	if (reg->type == T_MAP_VALUE || reg->type == T_RINGBUF_MEM) {
+		struct vreg ignored;
+
+		return mem_access(env, st, regno, 0, size, true, &ignored, false);
+	}
+	if (reg->type != T_STACK) {
+		helper_mem_expected(env, reg, regno);
+		return -1;
+	}
+	if (helper_stack_range(env, st, regno, size, true, &off, &f))
+		return -1;
+	stack_write_bytes(f, off, off + size, S_MISC);
+	return 0;
+}
+
+/* A helper reads @size bytes at R@regno: initialised stack or map value. */
+int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	struct vframe *f;
+	int off;
+
+	if (reg->type == T_MAP_VALUE)
+		return map_value_bounds(env, reg, regno, 0, size);
+	if (reg->type == T_RINGBUF_MEM)
+		return region_bounds(env, reg, regno, 0, size, reg->mem_size);
+	if (reg->type != T_STACK) {
+		helper_mem_expected(env, reg, regno);
+		return -1;
+	}
+	if (helper_stack_range(env, st, regno, size, false, &off, &f))
+		return -1;
 	for (int i = 0; i < size; i++) {
 		struct vslot_state *s;
 		uint8_t *b = stack_byte(f, off + i, &s);

@@ -195,6 +195,11 @@ static bool reg_covers(const struct vreg *old, const struct vreg *cur, struct id
 	case T_STACK:
 		return old->off == cur->off && old->frameno == cur->frameno &&
 		       (exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r));
+	case T_RINGBUF_MEM:
+	case T_RINGBUF_MEM_OR_NULL:
+		if (old->mem_size != cur->mem_size)
+			return false;
+		/* fallthrough */
 	case T_MAP_VALUE:
 	case T_MAP_VALUE_OR_NULL:
 		return old->off == cur->off && old->map == cur->map &&

@@ -47,6 +47,8 @@ const char *vtype_name(uint8_t type)
 	    [T_MAP_PTR] = "map_ptr",
 	    [T_MAP_VALUE] = "map_value",
 	    [T_MAP_VALUE_OR_NULL] = "map_value_or_null",
+	    [T_RINGBUF_MEM] = "ringbuf_mem",
+	    [T_RINGBUF_MEM_OR_NULL] = "ringbuf_mem_or_null",
 	};
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
@@ -107,6 +109,13 @@ void vlog_reg(FILE *f, const struct venv *env, const struct vreg *r)
 		fprintf(f, "ctx(");
 		if (r->off)
 			fprintf(f, "off=%d", r->off);
+		fprintf(f, ")");
+		return;
+	case T_RINGBUF_MEM:
+	case T_RINGBUF_MEM_OR_NULL:
+		fprintf(f, "%s(ref_obj_id=%u,sz=%u", vtype_name(r->type), r->id, r->mem_size);
+		if (r->off)
+			fprintf(f, ",off=%d", r->off);
 		fprintf(f, ")");
 		return;
 	default:
@@ -238,7 +247,10 @@ void vlog_insn(struct venv *env, int idx, const struct vstate *st)
 		}
 	}
 	for (int i = 0; i < st->nrefs; i++)
-		fprintf(f, " refs[%d]=%s(id=%u)", i, st->refs[i].type == REF_IRQ ? "irq" : "lock",
+		fprintf(f, " refs[%d]=%s(id=%u)", i,
+		        st->refs[i].type == REF_IRQ   ? "irq"
+		        : st->refs[i].type == REF_PTR ? "ptr"
+		                                      : "lock",
 		        st->refs[i].id);
 	fprintf(f, "\n");
 }

@@ -37,7 +37,15 @@ enum vtype {
 	T_MAP_PTR,
 	T_MAP_VALUE,
 	T_MAP_VALUE_OR_NULL,
+	T_RINGBUF_MEM,         /* a reserved ring buffer record (refs.c) */
+	T_RINGBUF_MEM_OR_NULL, /* ... or NULL: bpf_ringbuf_reserve's result */
 };
+
+/* A pointer that the program must compare with 0 before it uses it. */
+static inline bool vtype_maybe_null(uint8_t type)
+{
+	return type == T_MAP_VALUE_OR_NULL || type == T_RINGBUF_MEM_OR_NULL;
+}
 
 /* A range of values: the 64-bit view and the low 32-bit subregister view.
  * For scalars it is the value; for pointers it is the variable part of the
@@ -50,13 +58,15 @@ struct vrange {
 };
 
 struct vreg {
-	uint8_t type;    /* enum vtype */
-	uint8_t frameno; /* T_STACK: the frame whose stack it points into */
-	uint16_t map;    /* T_MAP_*: index into prog->maps */
-	int32_t off;     /* pointers: fixed offset. scalar: the delta of an add link */
-	uint32_t id;     /* map value (or null): the lookup's id; 0 for global data.
-	                  * scalar: copies of one value share a nonzero id (linked),
-	                  * a copy plus a constant adds a V_ID_ADD flag (below) */
+	uint8_t type;      /* enum vtype */
+	uint8_t frameno;   /* T_STACK: the frame whose stack it points into */
+	uint16_t map;      /* T_MAP_*: index into prog->maps */
+	int32_t off;       /* pointers: fixed offset. scalar: the delta of an add link */
+	uint32_t mem_size; /* T_RINGBUF_MEM*: the record's size */
+	uint32_t id;       /* map value (or null): the lookup's id; 0 for global data.
+	                    * ring buffer record: the reference's id (refs.c).
+	                    * scalar: copies of one value share a nonzero id (linked),
+	                    * a copy plus a constant adds a V_ID_ADD flag (below) */
 	struct vrange r;
 };
 
@@ -113,6 +123,7 @@ enum vref_type {
 	REF_RES_LOCK = 2,     /* bpf_res_spin_lock */
 	REF_RES_LOCK_IRQ = 4, /* bpf_res_spin_lock_irqsave */
 	REF_IRQ = 8,          /* a saved irq flag */
+	REF_PTR = 16,         /* a reserved ring buffer record (refs.c) */
 };
 #define REF_LOCK_MASK (REF_LOCK | REF_RES_LOCK | REF_RES_LOCK_IRQ)
 
@@ -219,6 +230,7 @@ void compute_precision(struct venv *env);
 int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size, bool write,
                struct vreg *val, bool sign_ext);
 int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size);
+int mem_check_writable(struct venv *env, struct vstate *st, int regno, int size);
 bool mem_const_key(struct vstate *st, int regno, int size, uint64_t *key);
 /* Frame @f's stack is used down to offset @off (negative): its subprogram's
  * depth, for check_call_chains(). */
@@ -231,6 +243,17 @@ int irq_flag_restore(struct venv *env, struct vstate *st, int regno, int argno, 
 int locks_held(const struct vstate *st);
 int irqs_held(const struct vstate *st);
 bool map_has_lock_field(const struct venv *env, int map);
+int push_ref(struct venv *env, struct vstate *st, uint8_t type, uint32_t id, int map);
+void remove_ref(struct vstate *st, int i);
+
+/* refs.c: ring buffer records (referenced pointers) and the map types each
+ * helper takes */
+int ringbuf_reserved(struct venv *env, struct vstate *st, struct vreg *r0, uint32_t size);
+int ringbuf_release(struct venv *env, struct vstate *st);
+void refs_drop_null(struct vstate *st, uint32_t id);
+int refs_check_exit(struct venv *env, const struct vstate *st);
+int map_func_compatible(struct venv *env, const struct rqbpf_map_desc *m,
+                        const struct rqbpf_call *c);
 
 /* calls.c: helpers, kfuncs, subprogram calls and exits */
 int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next);

@@ -2,7 +2,10 @@
 /* Constructs rqbpf does not support, each in its own program so that each
  * is that program's error (bpf_loader checks the exact messages): a callback
  * (bpf_loop's ld_imm64 of a function), bpf_printk with four arguments
- * (bpf_trace_vprintk), and a per-CPU array map, which fails the load. */
+ * (bpf_trace_vprintk), and maps of a type rqbpf does not have (a per-CPU
+ * array; an array of maps with a BTF `values` initialiser): the programs
+ * that use them are refused, naming the map; the object still loads and
+ * its other programs run. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
@@ -12,6 +15,52 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } pcpu SEC(".maps");
+
+struct inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} inner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__array(values, struct inner);
+} outer SEC(".maps") = {
+    .values = {[0] = &inner},
+};
+
+SEC("?tc")
+int use_pcpu(struct __sk_buff *skb)
+{
+	__u32 k = 0;
+	__u64 *v = bpf_map_lookup_elem(&pcpu, &k);
+
+	return v ? 1 : 0;
+}
+
+SEC("?tc")
+int use_outer(struct __sk_buff *skb)
+{
+	__u32 k = 0;
+
+	return bpf_map_lookup_elem(&outer, &k) ? 1 : 0;
+}
+
+/* Autoloaded: the object loads, and this program runs. */
+SEC("tc")
+int use_inner(struct __sk_buff *skb)
+{
+	__u32 k = 0;
+	__u64 *v = bpf_map_lookup_elem(&inner, &k);
+
+	if (!v)
+		return 0;
+	*v += 1;
+	return (int)*v;
+}
 
 static int count_cb(__u32 i, void *ctx)
 {

@@ -58,6 +58,8 @@ enum test_map {
 	M_SPIN,   /* array, value 8: a bpf_spin_lock at 0 */
 	M_RODATA, /* .rodata, 8 bytes */
 	M_BIG,    /* array, value 64: a res lock at 8 */
+	M_RING,   /* ring buffer, 4096 bytes */
+	M_QUEUE,  /* queue of 4 values of 8 bytes */
 	M_COUNT
 };
 
@@ -70,6 +72,8 @@ static const struct rqbpf_map_desc test_maps[M_COUNT] = {
     [M_SPIN] = {"spinmap", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, 0, false, false, false, true},
     [M_RODATA] = {"res_spin.rodata", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, -1, true, true, false, true},
     [M_BIG] = {"bigval", BPF_MAP_TYPE_ARRAY, 4, 64, 8, 8, -1, false, false, false, true},
+    [M_RING] = {"ring", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, -1, -1, false, false, false, false},
+    [M_QUEUE] = {"qmap", BPF_MAP_TYPE_QUEUE, 0, 8, 4, -1, -1, false, false, false, false},
 };
 
 #endif /* RQBPF_VERIFIER_TEST_INSN_H */

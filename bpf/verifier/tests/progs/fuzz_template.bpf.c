@@ -19,6 +19,17 @@ struct {
 	__type(value, __u64);
 } plain SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} ring SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 4);
+	__type(value, __u64);
+} qmap SEC(".maps");
+
 struct bpf_res_spin_lock lock_a HIDDEN SEC(".data.A");
 __u64 scratch[4];
 
