@@ -2,7 +2,8 @@
 /* helpers.c: the BPF helpers rqbpf binds (map lookup/update/delete,
  * ktime_get_ns, get_prandom_u32, get_smp_processor_id, trace_printk,
  * spin_lock/unlock), the four res_spin kfuncs, both lock kinds on
- * rqspinlock, bpf_local_irq_save/restore as blocked signals, and the per-run
+ * rqspinlock (bpf_spin_lock without a system call: no signals blocked),
+ * bpf_local_irq_save/restore as blocked signals, and the per-run
  * record of held locks and irq regions that lets a run that ends or faults
  * while holding them release them. */
 #include <ctype.h>
@@ -460,6 +461,12 @@ static void held_remove(struct rqbpf_run *r, int i)
 		r->held[i] = r->held[i + 1];
 }
 
+/* Whether a record of this kind blocked signals (and keeps the mask before). */
+static bool blocks_signals(enum rqbpf_held_kind kind)
+{
+	return kind == RQBPF_HELD_RES_IRQ || kind == RQBPF_HELD_IRQ;
+}
+
 /* Release held[@p i]; the caller restores the signal mask where one applies. */
 static void held_release(struct rqbpf_run *r, int i)
 {
@@ -479,7 +486,7 @@ static void held_release(struct rqbpf_run *r, int i)
 static int mask_order(struct rqbpf_run *r, int i, const char *who)
 {
 	for (int j = r->nheld - 1; j > i; j--)
-		if (r->held[j].kind != RQBPF_HELD_RES)
+		if (blocks_signals(r->held[j].kind))
 			return rqbpf_fault(r, "%s: out of order, a newer %s region is open", who,
 			                   kind_name[r->held[j].kind]);
 	return 0;
@@ -540,49 +547,55 @@ static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 	return 0;
 }
 
+/* The fault of a bpf_spin_lock that res_spin_lock() refused with @p ret. */
+static __attribute__((noinline, cold)) int spin_lock_failed(struct rqbpf_run *r, int ret)
+{
+	return rqbpf_fault(r, "spin_lock: not acquired (%s)",
+	                   ret == -EDEADLK ? "-EDEADLK: a deadlock"
+	                                   : "-ETIMEDOUT: the owner did not release it");
+}
+
 /*
  * bpf_spin_lock(lock): the kernel's is local_irq_save() and a plain spin
  * lock that cannot fail. Here it is the same word driven by res_spin_lock()
- * with every signal blocked (the map's BPF_F_LOCK copies take that lock on
- * that word too, maps.c). A verified program cannot close a deadlock with it
- * (one bpf_spin_lock at a time, no calls while held, signals blocked), so a
- * failure means the owner did not release it within the lock's timeout (it
- * is stopped, or died holding it), or an unverified program's AA: the
- * helper has no error to return, so the run faults instead of hanging.
+ * (the map's BPF_F_LOCK copies take that lock on that word too, maps.c),
+ * with no signal blocked: blocking and restoring the mask would cost two
+ * system calls per lock. What blocking would prevent is a signal handler of
+ * the holding thread running a program that takes the same lock: that is
+ * an AA, which res_spin_lock() detects, so the handler's run faults
+ * (-EDEADLK) and the interrupted section goes on, unharmed (docs/BPF.md,
+ * "bpf_spin_lock and signals"). A verified program cannot close a deadlock
+ * with it otherwise (one bpf_spin_lock at a time, no calls while held), so a
+ * failure means that nested run, an owner that did not release it within the
+ * lock's timeout (stopped, or dead holding it), or an unverified program's
+ * AA: the helper has no error to return, so the run faults instead of
+ * hanging.
  */
 int rqbpf_call_spin_lock(struct rqbpf_run *r, uint64_t *reg)
 {
 	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
-	uint64_t bits = 0;
 	int ret;
 
 	if (!lock)
 		return rqbpf_fault(r, "spin_lock: R1 is not a lock in the program's memory");
 	if (held_room(r))
 		return -EFAULT;
-	ret = lock_irqsave(lock, &bits);
+	ret = res_spin_lock(lock);
 	if (ret)
-		return rqbpf_fault(r, "spin_lock: not acquired (%s)",
-		                   ret == -EDEADLK ? "-EDEADLK: a deadlock"
-		                                   : "-ETIMEDOUT: the owner did not release it");
-	r->held[r->nheld++] = (struct rqbpf_held){lock, RQBPF_HELD_SPIN, bits, 0};
+		return spin_lock_failed(r, ret);
+	r->held[r->nheld++] = (struct rqbpf_held){lock, RQBPF_HELD_SPIN, 0, 0};
 	reg[BPF_REG_0] = 0;
 	return 0;
 }
 
-/* bpf_spin_unlock(lock): unlock, then restore the mask bpf_spin_lock saved. */
+/* bpf_spin_unlock(lock): the lock this run's bpf_spin_lock took. */
 int rqbpf_call_spin_unlock(struct rqbpf_run *r, uint64_t *reg)
 {
 	int i = held_find(r, reg[BPF_REG_1], RQBPF_HELD_SPIN, "spin_unlock");
-	uint64_t bits;
 
 	if (i < 0)
 		return i;
-	if (mask_order(r, i, "spin_unlock"))
-		return -EFAULT;
-	bits = r->held[i].sigmask;
 	held_release(r, i);
-	restore_mask(bits);
 	reg[BPF_REG_0] = 0;
 	return 0;
 }
@@ -708,7 +721,7 @@ int rqbpf_release_all(struct rqbpf_run *r)
 			locks++;
 			res_spin_unlock(h->lock);
 		}
-		if (h->kind != RQBPF_HELD_RES)
+		if (blocks_signals(h->kind))
 			restore_mask(h->sigmask);
 	}
 	if (!locks && !irqs)
