@@ -37,6 +37,7 @@ static const struct case_ cases[] = {
     {"irqsave", "irqsave_aa", 1},
     {"irqsave", "handler_take", 1},
     {"counter", "count", 1},
+    {"counter", "spin_count", 1},
     {"hash", "hash_count", 3},
     {"hash", "hash_aa", 1},
     {"hash", "hash_delete", 1},
