@@ -18,7 +18,11 @@
 
 #include "runtime.h"
 
-static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
+/* The per-run path's pieces (argument checks, the held-lock record),
+ * inlined into each helper so that its constant arguments fold away. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 {
 	const struct rqbpf_object *obj = r->prog->obj;
 	size_t i = ((uintptr_t)v - (uintptr_t)obj->maps) / sizeof(*obj->maps);
@@ -29,7 +33,8 @@ static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 /* The value's address; the accesses that follow find the memory it
  * reaches (maps.h) as the run's last region. A kind whose values stay valid
  * only inside a read-side section gets one, open until the run ends. */
-static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key, uint64_t *reg)
+ALWAYS_INLINE int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key,
+                             uint64_t *reg)
 {
 	void *p;
 
@@ -48,7 +53,7 @@ static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key,
 	return 0;
 }
 
-static int map_helper(struct rqbpf_run *r, int32_t id, uint64_t *reg)
+ALWAYS_INLINE int map_helper(struct rqbpf_run *r, int32_t id, uint64_t *reg)
 {
 	struct rqbpf_map *m = map_arg(r, reg[BPF_REG_1]);
 	const void *key, *value = NULL;
@@ -391,7 +396,7 @@ static void restore_mask(uint64_t bits)
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
 }
 
-static rqspinlock_t *lock_arg(struct rqbpf_run *r, uint64_t v)
+ALWAYS_INLINE rqspinlock_t *lock_arg(struct rqbpf_run *r, uint64_t v)
 {
 	if (v % _Alignof(rqspinlock_t))
 		return NULL;
@@ -423,11 +428,14 @@ static __attribute__((noinline)) int lock_irqsave(rqspinlock_t *lock, uint64_t *
 }
 
 /* 0 when the run's record has room for one more lock or irq region. */
-static int held_room(struct rqbpf_run *r)
+static __attribute__((noinline, cold)) int held_full(struct rqbpf_run *r)
 {
-	if (r->nheld < RQBPF_MAX_HELD)
-		return 0;
 	return rqbpf_fault(r, "more than %d locks and irq regions held", RQBPF_MAX_HELD);
+}
+
+ALWAYS_INLINE int held_room(struct rqbpf_run *r)
+{
+	return r->nheld < RQBPF_MAX_HELD ? 0 : held_full(r);
 }
 
 static const char *const kind_name[] = {
@@ -440,22 +448,30 @@ static const char *const kind_name[] = {
 /* The record of lock @p v that this run holds, taken as @p kind; else a
  * fault (-EFAULT): only a lock this run took (checked then) may be
  * released, and only by the unlock that matches how it was taken. */
-static int held_find(struct rqbpf_run *r, uint64_t v, enum rqbpf_held_kind kind, const char *who)
+/* The fault of a held_find() that found @p i (-1: none) for @p kind. */
+static __attribute__((noinline, cold)) int held_not_found(struct rqbpf_run *r, int i,
+                                                          const char *who)
+{
+	if (i < 0)
+		return rqbpf_fault(r, "%s: R1 is not a lock this run holds", who);
+	return rqbpf_fault(r, "%s: R1 was taken by %s", who, kind_name[r->held[i].kind]);
+}
+
+ALWAYS_INLINE int held_find(struct rqbpf_run *r, uint64_t v, enum rqbpf_held_kind kind,
+                            const char *who)
 {
 	int i;
 
 	for (i = r->nheld - 1;
 	     i >= 0 && (r->held[i].kind == RQBPF_HELD_IRQ || (uintptr_t)r->held[i].lock != v); i--)
 		;
-	if (i < 0)
-		return rqbpf_fault(r, "%s: R1 is not a lock this run holds", who);
-	if (r->held[i].kind != kind)
-		return rqbpf_fault(r, "%s: R1 was taken by %s", who, kind_name[r->held[i].kind]);
+	if (i < 0 || r->held[i].kind != kind)
+		return held_not_found(r, i, who);
 	return i;
 }
 
 /* Drop held[@p i] from the record, keeping the others in order. */
-static void held_remove(struct rqbpf_run *r, int i)
+ALWAYS_INLINE void held_remove(struct rqbpf_run *r, int i)
 {
 	for (r->nheld--; i < r->nheld; i++)
 		r->held[i] = r->held[i + 1];
@@ -468,7 +484,7 @@ static bool blocks_signals(enum rqbpf_held_kind kind)
 }
 
 /* Release held[@p i]; the caller restores the signal mask where one applies. */
-static void held_release(struct rqbpf_run *r, int i)
+ALWAYS_INLINE void held_release(struct rqbpf_run *r, int i)
 {
 	/* first: the record below is not the critical section's */
 	res_spin_unlock(r->held[i].lock);
@@ -492,7 +508,7 @@ static int mask_order(struct rqbpf_run *r, int i, const char *who)
 	return 0;
 }
 
-static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
+ALWAYS_INLINE int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 {
 	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
 	uint64_t *flags = NULL, bits = 0;
@@ -515,7 +531,7 @@ static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 	return 0;
 }
 
-static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
+ALWAYS_INLINE int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 {
 	const uint64_t *flags = NULL;
 	uint64_t bits = 0;

@@ -31,8 +31,8 @@ struct rqbpf_run {
 	const struct rqbpf_prog *prog;
 	uintptr_t ctx;
 	size_t ctx_size;
-	size_t pc; /* the instruction being run, for fault messages */
-	char *msg; /* fault message buffer */
+	const struct rqbpf_op *at; /* the instruction being run, for fault messages */
+	char *msg;                 /* fault message buffer */
 	size_t msg_size;
 	int nheld;
 	uint32_t irq_seq; /* bpf_local_irq_save calls so far: makes each token unique */
