@@ -3,7 +3,8 @@
  * The kernel as the reference: where the test runs as root and the kernel
  * loads the objects (it needs the res_spin_lock kfuncs, Linux 6.15+), run
  * the same programs with BPF_PROG_TEST_RUN through libbpf and with rqbpf,
- * with the same inputs, and compare the return values. Elsewhere the test
+ * with the same inputs, and compare the return values and the context's
+ * writable fields after the run (cb[], mark: ctx_out). Elsewhere the test
  * is skipped (exit 77) with a message saying why.
  */
 #include <bpf/bpf.h>
@@ -26,6 +27,7 @@ static const struct case_ cases[] = {
     {"conform", "calls", 64},
     {"conform", "atomics", 64},
     {"conform", "globals", 1},
+    {"conform", "ctx_cb", 64},
     {"conform_v4", "signed_ops", 64},
     {"conform_v4", "bytes_v4", 64},
     {"conform_v4", "arith_v4", 64},
@@ -94,7 +96,10 @@ static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static uint32_t kernel_run(struct bpf_object *ko, const char *prog, const uint32_t *cb)
+/* Runs @p prog in the kernel from a context with @p cb; the context after
+ * the run into *@p out (ctx_out). */
+static uint32_t kernel_run(struct bpf_object *ko, const char *prog, const uint32_t *cb,
+                           struct __sk_buff *out)
 {
 	struct __sk_buff ctx;
 	uint8_t pkt[64] = {0};
@@ -103,6 +108,8 @@ static uint32_t kernel_run(struct bpf_object *ko, const char *prog, const uint32
 	                                 .data_size_in = sizeof(pkt),
 	                                 .ctx_in = &ctx,
 	                                 .ctx_size_in = sizeof(ctx),
+	                                 .ctx_out = out,
+	                                 .ctx_size_out = sizeof(*out),
 	                                 .repeat = 1};
 	struct bpf_program *p = bpf_object__find_program_by_name(ko, prog);
 
@@ -111,6 +118,21 @@ static uint32_t kernel_run(struct bpf_object *ko, const char *prog, const uint32
 	CHECK(p != NULL);
 	CHECK_EQ(bpf_prog_test_run_opts(bpf_program__fd(p), &opts), 0);
 	return opts.retval;
+}
+
+/* Runs @p prog in rqbpf as kernel_run() does in the kernel. */
+static uint32_t rqbpf_run_ctx(struct rqbpf_object *ro, const char *prog, const uint32_t *cb,
+                              struct __sk_buff *out)
+{
+	struct rqbpf_run_result res;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	memcpy(out->cb, cb, sizeof(out->cb));
+	ret = rqbpf_prog_run(bt_prog(ro, prog), out, sizeof(*out), &res);
+	if (ret)
+		tu_fail(__FILE__, __LINE__, "run %s: %d %s", prog, ret, res.msg);
+	return (uint32_t)res.retval;
 }
 
 /* Returns the number of programs compared, or -1 when the kernel refused. */
@@ -144,9 +166,16 @@ static int compare_object(const char *name, const char *cc)
 				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 				cb[j] = k == 0 ? 0 : (uint32_t)(seed >> (j * 7));
 			}
-			uint32_t want = kernel_run(ko, cases[i].prog, cb);
-			uint32_t got = (uint32_t)bt_run_cb(ro, cases[i].prog, cb);
+			struct __sk_buff kctx, rctx;
+			uint32_t want = kernel_run(ko, cases[i].prog, cb, &kctx);
+			uint32_t got = rqbpf_run_ctx(ro, cases[i].prog, cb, &rctx);
 
+			if (memcmp(kctx.cb, rctx.cb, sizeof(kctx.cb)) || kctx.mark != rctx.mark)
+				tu_fail(__FILE__, __LINE__,
+				        "%s/%s (%s) cb %x: context after the run: rqbpf cb[1] %x "
+				        "mark %x, kernel cb[1] %x mark %x",
+				        name, cases[i].prog, cc, cb[0], rctx.cb[1], rctx.mark,
+				        kctx.cb[1], kctx.mark);
 			if (got != want)
 				tu_fail(__FILE__, __LINE__,
 				        "%s/%s (%s) cb %x %x %x %x %x: rqbpf %x kernel %x", name,
