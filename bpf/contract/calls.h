@@ -48,6 +48,12 @@
 	  RQBPF_PROG_ANY, NONE, NONE, NONE, NONE, NONE)                                            \
 	X(HELPER, BPF_FUNC_get_smp_processor_id, get_smp_processor_id, INTEGER, NONE, 0,           \
 	  RQBPF_PROG_ANY, NONE, NONE, NONE, NONE, NONE)                                            \
+	X(HELPER, BPF_FUNC_get_current_pid_tgid, get_current_pid_tgid, INTEGER, NONE, 0,           \
+	  RQBPF_PROG_ANY, NONE, NONE, NONE, NONE, NONE)                                            \
+	X(HELPER, BPF_FUNC_get_current_uid_gid, get_current_uid_gid, INTEGER, NONE, 0,             \
+	  RQBPF_PROG_ANY, NONE, NONE, NONE, NONE, NONE)                                            \
+	X(HELPER, BPF_FUNC_get_current_comm, get_current_comm, INTEGER, NONE, 0,                   \
+	  RQBPF_PROG_ANY, UNINIT_MEM, CONST_SIZE, NONE, NONE, NONE)                                \
 	X(HELPER, BPF_FUNC_spin_lock, spin_lock, VOID, SPIN_LOCK, 0,                               \
 	  RQBPF_PROG_ANY, LOCK, NONE, NONE, NONE, NONE)                                            \
 	X(HELPER, BPF_FUNC_spin_unlock, spin_unlock, VOID, SPIN_UNLOCK, 1,                         \
@@ -87,6 +93,7 @@ enum rqbpf_call_arg {
 	RQBPF_ARG_MAP_VALUE,  /* value_size readable bytes */
 	RQBPF_ARG_MEM,        /* readable bytes, as many as the next argument says */
 	RQBPF_ARG_CONST_SIZE, /* the size of the previous argument, a known constant */
+	RQBPF_ARG_UNINIT_MEM, /* writable bytes the call fills, as many as the next argument says */
 	RQBPF_ARG_LOCK,       /* a lock in a map value */
 	RQBPF_ARG_IRQ_FLAG,   /* an 8-byte irq flag on the stack */
 };

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* helpers.c: the BPF helpers rqbpf binds (map lookup/update/delete,
  * ktime_get_ns, get_prandom_u32, get_smp_processor_id, trace_printk,
+ * get_current_pid_tgid, get_current_uid_gid, get_current_comm,
  * spin_lock/unlock), the four res_spin kfuncs, both lock kinds on
  * rqspinlock (bpf_spin_lock without a system call: no signals blocked),
  * bpf_local_irq_save/restore as blocked signals, and the per-run
@@ -14,7 +15,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtime.h"
 
@@ -371,6 +374,65 @@ int rqbpf_call_get_smp_processor_id(struct rqbpf_run *r, uint64_t *reg)
 {
 	(void)r;
 	reg[BPF_REG_0] = (uint32_t)res_spin_thread_slot();
+	return 0;
+}
+
+/*
+ * The current task's ids, as the kernel's helpers give them (its tgid and
+ * pid are this process's id and this thread's id; uid and gid are the
+ * real ones), in the process's own PID and user namespaces where the
+ * kernel's are the initial ones'. The ids are system calls: each thread
+ * keeps its own, and a child of fork() clears the forking thread's copy
+ * (the only thread it has).
+ */
+static _Thread_local uint64_t pid_tgid_cache;
+static pthread_once_t pid_tgid_once = PTHREAD_ONCE_INIT;
+
+static void pid_tgid_forget(void)
+{
+	pid_tgid_cache = 0;
+}
+
+static void pid_tgid_register(void)
+{
+	pthread_atfork(NULL, NULL, pid_tgid_forget);
+}
+
+int rqbpf_call_get_current_pid_tgid(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	if (!pid_tgid_cache) {
+		pthread_once(&pid_tgid_once, pid_tgid_register);
+		pid_tgid_cache = (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)gettid();
+	}
+	reg[BPF_REG_0] = pid_tgid_cache;
+	return 0;
+}
+
+/* gid << 32 | uid, the real ids (the kernel's current_uid_gid()). */
+int rqbpf_call_get_current_uid_gid(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = (uint64_t)getgid() << 32 | getuid();
+	return 0;
+}
+
+/* The thread's name (PR_GET_NAME: the kernel's task comm, 16 bytes with
+ * its NUL) into R1's R2 bytes, cut and NUL-terminated, zeros after: the
+ * kernel's strscpy_pad(); returns 0. */
+int rqbpf_call_get_current_comm(struct rqbpf_run *r, uint64_t *reg)
+{
+	uint64_t size = reg[BPF_REG_2];
+	char *buf = size ? rqbpf_mem(r, reg[BPF_REG_1], size, true) : NULL;
+	char comm[17] = {0};
+
+	if (!buf)
+		return rqbpf_fault(r, "get_current_comm: R1 is not %llu writable bytes",
+		                   (unsigned long long)size);
+	prctl(PR_GET_NAME, comm);
+	memset(buf, 0, size);
+	memcpy(buf, comm, strnlen(comm, size - 1));
+	reg[BPF_REG_0] = 0;
 	return 0;
 }
 

@@ -56,6 +56,9 @@ static const struct case_ cases[] = {
     {"local_irq", "irq_hold_long", 1},
     {"local_irq", "noirq_hold_long", 1},
     {"local_irq", "irq_peek", 1},
+    {"helpers", "current_ids", 1},
+    {"helpers", "current_comm", 1},
+    {"helpers", "current_comm_short", 1},
     {"printk", "str", 1},
     {"printk", "str_unreadable", 1},
     {"printk", "str_width", 1},
@@ -191,9 +194,9 @@ static int compare_object(const char *name, const char *cc)
 
 static void test_kernel_ref(void)
 {
-	static const char *const objs[] = {"conform",   "conform_v4", "res_lock",
-	                                   "irqsave",   "counter",    "hash",
-	                                   "spin_lock", "local_irq",  "printk"};
+	static const char *const objs[] = {"conform", "conform_v4", "res_lock",  "irqsave",
+	                                   "counter", "hash",       "spin_lock", "local_irq",
+	                                   "printk",  "helpers"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {

@@ -216,6 +216,39 @@ static void test_printk_formats(void)
 	}
 }
 
+/* Runs @p prog of @p obj; its context's cb[] into @p cb. */
+static int64_t run_cb_out(struct rqbpf_object *obj, const char *prog, uint32_t *cb)
+{
+	struct __sk_buff ctx;
+	struct rqbpf_run_result res;
+
+	memset(&ctx, 0, sizeof(ctx));
+	CHECK_EQ(rqbpf_prog_run(bt_prog(obj, prog), &ctx, sizeof(ctx), &res), 0);
+	memcpy(cb, ctx.cb, sizeof(ctx.cb));
+	return (int32_t)(uint32_t)res.retval;
+}
+
+/* On a thread of its own (its pid is not the tgid) named "rqbpf-helpers-x"
+ * (15 characters, the longest name): the ids and the name the helpers give. */
+static void *current_thread(void *p)
+{
+	struct rqbpf_object *obj = p;
+	uint32_t cb[5];
+
+	CHECK_EQ(pthread_setname_np(pthread_self(), "rqbpf-helpers-x"), 0);
+	CHECK_EQ(run_cb_out(obj, "current_ids", cb), 0);
+	CHECK_EQ(cb[0], (uint32_t)getpid());
+	CHECK_EQ(cb[1], (uint32_t)gettid());
+	CHECK(cb[0] != cb[1]);
+	CHECK_EQ(cb[2], (uint32_t)getuid());
+	CHECK_EQ(cb[3], (uint32_t)getgid());
+	CHECK_EQ(run_cb_out(obj, "current_comm", cb), 0);
+	CHECK_EQ(memcmp(cb, "rqbpf-helpers-x", 16), 0);
+	CHECK_EQ(run_cb_out(obj, "current_comm_short", cb), 0);
+	CHECK_EQ(memcmp(cb, "rqbpf\0\0\0", 8), 0);
+	return NULL;
+}
+
 /* The helpers besides the map ones (progs/helpers.bpf.c). */
 static void test_helpers(void)
 {
@@ -227,6 +260,10 @@ static void test_helpers(void)
 		CHECK_EQ(bt_run(obj, "printk"), (long long)strlen("rqbpf 7 -3 ff\n"));
 		CHECK_EQ(bt_run(obj, "time_and_random"), 1);
 		CHECK_EQ(bt_run(obj, "cpu_id"), res_spin_thread_slot());
+		pthread_t t;
+
+		tu_thread_start(&t, current_thread, obj);
+		tu_thread_join(t);
 		rqbpf_object_close(obj);
 	}
 }
@@ -234,7 +271,9 @@ static void test_helpers(void)
 /* multi.bpf.c: trace_pid calls a helper rqbpf does not have. The object
  * opens; trace_pid's error is its own (listed, verified, loaded, run), and
  * with its autoload off the others load and run. */
-#define PID_HELPER_ERR "insn 0: helper bpf_get_current_pid_tgid#14 is not supported"
+#define PID_HELPER_ERR                                                                             \
+	"insn 2: helper bpf_probe_read_kernel#113 is not supported (it reads kernel memory, "      \
+	"which a program run in userspace has none of)"
 
 static void check_multi_bad_prog(struct rqbpf_object *obj)
 {
@@ -472,7 +511,7 @@ static void expect_insns_error(const struct bpf_insn *insns, size_t cnt, const c
 
 static void test_bad_insns(void)
 {
-	const struct bpf_insn helper[] = {BT_CALL(14), BT_EXIT};
+	const struct bpf_insn helper[] = {BT_CALL(BPF_FUNC_probe_read_kernel), BT_EXIT};
 	const struct bpf_insn no_helper[] = {BT_CALL(999), BT_EXIT};
 	/* may_goto +0: BPF_JMP | BPF_JCOND (0xe0), source BPF_MAY_GOTO (0). */
 	const struct bpf_insn may_goto[] = {BT_I(BPF_JMP | 0xe0, 0, 0, 0, 0), BT_EXIT};
@@ -490,7 +529,8 @@ static void test_bad_insns(void)
 	                                 BT_EXIT};
 
 	expect_insns_error(helper, 2,
-	                   "prog: insn 0: helper bpf_get_current_pid_tgid#14 is not supported");
+	                   "prog: insn 0: helper bpf_probe_read_kernel#113 is not supported (it "
+	                   "reads kernel memory, which a program run in userspace has none of)");
 	expect_insns_error(no_helper, 2, "prog: insn 0: unknown helper unknown#999");
 	expect_insns_error(may_goto, 2, "prog: insn 0: may_goto is not supported");
 	expect_insns_error(opcode, 3, "prog: insn 1: unknown");

@@ -53,15 +53,15 @@ done
 mobj=${obj/res_lock/multi}
 out=$("$bin" list "$mobj") || fail "list of an object with an unlinkable program"
 grep -qx 'prog ingress section=tc insns=[0-9]*' <<<"$out" || fail "list multi: $out"
-grep -qx 'prog trace_pid section=kprobe/do_sys_openat2 error: insn 0: helper bpf_get_current_pid_tgid#14 is not supported' \
+grep -qx 'prog trace_pid section=kprobe/do_sys_openat2 error: insn 2: helper bpf_probe_read_kernel#113 is not supported (it reads kernel memory, which a program run in userspace has none of)' \
 	<<<"$out" || fail "list multi error line: $out"
 out=$("$bin" run "$mobj" --prog ingress) || fail "run beside an unlinkable program"
 grep -qx 'retval=7 count=1' <<<"$out" || fail "run multi: $out"
 expect_rc 1 "$bin" run "$mobj" --prog trace_pid
-grep -qx 'rqbpf: trace_pid: insn 0: helper bpf_get_current_pid_tgid#14 is not supported' /tmp/rqbpf-cli.$$ ||
+grep -qx 'rqbpf: trace_pid: insn 2: helper bpf_probe_read_kernel#113 is not supported (it reads kernel memory, which a program run in userspace has none of)' /tmp/rqbpf-cli.$$ ||
 	fail "run trace_pid: $(cat /tmp/rqbpf-cli.$$)"
 expect_rc 1 "$bin" verify "$mobj"
-grep -qx 'trace_pid: rejected: insn 0: helper bpf_get_current_pid_tgid#14 is not supported' /tmp/rqbpf-cli.$$ ||
+grep -qx 'trace_pid: rejected: insn 2: helper bpf_probe_read_kernel#113 is not supported (it reads kernel memory, which a program run in userspace has none of)' /tmp/rqbpf-cli.$$ ||
 	fail "verify multi: $(cat /tmp/rqbpf-cli.$$)"
 # Map types by libbpf's name, the ones rqbpf does not run too.
 uobj=${obj/res_lock/unsupported}

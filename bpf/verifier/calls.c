@@ -87,8 +87,9 @@ static int helper_map_op(struct venv *env, struct vstate *st, const struct rqbpf
 }
 
 /* A helper whose first argument is memory of the size in its second: a
- * known constant in (0, 512]. */
-static int helper_mem_size(struct venv *env, struct vstate *st)
+ * known constant in (0, 512]; it reads the memory, or with @p fill writes
+ * it (ARG_PTR_TO_UNINIT_MEM). */
+static int helper_mem_size(struct venv *env, struct vstate *st, bool fill)
 {
 	uint64_t len;
 
@@ -96,7 +97,8 @@ static int helper_mem_size(struct venv *env, struct vstate *st)
 		verr(env, env->insn_idx, "R2 is not a known constant'");
 		return -1;
 	}
-	return mem_check_readable(env, st, BPF_REG_1, (int)len);
+	return fill ? mem_check_writable(env, st, BPF_REG_1, (int)len)
+	            : mem_check_readable(env, st, BPF_REG_1, (int)len);
 }
 
 /* A program of a type the row does not list may not call it (the kernel's
@@ -131,8 +133,9 @@ static int helper_call(struct venv *env, struct vstate *st, int func)
 		reg_mark_unknown(&r0);
 	if (c->args[0] == RQBPF_ARG_MAP)
 		ret = helper_map_op(env, st, c, &r0);
-	else if (c->args[0] == RQBPF_ARG_MEM && c->args[1] == RQBPF_ARG_CONST_SIZE)
-		ret = helper_mem_size(env, st);
+	else if ((c->args[0] == RQBPF_ARG_MEM || c->args[0] == RQBPF_ARG_UNINIT_MEM) &&
+	         c->args[1] == RQBPF_ARG_CONST_SIZE)
+		ret = helper_mem_size(env, st, c->args[0] == RQBPF_ARG_UNINIT_MEM);
 	else if (c->role == RQBPF_ROLE_SPIN_LOCK || c->role == RQBPF_ROLE_SPIN_UNLOCK)
 		ret =
 		    lock_process(env, st, BPF_REG_1, c->role == RQBPF_ROLE_SPIN_LOCK, false, false);

@@ -331,10 +331,34 @@ int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size
 	}
 }
 
+/* The stack bytes [*@p off, *@p off + @p size) a helper reaches through
+ * R@p regno (a stack pointer) in frame *@p f: a constant range inside it. */
+static int helper_stack_range(struct venv *env, struct vstate *st, int regno, int size, int *off,
+                              struct vframe **f)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+
+	if (!rng_is_const(&reg->r)) {
+		verr(env, env->insn_idx, "R%d variable stack access prohibited", regno);
+		return -1;
+	}
+	*off = reg->off + (int)reg->r.smin;
+	*f = st->frame[reg->frameno];
+	if (*off < -RQBPF_STACK_SIZE || *off + size > 0 || size <= 0) {
+		verr(env, env->insn_idx, "invalid indirect access to stack R%d off=%d size=%d",
+		     regno, *off, size);
+		return -1;
+	}
+	mem_note_stack(env, *f, *off);
+	return 0;
+}
+
 /* A helper reads @size bytes at R@regno: initialised stack or map value. */
 int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 {
 	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	struct vframe *f;
+	int off;
 
 	if (reg->type == T_MAP_VALUE)
 		return map_value_bounds(env, reg, regno, 0, size);
@@ -346,19 +370,8 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 		    regno, vtype_name(reg->type));
 		return -1;
 	}
-	if (!rng_is_const(&reg->r)) {
-		verr(env, env->insn_idx, "R%d variable stack access prohibited", regno);
+	if (helper_stack_range(env, st, regno, size, &off, &f))
 		return -1;
-	}
-	int off = reg->off + (int)reg->r.smin;
-	struct vframe *f = st->frame[reg->frameno];
-
-	if (off < -RQBPF_STACK_SIZE || off + size > 0 || size <= 0) {
-		verr(env, env->insn_idx, "invalid indirect access to stack R%d off=%d size=%d",
-		     regno, off, size);
-		return -1;
-	}
-	mem_note_stack(env, f, off);
 	for (int i = 0; i < size; i++) {
 		struct vslot_state *s;
 		uint8_t *b = stack_byte(f, off + i, &s);
@@ -369,6 +382,24 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* A helper fills @size bytes at R@regno (ARG_PTR_TO_UNINIT_MEM): a
+ * writable map value, or stack, which becomes initialised. */
+int mem_check_writable(struct venv *env, struct vstate *st, int regno, int size)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[regno];
+	struct vframe *f;
+	int off;
+
+	if (reg->type == T_MAP_VALUE)
+		return map_value_access(env, st, regno, 0, size, true, NULL, false);
+	if (reg->type != T_STACK)
+		return mem_check_readable(env, st, regno, size); /* its message */
+	if (helper_stack_range(env, st, regno, size, &off, &f))
+		return -1;
+	stack_write_bytes(f, off, off + size, S_MISC);
 	return 0;
 }
 

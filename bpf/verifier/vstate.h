@@ -219,6 +219,7 @@ void compute_precision(struct venv *env);
 int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size, bool write,
                struct vreg *val, bool sign_ext);
 int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size);
+int mem_check_writable(struct venv *env, struct vstate *st, int regno, int size);
 bool mem_const_key(struct vstate *st, int regno, int size, uint64_t *key);
 /* Frame @f's stack is used down to offset @off (negative): its subprogram's
  * depth, for check_call_chains(). */
