@@ -331,10 +331,11 @@ int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size
 	}
 }
 
-/* The stack bytes [*@p off, *@p off + @p size) a helper reaches through
- * R@p regno (a stack pointer) in frame *@p f: a constant range inside it. */
-static int helper_stack_range(struct venv *env, struct vstate *st, int regno, int size, int *off,
-                              struct vframe **f)
+/* The stack bytes [*@p off, *@p off + @p size) a helper reads (or with
+ * @p write fills) through R@p regno (a stack pointer) in frame *@p f: a
+ * constant range inside it. */
+static int helper_stack_range(struct venv *env, struct vstate *st, int regno, int size, bool write,
+                              int *off, struct vframe **f)
 {
 	const struct vreg *reg = &cur_frame(st)->regs[regno];
 
@@ -345,8 +346,8 @@ static int helper_stack_range(struct venv *env, struct vstate *st, int regno, in
 	*off = reg->off + (int)reg->r.smin;
 	*f = st->frame[reg->frameno];
 	if (*off < -RQBPF_STACK_SIZE || *off + size > 0 || size <= 0) {
-		verr(env, env->insn_idx, "invalid indirect access to stack R%d off=%d size=%d",
-		     regno, *off, size);
+		verr(env, env->insn_idx, "invalid %s stack R%d off=%d size=%d",
+		     write ? "write to" : "indirect access to", regno, *off, size);
 		return -1;
 	}
 	mem_note_stack(env, *f, *off);
@@ -370,7 +371,7 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 		    regno, vtype_name(reg->type));
 		return -1;
 	}
-	if (helper_stack_range(env, st, regno, size, &off, &f))
+	if (helper_stack_range(env, st, regno, size, false, &off, &f))
 		return -1;
 	for (int i = 0; i < size; i++) {
 		struct vslot_state *s;
@@ -397,7 +398,7 @@ int mem_check_writable(struct venv *env, struct vstate *st, int regno, int size)
 		return map_value_access(env, st, regno, 0, size, true, NULL, false);
 	if (reg->type != T_STACK)
 		return mem_check_readable(env, st, regno, size); /* its message */
-	if (helper_stack_range(env, st, regno, size, &off, &f))
+	if (helper_stack_range(env, st, regno, size, true, &off, &f))
 		return -1;
 	stack_write_bytes(f, off, off + size, S_MISC);
 	return 0;
