@@ -2,6 +2,7 @@
 /* helpers.c: the BPF helpers rqbpf binds (map lookup/update/delete,
  * ktime_get_ns, get_prandom_u32, get_smp_processor_id, trace_printk,
  * get_current_pid_tgid, get_current_uid_gid, get_current_comm,
+ * copy_from_user,
  * spin_lock/unlock), the four res_spin kfuncs, both lock kinds on
  * rqspinlock (bpf_spin_lock without a system call: no signals blocked),
  * bpf_local_irq_save/restore as blocked signals, and the per-run
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -433,6 +435,34 @@ int rqbpf_call_get_current_comm(struct rqbpf_run *r, uint64_t *reg)
 	memset(buf, 0, size);
 	memcpy(buf, comm, strnlen(comm, size - 1));
 	reg[BPF_REG_0] = 0;
+	return 0;
+}
+
+/*
+ * bpf_copy_from_user(dst, size, user_ptr): R2 bytes of the host process's
+ * memory at R3 into R1, read with process_vm_readv() on this process, which
+ * fails (EFAULT) where a load would fault: the helper returns -EFAULT with
+ * dst zeroed, as the kernel's does, and never faults. Also when the system
+ * call itself is refused (seccomp, ENOSYS).
+ */
+int rqbpf_call_copy_from_user(struct rqbpf_run *r, uint64_t *reg)
+{
+	uint64_t size = reg[BPF_REG_2];
+	void *dst = size ? rqbpf_mem(r, reg[BPF_REG_1], size, true) : NULL;
+	struct iovec local, remote;
+
+	if (size && !dst)
+		return rqbpf_fault(r, "copy_from_user: R1 is not %llu writable bytes",
+		                   (unsigned long long)size);
+	reg[BPF_REG_0] = 0;
+	if (!size)
+		return 0;
+	local = (struct iovec){dst, size};
+	remote = (struct iovec){(void *)(uintptr_t)reg[BPF_REG_3], size};
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)size) {
+		memset(dst, 0, size);
+		reg[BPF_REG_0] = (uint64_t)(int64_t)-EFAULT;
+	}
 	return 0;
 }
 

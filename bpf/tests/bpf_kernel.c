@@ -9,6 +9,8 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <errno.h>
+#include <sys/mman.h>
 
 #include "bpftest.h"
 
@@ -272,9 +274,102 @@ static void test_kernel_sections(void)
 	CHECK_GT(agreed, 0);
 }
 
+/* helpers.bpf.c's copy_io, in .data.io. */
+struct copy_io {
+	uint64_t uptr;
+	char buf[16];
+	int64_t ret;
+};
+
+/* Runs copy_user from @p in in the kernel; its retval, .data.io into *@p out. */
+static int kernel_copy(struct bpf_object *ko, const struct copy_io *in, struct copy_io *out)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(ko, ".data.io");
+	struct bpf_program *p = bpf_object__find_program_by_name(ko, "copy_user");
+	struct bpf_test_run_opts opts = {.sz = sizeof(opts)}; /* syscall: no repeat */
+	uint32_t zero = 0;
+
+	CHECK(m && p);
+	CHECK_EQ(bpf_map_update_elem(bpf_map__fd(m), &zero, in, 0), 0);
+	CHECK_EQ(bpf_prog_test_run_opts(bpf_program__fd(p), &opts), 0);
+	CHECK_EQ(bpf_map_lookup_elem(bpf_map__fd(m), &zero, out), 0);
+	return (int)opts.retval;
+}
+
+/* The same in rqbpf. */
+static int rqbpf_copy(struct rqbpf_object *ro, const struct copy_io *in, struct copy_io *out)
+{
+	struct rqbpf_map *m = rqbpf_object_find_map(ro, ".data.io");
+	struct rqbpf_run_result res;
+	uint32_t zero = 0;
+
+	CHECK(m != NULL);
+	CHECK_EQ(rqbpf_map_update(m, &zero, in, 0), 0);
+	CHECK_EQ(rqbpf_prog_run(bt_prog(ro, "copy_user"), NULL, 0, &res), 0);
+	CHECK_EQ(rqbpf_map_lookup(m, &zero, out), 0);
+	return (int)(uint32_t)res.retval;
+}
+
+/* bpf_copy_from_user (a syscall program) from the same pointers in both:
+ * readable bytes, NULL, a PROT_NONE page, and 16 bytes that run from a
+ * mapping's last 8 into that page; dst starts as 0x55s. */
+static void test_kernel_copy_from_user(void)
+{
+	static const char text[] = "copy_from_user: 16 bytes";
+	long page = sysconf(_SC_PAGESIZE);
+	char *two = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int compared = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
+		exit(SKIP);
+	}
+	CHECK(two != MAP_FAILED);
+	memcpy(two + page - 8, "8 bytes.", 8);
+	CHECK_EQ(mprotect(two + page, (size_t)page, PROT_NONE), 0);
+	const uint64_t ptrs[] = {(uintptr_t)text, 0, (uintptr_t)(two + page),
+	                         (uintptr_t)(two + page - 8)};
+
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_load("helpers", *cc, 0);
+		struct bpf_object *ko;
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "helpers", *cc);
+		ko = bpf_object__open_file(path, NULL);
+		CHECK(ko != NULL);
+		CHECK_EQ(bpf_object__load(ko), 0);
+		for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
+			struct copy_io in = {.uptr = ptrs[i]}, kout, rout;
+			int kret, rret;
+
+			memset(in.buf, 0x55, sizeof(in.buf));
+			kret = kernel_copy(ko, &in, &kout);
+			rret = rqbpf_copy(ro, &in, &rout);
+			printf("# %s: pointer %zu: kernel %d, rqbpf %d\n", *cc, i, kret, rret);
+			CHECK_EQ(rret, kret);
+			CHECK_EQ(memcmp(&rout, &kout, sizeof(rout)), 0);
+			CHECK_EQ(kret, (i == 0 ? 0 : -EFAULT));
+			CHECK_EQ(
+			    memcmp(rout.buf, i == 0 ? text : "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 16),
+			    0);
+			compared++;
+		}
+		bpf_object__close(ko);
+		rqbpf_object_close(ro);
+	}
+	munmap(two, 2 * (size_t)page);
+	CHECK_GT(compared, 0);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("bpf_kernel_ref", test_kernel_ref, 120, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_sections", test_kernel_sections, 60, TU_SKIPPABLE),
+    TU_TEST("bpf_kernel_copy_from_user", test_kernel_copy_from_user, 60, TU_SKIPPABLE),
 };
 
 TU_MAIN(tests)

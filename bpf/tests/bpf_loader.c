@@ -10,6 +10,7 @@
  */
 #include <bpf/libbpf.h>
 #include <gelf.h>
+#include <sys/mman.h>
 
 #include "bpftest.h"
 #include "object.h"
@@ -249,6 +250,47 @@ static void *current_thread(void *p)
 	return NULL;
 }
 
+/* copy_user (a syscall program) reading @p uptr: its retval; io.buf into @p buf. */
+static int copy_user(struct rqbpf_object *obj, const void *uptr, char *buf)
+{
+	struct rqbpf_map *m = rqbpf_object_find_map(obj, ".data.io");
+	struct rqbpf_run_result res;
+	uint8_t io[32] = {0};
+	uint32_t zero = 0;
+	uint64_t p = (uintptr_t)uptr;
+
+	memcpy(io, &p, sizeof(p));
+	memset(io + 8, 0x55, 16);
+	CHECK_EQ(rqbpf_map_update(m, &zero, io, 0), 0);
+	CHECK_EQ(rqbpf_prog_run(bt_prog(obj, "copy_user"), NULL, 0, &res), 0);
+	CHECK_EQ(rqbpf_map_lookup(m, &zero, io), 0);
+	memcpy(buf, io + 8, 16);
+	return (int)(uint32_t)res.retval;
+}
+
+/* bpf_copy_from_user: readable bytes are copied; NULL, a PROT_NONE page and
+ * a range running into it give -EFAULT and zeros, never a fault. */
+static void check_copy_from_user(struct rqbpf_object *obj)
+{
+	static const char text[] = "copy_from_user: 16 bytes";
+	static const char zeros[16];
+	long page = sysconf(_SC_PAGESIZE);
+	char *two = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char buf[16];
+
+	CHECK(two != MAP_FAILED);
+	CHECK_EQ(mprotect(two + page, (size_t)page, PROT_NONE), 0);
+	CHECK_EQ(copy_user(obj, text, buf), 0);
+	CHECK_EQ(memcmp(buf, text, 16), 0);
+	CHECK_EQ(copy_user(obj, NULL, buf), -EFAULT);
+	CHECK_EQ(memcmp(buf, zeros, 16), 0);
+	CHECK_EQ(copy_user(obj, two + page, buf), -EFAULT);
+	CHECK_EQ(copy_user(obj, two + page - 8, buf), -EFAULT);
+	CHECK_EQ(memcmp(buf, zeros, 16), 0);
+	munmap(two, 2 * (size_t)page);
+}
+
 /* The helpers besides the map ones (progs/helpers.bpf.c). */
 static void test_helpers(void)
 {
@@ -264,6 +306,7 @@ static void test_helpers(void)
 
 		tu_thread_start(&t, current_thread, obj);
 		tu_thread_join(t);
+		check_copy_from_user(obj);
 		rqbpf_object_close(obj);
 	}
 }

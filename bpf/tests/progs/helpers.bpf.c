@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The helpers besides the map ones: trace_printk (format in .rodata),
  * ktime_get_ns, get_prandom_u32, get_smp_processor_id, get_current_pid_tgid,
- * get_current_uid_gid, get_current_comm. */
+ * get_current_uid_gid, get_current_comm, copy_from_user. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
@@ -67,6 +67,24 @@ int current_comm_short(struct __sk_buff *ctx)
 	ctx->cb[0] = w[0] | (__u32)w[1] << 16;
 	ctx->cb[1] = w[2];
 	return r;
+}
+
+/* copy_from_user's input and output: the user pointer (set by the test),
+ * the bytes read, the helper's result. */
+struct copy_io {
+	__u64 uptr;
+	char buf[16];
+	long ret;
+};
+
+struct copy_io io SEC(".data.io") = {};
+
+/* A sleepable program (syscall): 16 bytes at io.uptr into io.buf. */
+SEC("syscall")
+int copy_user(void *ctx)
+{
+	io.ret = bpf_copy_from_user(io.buf, sizeof(io.buf), (void *)io.uptr);
+	return (int)io.ret;
 }
 
 char _license[] SEC("license") = "GPL";

@@ -188,4 +188,13 @@ int comm_into_value(struct __sk_buff *ctx)
 	return bpf_get_current_comm(t, 16);
 }
 
+/* bpf_copy_from_user may sleep: a tc program may not call it. */
+SEC("?tc")
+int copy_user_in_tc(struct __sk_buff *ctx)
+{
+	char b[8];
+
+	return bpf_copy_from_user(b, sizeof(b), (void *)(long)ctx->mark) ? 1 : b[0];
+}
+
 char _license[] SEC("license") = "GPL";
