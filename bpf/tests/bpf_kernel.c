@@ -175,7 +175,8 @@ static int compare_object(const char *name, const char *cc)
 			uint32_t want = kernel_run(ko, cases[i].prog, cb, &kctx);
 			uint32_t got = rqbpf_run_ctx(ro, cases[i].prog, cb, &rctx);
 
-			if (memcmp(kctx.cb, rctx.cb, sizeof(kctx.cb)) || kctx.mark != rctx.mark)
+			if (memcmp(kctx.cb, rctx.cb, sizeof(kctx.cb)) != 0 ||
+			    kctx.mark != rctx.mark)
 				tu_fail(__FILE__, __LINE__,
 				        "%s/%s (%s) cb %x: context after the run: rqbpf cb[1] %x "
 				        "mark %x, kernel cb[1] %x mark %x",
@@ -326,7 +327,7 @@ static void test_kernel_copy_from_user(void)
 		exit(SKIP);
 	}
 	CHECK(two != MAP_FAILED);
-	memcpy(two + page - 8, "8 bytes.", 8);
+	memset(two + page - 8, 'x', 8); /* the 8 readable bytes before the PROT_NONE page */
 	CHECK_EQ(mprotect(two + page, (size_t)page, PROT_NONE), 0);
 	const uint64_t ptrs[] = {(uintptr_t)text, 0, (uintptr_t)(two + page),
 	                         (uintptr_t)(two + page - 8)};
