@@ -275,6 +275,37 @@ static void test_kernel_sections(void)
 	CHECK_GT(agreed, 0);
 }
 
+/* bootstrap_minimal.bpf.c (libbpf-bootstrap's minimal and minimal_legacy):
+ * the kernel loads each program alone, and rqbpf's verifier accepts it.
+ * Their returns are compared by bpf_load_bootstrap_minimal only: the kernel
+ * has no BPF_PROG_TEST_RUN for tracepoint programs. */
+static void test_kernel_bootstrap(void)
+{
+	static const char *const progs[] = {"minimal", "minimal_legacy"};
+	int agreed = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: loading programs needs root\n");
+		exit(SKIP);
+	}
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_open("bootstrap_minimal", *cc);
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "bootstrap_minimal", *cc);
+		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+			CHECK(kernel_loads(path, progs[i]));
+			CHECK_EQ(rqbpf_prog_verify(bt_prog(ro, progs[i]), NULL, NULL, NULL), 0);
+			agreed++;
+		}
+		rqbpf_object_close(ro);
+	}
+	CHECK_GT(agreed, 0);
+}
+
 /* helpers.bpf.c's copy_io, in .data.io. */
 struct copy_io {
 	uint64_t uptr;
@@ -371,6 +402,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_kernel_ref", test_kernel_ref, 120, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_sections", test_kernel_sections, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_copy_from_user", test_kernel_copy_from_user, 60, TU_SKIPPABLE),
+    TU_TEST("bpf_kernel_bootstrap", test_kernel_bootstrap, 60, TU_SKIPPABLE),
 };
 
 TU_MAIN(tests)

@@ -311,6 +311,33 @@ static void test_helpers(void)
 	}
 }
 
+/* libbpf-bootstrap's minimal and minimal_legacy (bootstrap_minimal.bpf.c):
+ * with this process's id set (a global, an array element) each prints its
+ * line and returns 0; with another id, 1. */
+static void test_bootstrap_minimal(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_load("bootstrap_minimal", *cc, 0);
+		uint32_t zero = 0;
+
+		if (!obj)
+			continue;
+		for (int other = 0; other < 2; other++) {
+			int32_t pid = (int32_t)getpid() + other;
+
+			CHECK_EQ(rqbpf_map_update(rqbpf_object_find_map(obj, ".data.pid"), &zero,
+			                          &pid, 0),
+			         0);
+			CHECK_EQ(
+			    rqbpf_map_update(rqbpf_object_find_map(obj, "pid_map"), &zero, &pid, 0),
+			    0);
+			CHECK_EQ(bt_run(obj, "minimal"), other);
+			CHECK_EQ(bt_run(obj, "minimal_legacy"), other);
+		}
+		rqbpf_object_close(obj);
+	}
+}
+
 /* multi.bpf.c: trace_pid calls a helper rqbpf does not have. The object
  * opens; trace_pid's error is its own (listed, verified, loaded, run), and
  * with its autoload off the others load and run. */
@@ -823,6 +850,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_load_globals", test_globals, 60, 0),
     TU_TEST("bpf_load_map_api", test_map_api, 60, 0),
     TU_TEST("bpf_load_helpers", test_helpers, 60, 0),
+    TU_TEST("bpf_load_bootstrap_minimal", test_bootstrap_minimal, 60, 0),
     TU_TEST("bpf_load_printk_formats", test_printk_formats, 60, 0),
     TU_TEST("bpf_load_multi", test_multi, 60, 0),
     TU_TEST("bpf_load_sections", test_sections, 60, 0),
