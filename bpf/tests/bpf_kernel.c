@@ -242,68 +242,63 @@ static bool kernel_loads(const char *path, const char *name)
 	return ok;
 }
 
+/* Runs @p check on each program of object @p name, for every compiler, as
+ * root (skipped, exit 77, elsewhere); returns how many it checked. */
+static int each_prog_loaded(const char *name,
+                            void (*check)(const char *path, const struct rqbpf_prog *p))
+{
+	int n = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: loading programs needs root\n");
+		exit(SKIP);
+	}
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_open(name, *cc);
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), name, *cc);
+		for (size_t i = 0; i < rqbpf_object_prog_count(ro); i++, n++)
+			check(path, rqbpf_object_prog(ro, i));
+		rqbpf_object_close(ro);
+	}
+	return n;
+}
+
+/* The kernel with libbpf loads @p p exactly when rqbpf takes its section. */
+static void same_section_verdict(const char *path, const struct rqbpf_prog *p)
+{
+	bool kernel = kernel_loads(path, rqbpf_prog_name(p));
+
+	printf("# %s: kernel %s, rqbpf %s\n", rqbpf_prog_section(p), kernel ? "loads" : "refuses",
+	       rqbpf_prog_error(p) ? "refuses" : "takes");
+	CHECK_EQ(kernel, rqbpf_prog_error(p) == NULL);
+}
+
 /* sections.bpf.c: rqbpf takes a section as a program type exactly when the
  * kernel with libbpf loads the program. */
 static void test_kernel_sections(void)
 {
-	int agreed = 0;
+	CHECK_GT(each_prog_loaded("sections", same_section_verdict), 0);
+}
 
-	if (geteuid() != 0) {
-		printf("# skipped: loading programs needs root\n");
-		exit(SKIP);
-	}
-	libbpf_set_print(silent);
-	for (const char *const *cc = bt_compilers; *cc; cc++) {
-		struct rqbpf_object *ro = bt_open("sections", *cc);
-		char path[512];
-
-		if (!ro)
-			continue;
-		bt_obj_path(path, sizeof(path), "sections", *cc);
-		for (size_t i = 0; i < rqbpf_object_prog_count(ro); i++) {
-			const struct rqbpf_prog *p = rqbpf_object_prog(ro, i);
-			bool kernel = kernel_loads(path, rqbpf_prog_name(p));
-
-			printf("# %s: kernel %s, rqbpf %s\n", rqbpf_prog_section(p),
-			       kernel ? "loads" : "refuses",
-			       rqbpf_prog_error(p) ? "refuses" : "takes");
-			CHECK_EQ(kernel, rqbpf_prog_error(p) == NULL);
-			agreed++;
-		}
-		rqbpf_object_close(ro);
-	}
-	CHECK_GT(agreed, 0);
+/* The kernel loads @p p alone, and rqbpf's verifier accepts it. */
+static void both_accept(const char *path, const struct rqbpf_prog *p)
+{
+	CHECK(kernel_loads(path, rqbpf_prog_name(p)));
+	CHECK_EQ(rqbpf_prog_verify(p, NULL, NULL, NULL), 0);
 }
 
 /* bootstrap_minimal.bpf.c (libbpf-bootstrap's minimal and minimal_legacy):
- * the kernel loads each program alone, and rqbpf's verifier accepts it.
- * Their returns are compared by bpf_load_bootstrap_minimal only: the kernel
- * has no BPF_PROG_TEST_RUN for tracepoint programs. */
+ * both accept each program. Their returns are compared by
+ * bpf_load_bootstrap_minimal only: the kernel has no BPF_PROG_TEST_RUN for
+ * tracepoint programs. */
 static void test_kernel_bootstrap(void)
 {
-	static const char *const progs[] = {"minimal", "minimal_legacy"};
-	int agreed = 0;
-
-	if (geteuid() != 0) {
-		printf("# skipped: loading programs needs root\n");
-		exit(SKIP);
-	}
-	libbpf_set_print(silent);
-	for (const char *const *cc = bt_compilers; *cc; cc++) {
-		struct rqbpf_object *ro = bt_open("bootstrap_minimal", *cc);
-		char path[512];
-
-		if (!ro)
-			continue;
-		bt_obj_path(path, sizeof(path), "bootstrap_minimal", *cc);
-		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-			CHECK(kernel_loads(path, progs[i]));
-			CHECK_EQ(rqbpf_prog_verify(bt_prog(ro, progs[i]), NULL, NULL, NULL), 0);
-			agreed++;
-		}
-		rqbpf_object_close(ro);
-	}
-	CHECK_GT(agreed, 0);
+	CHECK_GT(each_prog_loaded("bootstrap_minimal", both_accept), 1);
 }
 
 /* helpers.bpf.c's copy_io, in .data.io. */
