@@ -503,7 +503,7 @@ bpf_section() {
 	command -v valgrind >/dev/null || return 0
 	local v ir rq=0
 	echo "Instructions per run (callgrind, one thread, 100000 runs):" | tee -a "$out/bpf.txt"
-	for v in rqbpf C; do
+	for v in rqbpf rqbpf-spin C; do
 		valgrind --tool=callgrind --callgrind-out-file="$out/bpf-cg.out" --toggle-collect=cg_region \
 			build/bench/bpf/rqbpfbench build/bench/bpf/counter.bpf.o --callgrind "$v" \
 			--iters 100000 >/dev/null 2>&1 || continue

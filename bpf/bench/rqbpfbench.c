@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rqbpfbench: the BPF section of `make bench`. The program of
- * bpf/tests/progs/counter.bpf.c (look up a value, take its
- * bpf_res_spin_lock, increment a counter, unlock) on 1..4x the CPUs:
- *  - rqbpf: the interpreter running it;
- *  - C: the same logic in plain C on rqspinlock (the limit);
- *  - kernel: BPF_PROG_TEST_RUN with repeat, where the machine allows it
- *    (root, a kernel with the res-lock kfuncs); "-" elsewhere.
+ * rqbpfbench: the BPF section of `make bench`. The programs of
+ * bpf/tests/progs/counter.bpf.c (look up a value, take its lock, increment
+ * a counter, unlock: count with a bpf_res_spin_lock, spin_count with a
+ * bpf_spin_lock) on 1..4x the CPUs:
+ *  - rqbpf, rqbpf-spin: the interpreter running count, spin_count;
+ *  - C: count's logic in plain C on rqspinlock (the limit);
+ *  - kernel, kernel-spin: BPF_PROG_TEST_RUN with repeat, where the machine
+ *    allows it (root, a kernel with the res-lock kfuncs); "-" elsewhere.
  * Interleaved (each rep runs every variant at every thread count), repeated,
  * medians of runs/s. Then the interpreter's ns per instruction on alu_loop.
  *
  *   rqbpfbench OBJ [--threads 1,2,4,8] [--reps 5] [--duration 0.3]
- *   rqbpfbench OBJ --callgrind rqbpf|C [--iters N]
+ *   rqbpfbench OBJ --callgrind rqbpf|rqbpf-spin|C [--iters N]
  *       N runs on one thread inside cg_region(), for
  *       valgrind --tool=callgrind --toggle-collect=cg_region (instructions per run)
  */
@@ -22,6 +23,7 @@
 #include <pthread.h>
 #include <rqspinlock.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +36,10 @@
 #define MAX_REPS 51
 #define BATCH    256
 
-enum variant { V_RQBPF, V_C, V_KERNEL, NV };
-static const char *const vname[NV] = {"rqbpf", "C", "kernel"};
+enum variant { V_RQBPF, V_RQBPF_SPIN, V_C, V_KERNEL, V_KERNEL_SPIN, NV };
+static const char *const vname[NV] = {"rqbpf", "rqbpf-spin", "C", "kernel", "kernel-spin"};
+/* The program each variant runs (C: none). */
+static const char *const vprog[NV] = {"count", "spin_count", NULL, "count", "spin_count"};
 
 struct counter {
 	rqspinlock_t lock;
@@ -45,8 +49,8 @@ struct counter {
 
 static struct counter c_values[1];
 static struct rqbpf_object *obj;
-static struct rqbpf_prog *prog;
-static int kernel_fd = -1;
+static struct rqbpf_prog *prog[NV];
+static int kernel_fd[NV] = {-1, -1, -1, -1, -1};
 static atomic_int stop;
 static atomic_long errors;
 
@@ -90,8 +94,9 @@ static long batch(enum variant v, struct __sk_buff *ctx)
 
 	switch (v) {
 	case V_RQBPF:
+	case V_RQBPF_SPIN:
 		for (int i = 0; i < BATCH; i++)
-			if (rqbpf_prog_run(prog, ctx, sizeof(*ctx), &res) || res.retval)
+			if (rqbpf_prog_run(prog[v], ctx, sizeof(*ctx), &res) || res.retval)
 				atomic_fetch_add_explicit(&errors, 1, memory_order_relaxed);
 		return BATCH;
 	case V_C:
@@ -100,7 +105,7 @@ static long batch(enum variant v, struct __sk_buff *ctx)
 				atomic_fetch_add_explicit(&errors, 1, memory_order_relaxed);
 		return BATCH;
 	default:
-		if (bpf_prog_test_run_opts(kernel_fd, &opts) || opts.retval)
+		if (bpf_prog_test_run_opts(kernel_fd[v], &opts) || opts.retval)
 			atomic_fetch_add_explicit(&errors, 1, memory_order_relaxed);
 		return BATCH;
 	}
@@ -168,10 +173,9 @@ static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-/* The kernel's copy of the program, or a reason why not. */
+/* The kernel's copies of the programs, or a reason why not. */
 static const char *open_kernel(const char *path, struct bpf_object **ko)
 {
-	struct bpf_program *p;
 
 	if (geteuid() != 0)
 		return "not root";
@@ -181,15 +185,20 @@ static const char *open_kernel(const char *path, struct bpf_object **ko)
 		return "libbpf cannot open the object";
 	if (bpf_object__load(*ko))
 		return "the kernel did not load it (no res-lock kfuncs?)";
-	p = bpf_object__find_program_by_name(*ko, "count");
-	kernel_fd = p ? bpf_program__fd(p) : -1;
-	return kernel_fd < 0 ? "no program count" : NULL;
+	for (int v = V_KERNEL; v < NV; v++) {
+		struct bpf_program *p = bpf_object__find_program_by_name(*ko, vprog[v]);
+
+		kernel_fd[v] = p ? bpf_program__fd(p) : -1;
+		if (kernel_fd[v] < 0)
+			return "a program is missing";
+	}
+	return NULL;
 }
 
 /* Interpreter cost per instruction: alu_loop, one thread, median of 11. */
 static void per_insn(void)
 {
-	struct rqbpf_prog *alu = rqbpf_object_find_prog(obj, "alu_loop");
+	const struct rqbpf_prog *alu = rqbpf_object_find_prog(obj, "alu_loop");
 	struct rqbpf_run_result res;
 	struct __sk_buff ctx;
 	double ns[11];
@@ -215,6 +224,42 @@ static __attribute__((noinline)) void cg_region(enum variant v, long iters)
 	memset(&ctx, 0, sizeof(ctx));
 	for (long i = 0; i < iters; i += BATCH)
 		batch(v, &ctx);
+}
+
+/* Medians of @p reps runs/s per variant and thread count, then the
+ * ratios: C/rqbpf (the limit), and the kernel's rate over rqbpf's for
+ * each lock kind (above 1: the kernel is faster). */
+static void print_table(const int *threads, int nt, double res[][NV][MAX_REPS], int reps,
+                        double secs, bool no_kernel)
+{
+	printf("BPF programs lock+increment+unlock (counter.bpf.c): runs/s, median of %d "
+	       "interleaved runs of %.2fs\n",
+	       reps, secs);
+	printf("%7s %11s %11s %11s %11s %11s %7s %7s %7s\n", "threads", "rqbpf", "rqbpf-spin", "C",
+	       "kernel", "kernel-spin", "C/rqbpf", "k/rqbpf", "ks/rqs");
+	for (int t = 0; t < nt; t++) {
+		double m[NV];
+
+		for (int v = 0; v < NV; v++)
+			m[v] = median(res[t][v], reps);
+		printf("%7d %11.0f %11.0f %11.0f ", threads[t], m[V_RQBPF], m[V_RQBPF_SPIN],
+		       m[V_C]);
+		if (no_kernel)
+			printf("%11s %11s %7.2f %7s %7s\n", "-", "-", m[V_C] / m[V_RQBPF], "-",
+			       "-");
+		else
+			printf("%11.0f %11.0f %7.2f %7.2f %7.2f\n", m[V_KERNEL], m[V_KERNEL_SPIN],
+			       m[V_C] / m[V_RQBPF], m[V_KERNEL] / m[V_RQBPF],
+			       m[V_KERNEL_SPIN] / m[V_RQBPF_SPIN]);
+	}
+	printf("ns per run on one thread (1e9 / runs/s at the first thread count):");
+	for (int v = 0; v < NV; v++) {
+		double m = median(res[0][v], reps);
+
+		if (m > 0)
+			printf(" %s %.1f", vname[v], 1e9 / m);
+	}
+	printf("\n");
 }
 
 static int parse_threads(const char *s, int *t)
@@ -262,9 +307,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rqbpfbench: %s\n", err.msg);
 		return 1;
 	}
-	prog = rqbpf_object_find_prog(obj, "count");
+	for (int v = 0; v < NV; v++)
+		prog[v] = vprog[v] ? rqbpf_object_find_prog(obj, vprog[v]) : NULL;
 	if (cg) {
-		cg_region(!strcmp(cg, "C") ? V_C : V_RQBPF, iters);
+		cg_region(!strcmp(cg, "C")            ? V_C
+		          : !strcmp(cg, "rqbpf-spin") ? V_RQBPF_SPIN
+		                                      : V_RQBPF,
+		          iters);
 		rqbpf_object_close(obj);
 		return error_count() ? 1 : 0;
 	}
@@ -273,31 +322,13 @@ int main(int argc, char **argv)
 		for (int t = 0; t < nt; t++)
 			for (int v = 0; v < NV; v++)
 				res[t][v][r] =
-				    v == V_KERNEL && why ? 0 : measure(v, threads[t], secs);
-	printf(
-	    "BPF program lock+increment+unlock (counter.bpf.c): runs/s, median of %d interleaved "
-	    "runs of %.2fs\n",
-	    reps, secs);
-	printf("%8s %14s %14s %14s %10s %10s\n", "threads", "rqbpf", "C", "kernel", "C/rqbpf",
-	       "kern/rqbpf");
-	for (int t = 0; t < nt; t++) {
-		double m[NV];
-
-		for (int v = 0; v < NV; v++)
-			m[v] = median(res[t][v], reps);
-		printf("%8d %14.0f %14.0f ", threads[t], m[V_RQBPF], m[V_C]);
-		if (why)
-			printf("%14s %10.2f %10s\n", "-", m[V_C] / m[V_RQBPF], "-");
-		else
-			printf("%14.0f %10.2f %10.2f\n", m[V_KERNEL], m[V_C] / m[V_RQBPF],
-			       m[V_KERNEL] / m[V_RQBPF]);
-	}
+				    v >= V_KERNEL && why ? 0 : measure(v, threads[t], secs);
+	print_table(threads, nt, res, reps, secs, why != NULL);
 	if (why)
 		printf("kernel BPF_PROG_TEST_RUN: skipped (%s)\n", why);
 	per_insn();
 	printf("Goals: rqbpf within 4x of plain C (C/rqbpf <= 4): %s; errors: %ld (goal 0)\n",
 	       "see the C/rqbpf column", error_count());
-	(void)vname;
 	bpf_object__close(ko);
 	rqbpf_object_close(obj);
 	return error_count() ? 1 : 0;

@@ -31,6 +31,10 @@
 
 #define RQBPF_PROG_BIT(t) (1ull << (t))
 #define RQBPF_PROG_ANY    (~0ull)
+/* The helpers that may sleep: only sleepable programs may call them, and
+ * of the types rqbpf knows only BPF_PROG_TYPE_SYSCALL always is one (the
+ * verifier's message for the others is the kernel's "might sleep"). */
+#define RQBPF_PROG_SLEEPABLE RQBPF_PROG_BIT(BPF_PROG_TYPE_SYSCALL)
 
 // clang-format off
 #define RQBPF_CALLS(X)                                                                             \
@@ -48,6 +52,14 @@
 	  RQBPF_PROG_ANY, NONE, NONE, NONE, NONE, NONE)                                            \
 	X(HELPER, BPF_FUNC_get_smp_processor_id, get_smp_processor_id, INTEGER, NONE, 0,           \
 	  RQBPF_PROG_ANY, NONE, NONE, NONE, NONE, NONE)                                            \
+	X(HELPER, BPF_FUNC_get_current_pid_tgid, get_current_pid_tgid, INTEGER, NONE, 0,           \
+	  RQBPF_PROG_ANY, NONE, NONE, NONE, NONE, NONE)                                            \
+	X(HELPER, BPF_FUNC_get_current_uid_gid, get_current_uid_gid, INTEGER, NONE, 0,             \
+	  RQBPF_PROG_ANY, NONE, NONE, NONE, NONE, NONE)                                            \
+	X(HELPER, BPF_FUNC_get_current_comm, get_current_comm, INTEGER, NONE, 0,                   \
+	  RQBPF_PROG_ANY, UNINIT_MEM, CONST_SIZE, NONE, NONE, NONE)                                \
+	X(HELPER, BPF_FUNC_copy_from_user, copy_from_user, INTEGER, NONE, 0,                      \
+	  RQBPF_PROG_SLEEPABLE, UNINIT_MEM, CONST_SIZE_OR_ZERO, ANYTHING, NONE, NONE)             \
 	X(HELPER, BPF_FUNC_spin_lock, spin_lock, VOID, SPIN_LOCK, 0,                               \
 	  RQBPF_PROG_ANY, LOCK, NONE, NONE, NONE, NONE)                                            \
 	X(HELPER, BPF_FUNC_spin_unlock, spin_unlock, VOID, SPIN_UNLOCK, 1,                         \
@@ -113,6 +125,8 @@ enum rqbpf_call_arg {
 	RQBPF_ARG_RINGBUF_MEM,
 	/* value_size bytes the call writes (stack, initialised or not; a map value) */
 	RQBPF_ARG_MAP_VALUE_UNINIT,
+	RQBPF_ARG_UNINIT_MEM, /* writable bytes the call fills, as many as the next argument says */
+	RQBPF_ARG_CONST_SIZE_OR_ZERO, /* as CONST_SIZE, and 0 allowed (no memory then) */
 };
 
 /* What R0 holds after the call. */

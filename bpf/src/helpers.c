@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* helpers.c: the BPF helpers rqbpf binds (map lookup/update/delete,
  * ktime_get_ns, get_prandom_u32, get_smp_processor_id, trace_printk,
+ * get_current_pid_tgid, get_current_uid_gid, get_current_comm,
+ * copy_from_user,
  * spin_lock/unlock), the four res_spin kfuncs, both lock kinds on
- * rqspinlock, bpf_local_irq_save/restore as blocked signals, and the per-run
+ * rqspinlock (bpf_spin_lock without a system call: no signals blocked),
+ * bpf_local_irq_save/restore as blocked signals, and the per-run
  * record of held locks and irq regions that lets a run that ends or faults
  * while holding them release them. */
 #include <ctype.h>
@@ -13,11 +16,18 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtime.h"
 
-static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
+/* The per-run path's pieces (argument checks, the held-lock record),
+ * inlined into each helper so that its constant arguments fold away. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 {
 	const struct rqbpf_object *obj = r->prog->obj;
 	size_t i = ((uintptr_t)v - (uintptr_t)obj->maps) / sizeof(*obj->maps);
@@ -28,7 +38,8 @@ static struct rqbpf_map *map_arg(struct rqbpf_run *r, uint64_t v)
 /* The value's address; the accesses that follow find the memory it
  * reaches (maps.h) as the run's last region. A kind whose values stay valid
  * only inside a read-side section gets one, open until the run ends. */
-static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key, uint64_t *reg)
+ALWAYS_INLINE int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key,
+                             uint64_t *reg)
 {
 	void *p;
 
@@ -47,7 +58,7 @@ static int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key,
 	return 0;
 }
 
-static int map_helper(struct rqbpf_run *r, int32_t id, uint64_t *reg)
+ALWAYS_INLINE int map_helper(struct rqbpf_run *r, int32_t id, uint64_t *reg)
 {
 	struct rqbpf_map *m = map_arg(r, reg[BPF_REG_1]);
 	const void *key, *value = NULL;
@@ -504,6 +515,93 @@ int rqbpf_call_get_smp_processor_id(struct rqbpf_run *r, uint64_t *reg)
 	return 0;
 }
 
+/*
+ * The current task's ids, as the kernel's helpers give them (its tgid and
+ * pid are this process's id and this thread's id; uid and gid are the
+ * real ones), in the process's own PID and user namespaces where the
+ * kernel's are the initial ones'. The ids are system calls: each thread
+ * keeps its own, and a child of fork() clears the forking thread's copy
+ * (the only thread it has).
+ */
+static _Thread_local uint64_t pid_tgid_cache;
+static pthread_once_t pid_tgid_once = PTHREAD_ONCE_INIT;
+
+static void pid_tgid_forget(void)
+{
+	pid_tgid_cache = 0;
+}
+
+static void pid_tgid_register(void)
+{
+	pthread_atfork(NULL, NULL, pid_tgid_forget);
+}
+
+int rqbpf_call_get_current_pid_tgid(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	if (!pid_tgid_cache) {
+		pthread_once(&pid_tgid_once, pid_tgid_register);
+		pid_tgid_cache = (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)gettid();
+	}
+	reg[BPF_REG_0] = pid_tgid_cache;
+	return 0;
+}
+
+/* gid << 32 | uid, the real ids (the kernel's current_uid_gid()). */
+int rqbpf_call_get_current_uid_gid(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)r;
+	reg[BPF_REG_0] = (uint64_t)getgid() << 32 | getuid();
+	return 0;
+}
+
+/* The thread's name (PR_GET_NAME: the kernel's task comm, 16 bytes with
+ * its NUL) into R1's R2 bytes, cut and NUL-terminated, zeros after: the
+ * kernel's strscpy_pad(); returns 0. */
+int rqbpf_call_get_current_comm(struct rqbpf_run *r, uint64_t *reg)
+{
+	uint64_t size = reg[BPF_REG_2];
+	char *buf = size ? rqbpf_mem(r, reg[BPF_REG_1], size, true) : NULL;
+	char comm[17] = {0};
+
+	if (!buf)
+		return rqbpf_fault(r, "get_current_comm: R1 is not %llu writable bytes",
+		                   (unsigned long long)size);
+	prctl(PR_GET_NAME, comm);
+	memset(buf, 0, size);
+	memcpy(buf, comm, strnlen(comm, size - 1));
+	reg[BPF_REG_0] = 0;
+	return 0;
+}
+
+/*
+ * bpf_copy_from_user(dst, size, user_ptr): R2 bytes of the host process's
+ * memory at R3 into R1, read with process_vm_readv() on this process, which
+ * fails (EFAULT) where a load would fault: the helper returns -EFAULT with
+ * dst zeroed, as the kernel's does, and never faults. Also when the system
+ * call itself is refused (seccomp, ENOSYS).
+ */
+int rqbpf_call_copy_from_user(struct rqbpf_run *r, uint64_t *reg)
+{
+	uint64_t size = reg[BPF_REG_2];
+	void *dst = size ? rqbpf_mem(r, reg[BPF_REG_1], size, true) : NULL;
+	struct iovec local, remote;
+
+	if (size && !dst)
+		return rqbpf_fault(r, "copy_from_user: R1 is not %llu writable bytes",
+		                   (unsigned long long)size);
+	reg[BPF_REG_0] = 0;
+	if (!size)
+		return 0;
+	local = (struct iovec){dst, size};
+	remote = (struct iovec){(void *)(uintptr_t)reg[BPF_REG_3], size};
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)size) {
+		memset(dst, 0, size);
+		reg[BPF_REG_0] = (uint64_t)(int64_t)-EFAULT;
+	}
+	return 0;
+}
+
 /* Signal masks as the kernel's 64-bit set: bit (sig - 1) for signals 1..64. */
 static uint64_t mask_bits(const sigset_t *set)
 {
@@ -526,7 +624,7 @@ static void restore_mask(uint64_t bits)
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
 }
 
-static rqspinlock_t *lock_arg(struct rqbpf_run *r, uint64_t v)
+ALWAYS_INLINE rqspinlock_t *lock_arg(struct rqbpf_run *r, uint64_t v)
 {
 	if (v % _Alignof(rqspinlock_t))
 		return NULL;
@@ -558,11 +656,14 @@ static __attribute__((noinline)) int lock_irqsave(rqspinlock_t *lock, uint64_t *
 }
 
 /* 0 when the run's record has room for one more lock or irq region. */
-static int held_room(struct rqbpf_run *r)
+static __attribute__((noinline, cold)) int held_full(struct rqbpf_run *r)
 {
-	if (r->nheld < RQBPF_MAX_HELD)
-		return 0;
 	return rqbpf_fault(r, "more than %d locks and irq regions held", RQBPF_MAX_HELD);
+}
+
+ALWAYS_INLINE int held_room(struct rqbpf_run *r)
+{
+	return r->nheld < RQBPF_MAX_HELD ? 0 : held_full(r);
 }
 
 static const char *const kind_name[] = {
@@ -575,29 +676,43 @@ static const char *const kind_name[] = {
 /* The record of lock @p v that this run holds, taken as @p kind; else a
  * fault (-EFAULT): only a lock this run took (checked then) may be
  * released, and only by the unlock that matches how it was taken. */
-static int held_find(struct rqbpf_run *r, uint64_t v, enum rqbpf_held_kind kind, const char *who)
+/* The fault of a held_find() that found @p i (-1: none) for @p kind. */
+static __attribute__((noinline, cold)) int held_not_found(struct rqbpf_run *r, int i,
+                                                          const char *who)
+{
+	if (i < 0)
+		return rqbpf_fault(r, "%s: R1 is not a lock this run holds", who);
+	return rqbpf_fault(r, "%s: R1 was taken by %s", who, kind_name[r->held[i].kind]);
+}
+
+ALWAYS_INLINE int held_find(struct rqbpf_run *r, uint64_t v, enum rqbpf_held_kind kind,
+                            const char *who)
 {
 	int i;
 
 	for (i = r->nheld - 1;
 	     i >= 0 && (r->held[i].kind == RQBPF_HELD_IRQ || (uintptr_t)r->held[i].lock != v); i--)
 		;
-	if (i < 0)
-		return rqbpf_fault(r, "%s: R1 is not a lock this run holds", who);
-	if (r->held[i].kind != kind)
-		return rqbpf_fault(r, "%s: R1 was taken by %s", who, kind_name[r->held[i].kind]);
+	if (i < 0 || r->held[i].kind != kind)
+		return held_not_found(r, i, who);
 	return i;
 }
 
 /* Drop held[@p i] from the record, keeping the others in order. */
-static void held_remove(struct rqbpf_run *r, int i)
+ALWAYS_INLINE void held_remove(struct rqbpf_run *r, int i)
 {
 	for (r->nheld--; i < r->nheld; i++)
 		r->held[i] = r->held[i + 1];
 }
 
+/* Whether a record of this kind blocked signals (and keeps the mask before). */
+static bool blocks_signals(enum rqbpf_held_kind kind)
+{
+	return kind == RQBPF_HELD_RES_IRQ || kind == RQBPF_HELD_IRQ;
+}
+
 /* Release held[@p i]; the caller restores the signal mask where one applies. */
-static void held_release(struct rqbpf_run *r, int i)
+ALWAYS_INLINE void held_release(struct rqbpf_run *r, int i)
 {
 	/* first: the record below is not the critical section's */
 	res_spin_unlock(r->held[i].lock);
@@ -615,13 +730,13 @@ static void held_release(struct rqbpf_run *r, int i)
 static int mask_order(struct rqbpf_run *r, int i, const char *who)
 {
 	for (int j = r->nheld - 1; j > i; j--)
-		if (r->held[j].kind != RQBPF_HELD_RES)
+		if (blocks_signals(r->held[j].kind))
 			return rqbpf_fault(r, "%s: out of order, a newer %s region is open", who,
 			                   kind_name[r->held[j].kind]);
 	return 0;
 }
 
-static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
+ALWAYS_INLINE int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 {
 	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
 	uint64_t *flags = NULL, bits = 0;
@@ -644,7 +759,7 @@ static int kf_lock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 	return 0;
 }
 
-static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
+ALWAYS_INLINE int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 {
 	const uint64_t *flags = NULL;
 	uint64_t bits = 0;
@@ -676,49 +791,55 @@ static int kf_unlock(struct rqbpf_run *r, uint64_t *reg, bool irq)
 	return 0;
 }
 
+/* The fault of a bpf_spin_lock that res_spin_lock() refused with @p ret. */
+static __attribute__((noinline, cold)) int spin_lock_failed(struct rqbpf_run *r, int ret)
+{
+	return rqbpf_fault(r, "spin_lock: not acquired (%s)",
+	                   ret == -EDEADLK ? "-EDEADLK: a deadlock"
+	                                   : "-ETIMEDOUT: the owner did not release it");
+}
+
 /*
  * bpf_spin_lock(lock): the kernel's is local_irq_save() and a plain spin
  * lock that cannot fail. Here it is the same word driven by res_spin_lock()
- * with every signal blocked (the map's BPF_F_LOCK copies take that lock on
- * that word too, maps.c). A verified program cannot close a deadlock with it
- * (one bpf_spin_lock at a time, no calls while held, signals blocked), so a
- * failure means the owner did not release it within the lock's timeout (it
- * is stopped, or died holding it), or an unverified program's AA: the
- * helper has no error to return, so the run faults instead of hanging.
+ * (the map's BPF_F_LOCK copies take that lock on that word too, maps.c),
+ * with no signal blocked: blocking and restoring the mask would cost two
+ * system calls per lock. What blocking would prevent is a signal handler of
+ * the holding thread running a program that takes the same lock: that is
+ * an AA, which res_spin_lock() detects, so the handler's run faults
+ * (-EDEADLK) and the interrupted section goes on, unharmed (docs/BPF.md,
+ * "bpf_spin_lock and signals"). A verified program cannot close a deadlock
+ * with it otherwise (one bpf_spin_lock at a time, no calls while held), so a
+ * failure means that nested run, an owner that did not release it within the
+ * lock's timeout (stopped, or dead holding it), or an unverified program's
+ * AA: the helper has no error to return, so the run faults instead of
+ * hanging.
  */
 int rqbpf_call_spin_lock(struct rqbpf_run *r, uint64_t *reg)
 {
 	rqspinlock_t *lock = lock_arg(r, reg[BPF_REG_1]);
-	uint64_t bits = 0;
 	int ret;
 
 	if (!lock)
 		return rqbpf_fault(r, "spin_lock: R1 is not a lock in the program's memory");
 	if (held_room(r))
 		return -EFAULT;
-	ret = lock_irqsave(lock, &bits);
+	ret = res_spin_lock(lock);
 	if (ret)
-		return rqbpf_fault(r, "spin_lock: not acquired (%s)",
-		                   ret == -EDEADLK ? "-EDEADLK: a deadlock"
-		                                   : "-ETIMEDOUT: the owner did not release it");
-	r->held[r->nheld++] = (struct rqbpf_held){lock, RQBPF_HELD_SPIN, bits, 0};
+		return spin_lock_failed(r, ret);
+	r->held[r->nheld++] = (struct rqbpf_held){lock, RQBPF_HELD_SPIN, 0, 0};
 	reg[BPF_REG_0] = 0;
 	return 0;
 }
 
-/* bpf_spin_unlock(lock): unlock, then restore the mask bpf_spin_lock saved. */
+/* bpf_spin_unlock(lock): the lock this run's bpf_spin_lock took. */
 int rqbpf_call_spin_unlock(struct rqbpf_run *r, uint64_t *reg)
 {
 	int i = held_find(r, reg[BPF_REG_1], RQBPF_HELD_SPIN, "spin_unlock");
-	uint64_t bits;
 
 	if (i < 0)
 		return i;
-	if (mask_order(r, i, "spin_unlock"))
-		return -EFAULT;
-	bits = r->held[i].sigmask;
 	held_release(r, i);
-	restore_mask(bits);
 	reg[BPF_REG_0] = 0;
 	return 0;
 }
@@ -863,7 +984,7 @@ int rqbpf_release_all(struct rqbpf_run *r)
 			locks++;
 			res_spin_unlock(h->lock);
 		}
-		if (h->kind != RQBPF_HELD_RES)
+		if (blocks_signals(h->kind))
 			restore_mask(h->sigmask);
 	}
 	if (!locks && !irqs)

@@ -244,10 +244,9 @@ static uint64_t endian(int32_t bits, bool swap, uint64_t v)
 	X(a64k_arsh, BPF_ALU64 | BPF_ARSH | BPF_K, DST = (uint64_t)((int64_t)DST >> (IMM & 63));)  \
 	X(a32x_arsh, BPF_ALU | BPF_ARSH | BPF_X, DST = (uint32_t)((int32_t)D32 >> (S32 & 31));)    \
 	X(a32k_arsh, BPF_ALU | BPF_ARSH | BPF_K, DST = (uint32_t)((int32_t)D32 >> (I32 & 31));)    \
-	X(a64x_mov, BPF_ALU64 | BPF_MOV | BPF_X, DST = in->off ? sext(SRC, in->off) : SRC;)        \
+	X(a64x_mov, BPF_ALU64 | BPF_MOV | BPF_X, DST = SRC;)                                       \
 	X(a64k_mov, BPF_ALU64 | BPF_MOV | BPF_K, DST = IMM;)                                       \
-	X(a32x_mov, BPF_ALU | BPF_MOV | BPF_X,                                                     \
-	  DST = in->off ? (uint32_t)sext(SRC, in->off) : S32;)                                     \
+	X(a32x_mov, BPF_ALU | BPF_MOV | BPF_X, DST = S32;)                                         \
 	X(a32k_mov, BPF_ALU | BPF_MOV | BPF_K, DST = I32;)                                         \
 	X(a64_neg, BPF_ALU64 | BPF_NEG, DST = 0 - DST;)                                            \
 	X(a32_neg, BPF_ALU | BPF_NEG, DST = (uint32_t)(0 - D32);)                                  \
@@ -282,12 +281,12 @@ static uint64_t endian(int32_t bits, bool swap, uint64_t v)
 	ST1(X, BPF_ST, BPF_H, uint16_t, st_h, IMM)                                                 \
 	ST1(X, BPF_ST, BPF_W, uint32_t, st_w, IMM)                                                 \
 	ST1(X, BPF_ST, BPF_DW, uint64_t, st_dw, IMM)                                               \
-	X(atomic_w, BPF_STX | BPF_ATOMIC | BPF_W, r->pc = (size_t)(in - ops);                      \
+	X(atomic_w, BPF_STX | BPF_ATOMIC | BPF_W, r->at = in;                                      \
 	  if ((ret = do_atomic(r, in, reg))) goto out;)                                            \
-	X(atomic_dw, BPF_STX | BPF_ATOMIC | BPF_DW, r->pc = (size_t)(in - ops);                    \
+	X(atomic_dw, BPF_STX | BPF_ATOMIC | BPF_DW, r->at = in;                                    \
 	  if ((ret = do_atomic(r, in, reg))) goto out;)                                            \
 	X(ld_imm64, BPF_LD | BPF_IMM | BPF_DW, DST = imm64[in - ops]; in++;)                       \
-	X(call, BPF_JMP | BPF_CALL, r->pc = (size_t)(in - ops); if (!in->fn) goto subprog;         \
+	X(call, BPF_JMP | BPF_CALL, r->at = in; if (!in->fn) goto subprog;                         \
 	  if ((ret = in->fn(r, reg))) goto out;)                                                   \
 	X(exit, BPF_JMP | BPF_EXIT, if (depth == 0) goto out; in = frames[--depth].ret;            \
 	  memcpy(&reg[BPF_REG_6], frames[depth].saved, sizeof(frames[0].saved));                   \
@@ -304,6 +303,12 @@ struct frame {
  * addresses, by opcode) for the decoder. Otherwise it runs the decoded
  * program until the outermost exit, a fault or the instruction limit.
  */
+/* The decoder's table has two entries past the 256 opcodes: the handlers
+ * of movsx, which shares mov's opcodes (BPF_X with a nonzero off). */
+#define MOVSX64    256
+#define MOVSX32    257
+#define TABLE_SIZE 258
+
 static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run, const void **table)
 {
 #define TABLE_ENTRY(label, code, ...) [code] = LABEL_ADDR(label),
@@ -313,6 +318,12 @@ static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run, co
 	static const void *const handlers[256] = {RQBPF_OPS(TABLE_ENTRY)};
 #endif
 #undef TABLE_ENTRY
+#ifdef __CPPCHECK__
+	static const void *const movsx[2] = {NULL};
+#else
+	static const void *const movsx[TABLE_SIZE - 256] = {
+	    [MOVSX64 - 256] = LABEL_ADDR(a64x_movsx), [MOVSX32 - 256] = LABEL_ADDR(a32x_movsx)};
+#endif
 	const struct rqbpf_op *ops, *in;
 	const uint64_t *imm64;
 	struct frame frames[RQBPF_MAX_FRAMES];
@@ -323,6 +334,8 @@ static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run, co
 	if (!r || !reg || !insns_run) {
 		for (int i = 0; table && i < 256; i++)
 			table[i] = handlers[i] ? handlers[i] : LABEL_ADDR(bad_opcode);
+		for (int i = 0; table && i < TABLE_SIZE - 256; i++)
+			table[256 + i] = movsx[i];
 		return 0;
 	}
 	ops = in = r->prog->ops;
@@ -338,6 +351,13 @@ static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run, co
 	RQBPF_OPS(HANDLER)
 #undef HANDLER
 
+	/* movsx (off 8, 16, 32): mov's opcodes, chosen at decode by off */
+a64x_movsx:
+	DST = sext(SRC, in->off);
+	NEXT;
+a32x_movsx:
+	DST = (uint32_t)sext(SRC, in->off);
+	NEXT;
 subprog:
 	if (depth + 1 >= RQBPF_MAX_FRAMES) {
 		ret = rqbpf_fault(r, "call depth over %d frames", RQBPF_MAX_FRAMES);
@@ -352,18 +372,18 @@ jump:
 	in += in->off;
 jumped:
 	if (n > RQBPF_INSN_LIMIT) {
-		r->pc = (size_t)(in - ops);
+		r->at = in;
 		rqbpf_fault(r, "more than %llu instructions", (unsigned long long)RQBPF_INSN_LIMIT);
 		ret = -E2BIG;
 		goto out;
 	}
 	NEXT;
 bad_access:
-	r->pc = (size_t)(in - ops);
+	r->at = in;
 	ret = bad_access(r, addr, size_bytes[(in->code & 0x18) >> 3], CLASS(in->code) != BPF_LDX);
 	goto out;
 bad_opcode: /* the loader admits none; defence in depth */
-	r->pc = (size_t)(in - ops);
+	r->at = in;
 	ret = rqbpf_fault(r, "unknown opcode 0x%02x", in->code);
 out:
 	*insns_run = n;
@@ -372,7 +392,7 @@ out:
 
 int rqbpf_decode(struct rqbpf_prog *prog)
 {
-	const void *table[256];
+	const void *table[TABLE_SIZE];
 	struct rqbpf_op *ops = calloc(prog->lp.insn_cnt ? prog->lp.insn_cnt : 1, sizeof(*ops));
 
 	if (!ops)
@@ -383,6 +403,9 @@ int rqbpf_decode(struct rqbpf_prog *prog)
 
 		ops[i] = (struct rqbpf_op){table[in->code], NULL,    in->code, in->dst_reg,
 		                           in->src_reg,     in->off, in->imm};
+		if (in->off && (in->code == (BPF_ALU64 | BPF_MOV | BPF_X) ||
+		                in->code == (BPF_ALU | BPF_MOV | BPF_X)))
+			ops[i].handler = table[CLASS(in->code) == BPF_ALU64 ? MOVSX64 : MOVSX32];
 		if (in->code != (BPF_JMP | BPF_CALL) || in->src_reg == BPF_PSEUDO_CALL)
 			continue;
 		/* A helper or kfunc call: bound here; an unknown one (the loader
@@ -395,11 +418,19 @@ int rqbpf_decode(struct rqbpf_prog *prog)
 	return 0;
 }
 
+/* Registers start at 0 (R1 and R10 are then set): one store each, where
+ * gcc makes "= {0}" a rep stos whose start-up costs more than the stores. */
+static inline __attribute__((always_inline)) void clear_regs(uint64_t *reg)
+{
+	reg[0] = reg[1] = reg[2] = reg[3] = reg[4] = reg[5] = 0;
+	reg[6] = reg[7] = reg[8] = reg[9] = reg[10] = 0;
+}
+
 int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
                    struct rqbpf_run_result *res)
 {
 	struct rqbpf_run r;
-	uint64_t reg[11] = {0};
+	uint64_t reg[11];
 	int ret, rel;
 
 	if (!prog || !res || (!ctx && ctx_size))
@@ -417,7 +448,7 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.prog = prog;
 	r.ctx = (uintptr_t)ctx;
 	r.ctx_size = ctx_size;
-	r.pc = 0;
+	r.at = prog->ops;
 	r.msg = res->msg;
 	r.msg_size = sizeof(res->msg);
 	r.nheld = 0;
@@ -425,6 +456,7 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.rcu = false;
 	r.nrec = 0;
 	r.last = (struct rqbpf_region){0, 0, false};
+	clear_regs(reg);
 	reg[BPF_REG_1] = (uintptr_t)ctx;
 	ret = interpret(&r, reg, &res->insns, NULL);
 	rel = r.nheld || r.rcu || r.nrec ? rqbpf_release_all(&r) : 0;

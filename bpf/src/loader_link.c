@@ -262,6 +262,22 @@ static int reloc_piece(struct linker *l, const struct piece *p)
 	return 0;
 }
 
+/* Why rqbpf lacks helper @p id, where a reason helps ("" elsewhere). */
+static const char *unsupported_why(int32_t id)
+{
+	switch (id) {
+	case BPF_FUNC_trace_vprintk:
+		return " (bpf_printk with more than 3 arguments)";
+	case BPF_FUNC_probe_read:
+	case BPF_FUNC_probe_read_str:
+	case BPF_FUNC_probe_read_kernel:
+	case BPF_FUNC_probe_read_kernel_str:
+		return " (it reads kernel memory, which a program run in userspace has none of)";
+	default:
+		return "";
+	}
+}
+
 /* A helper rqbpf does not have, named as the kernel's verifier names it
  * ("bpf_get_current_pid_tgid#14", "unknown#999"). */
 static int unsupported_helper(struct linker *l, size_t at, int32_t id)
@@ -271,8 +287,7 @@ static int unsupported_helper(struct linker *l, size_t at, int32_t id)
 	if (!name)
 		return link_fail(l, at, -ENOTSUP, "unknown helper unknown#%d", id);
 	return link_fail(l, at, -ENOTSUP, "helper %s#%d is not supported%s", name, id,
-	                 id == BPF_FUNC_trace_vprintk ? " (bpf_printk with more than 3 arguments)"
-	                                              : "");
+	                 unsupported_why(id));
 }
 
 /* Calls the relocations did not bind: helpers, and relative calls within a section. */

@@ -11,7 +11,7 @@
 
 int rqbpf_fault(struct rqbpf_run *r, const char *fmt, ...)
 {
-	int n = snprintf(r->msg, r->msg_size, "insn %zu: ", r->pc);
+	int n = snprintf(r->msg, r->msg_size, "insn %zu: ", (size_t)(r->at - r->prog->ops));
 	va_list ap;
 
 	if (n >= 0 && (size_t)n < r->msg_size) {

@@ -15,7 +15,7 @@
 enum rqbpf_held_kind {
 	RQBPF_HELD_RES,     /* bpf_res_spin_lock */
 	RQBPF_HELD_RES_IRQ, /* bpf_res_spin_lock_irqsave: the flag holds a copy of the mask */
-	RQBPF_HELD_SPIN,    /* bpf_spin_lock helper: the mask is only here */
+	RQBPF_HELD_SPIN,    /* bpf_spin_lock helper: no signals blocked */
 	RQBPF_HELD_IRQ,     /* bpf_local_irq_save: no lock; the flag holds token */
 };
 
@@ -23,7 +23,7 @@ enum rqbpf_held_kind {
 struct rqbpf_held {
 	rqspinlock_t *lock; /* NULL for RQBPF_HELD_IRQ */
 	enum rqbpf_held_kind kind;
-	uint64_t sigmask; /* RES_IRQ, SPIN, IRQ: the mask before, signals 1..64 as bits */
+	uint64_t sigmask; /* RES_IRQ, IRQ: the mask before, signals 1..64 as bits */
 	uint64_t token;   /* IRQ: the value bpf_local_irq_save stored in the flag */
 };
 
@@ -40,8 +40,8 @@ struct rqbpf_run {
 	const struct rqbpf_prog *prog;
 	uintptr_t ctx;
 	size_t ctx_size;
-	size_t pc; /* the instruction being run, for fault messages */
-	char *msg; /* fault message buffer */
+	const struct rqbpf_op *at; /* the instruction being run, for fault messages */
+	char *msg;                 /* fault message buffer */
 	size_t msg_size;
 	int nheld;
 	uint32_t irq_seq; /* bpf_local_irq_save calls so far: makes each token unique */

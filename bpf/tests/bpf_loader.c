@@ -10,6 +10,7 @@
  */
 #include <bpf/libbpf.h>
 #include <gelf.h>
+#include <sys/mman.h>
 
 #include "bpftest.h"
 #include "object.h"
@@ -216,6 +217,80 @@ static void test_printk_formats(void)
 	}
 }
 
+/* Runs @p prog of @p obj; its context's cb[] into @p cb. */
+static int64_t run_cb_out(struct rqbpf_object *obj, const char *prog, uint32_t *cb)
+{
+	struct __sk_buff ctx;
+	struct rqbpf_run_result res;
+
+	memset(&ctx, 0, sizeof(ctx));
+	CHECK_EQ(rqbpf_prog_run(bt_prog(obj, prog), &ctx, sizeof(ctx), &res), 0);
+	memcpy(cb, ctx.cb, sizeof(ctx.cb));
+	return (int32_t)(uint32_t)res.retval;
+}
+
+/* On a thread of its own (its pid is not the tgid) named "rqbpf-helpers-x"
+ * (15 characters, the longest name): the ids and the name the helpers give. */
+static void *current_thread(void *p)
+{
+	struct rqbpf_object *obj = p;
+	uint32_t cb[5];
+
+	CHECK_EQ(pthread_setname_np(pthread_self(), "rqbpf-helpers-x"), 0);
+	CHECK_EQ(run_cb_out(obj, "current_ids", cb), 0);
+	CHECK_EQ(cb[0], (uint32_t)getpid());
+	CHECK_EQ(cb[1], (uint32_t)gettid());
+	CHECK(cb[0] != cb[1]);
+	CHECK_EQ(cb[2], (uint32_t)getuid());
+	CHECK_EQ(cb[3], (uint32_t)getgid());
+	CHECK_EQ(run_cb_out(obj, "current_comm", cb), 0);
+	CHECK_EQ(memcmp(cb, "rqbpf-helpers-x", 16), 0);
+	CHECK_EQ(run_cb_out(obj, "current_comm_short", cb), 0);
+	CHECK_EQ(memcmp(cb, "rqbpf\0\0\0", 8), 0);
+	return NULL;
+}
+
+/* copy_user (a syscall program) reading @p uptr: its retval; io.buf into @p buf. */
+static int copy_user(struct rqbpf_object *obj, const void *uptr, char *buf)
+{
+	struct rqbpf_map *m = rqbpf_object_find_map(obj, ".data.io");
+	struct rqbpf_run_result res;
+	uint8_t io[32] = {0};
+	uint32_t zero = 0;
+	uint64_t p = (uintptr_t)uptr;
+
+	memcpy(io, &p, sizeof(p));
+	memset(io + 8, 0x55, 16);
+	CHECK_EQ(rqbpf_map_update(m, &zero, io, 0), 0);
+	CHECK_EQ(rqbpf_prog_run(bt_prog(obj, "copy_user"), NULL, 0, &res), 0);
+	CHECK_EQ(rqbpf_map_lookup(m, &zero, io), 0);
+	memcpy(buf, io + 8, 16);
+	return (int)(uint32_t)res.retval;
+}
+
+/* bpf_copy_from_user: readable bytes are copied; NULL, a PROT_NONE page and
+ * a range running into it give -EFAULT and zeros, never a fault. */
+static void check_copy_from_user(struct rqbpf_object *obj)
+{
+	static const char text[] = "copy_from_user: 16 bytes";
+	static const char zeros[16];
+	long page = sysconf(_SC_PAGESIZE);
+	char *two = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char buf[16];
+
+	CHECK(two != MAP_FAILED);
+	CHECK_EQ(mprotect(two + page, (size_t)page, PROT_NONE), 0);
+	CHECK_EQ(copy_user(obj, text, buf), 0);
+	CHECK_EQ(memcmp(buf, text, 16), 0);
+	CHECK_EQ(copy_user(obj, NULL, buf), -EFAULT);
+	CHECK_EQ(memcmp(buf, zeros, 16), 0);
+	CHECK_EQ(copy_user(obj, two + page, buf), -EFAULT);
+	CHECK_EQ(copy_user(obj, two + page - 8, buf), -EFAULT);
+	CHECK_EQ(memcmp(buf, zeros, 16), 0);
+	munmap(two, 2 * (size_t)page);
+}
+
 /* The helpers besides the map ones (progs/helpers.bpf.c). */
 static void test_helpers(void)
 {
@@ -227,6 +302,38 @@ static void test_helpers(void)
 		CHECK_EQ(bt_run(obj, "printk"), (long long)strlen("rqbpf 7 -3 ff\n"));
 		CHECK_EQ(bt_run(obj, "time_and_random"), 1);
 		CHECK_EQ(bt_run(obj, "cpu_id"), res_spin_thread_slot());
+		pthread_t t;
+
+		tu_thread_start(&t, current_thread, obj);
+		tu_thread_join(t);
+		check_copy_from_user(obj);
+		rqbpf_object_close(obj);
+	}
+}
+
+/* libbpf-bootstrap's minimal and minimal_legacy (bootstrap_minimal.bpf.c):
+ * with this process's id set (a global, an array element) each prints its
+ * line and returns 0; with another id, 1. */
+static void test_bootstrap_minimal(void)
+{
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_load("bootstrap_minimal", *cc, 0);
+		uint32_t zero = 0;
+
+		if (!obj)
+			continue;
+		for (int other = 0; other < 2; other++) {
+			int32_t pid = (int32_t)getpid() + other;
+
+			CHECK_EQ(rqbpf_map_update(rqbpf_object_find_map(obj, ".data.pid"), &zero,
+			                          &pid, 0),
+			         0);
+			CHECK_EQ(
+			    rqbpf_map_update(rqbpf_object_find_map(obj, "pid_map"), &zero, &pid, 0),
+			    0);
+			CHECK_EQ(bt_run(obj, "minimal"), other);
+			CHECK_EQ(bt_run(obj, "minimal_legacy"), other);
+		}
 		rqbpf_object_close(obj);
 	}
 }
@@ -234,7 +341,9 @@ static void test_helpers(void)
 /* multi.bpf.c: trace_pid calls a helper rqbpf does not have. The object
  * opens; trace_pid's error is its own (listed, verified, loaded, run), and
  * with its autoload off the others load and run. */
-#define PID_HELPER_ERR "insn 0: helper bpf_get_current_pid_tgid#14 is not supported"
+#define PID_HELPER_ERR                                                                             \
+	"insn 2: helper bpf_probe_read_kernel#113 is not supported (it reads kernel memory, "      \
+	"which a program run in userspace has none of)"
 
 static void check_multi_bad_prog(struct rqbpf_object *obj)
 {
@@ -508,7 +617,7 @@ static void expect_insns_error(const struct bpf_insn *insns, size_t cnt, const c
 
 static void test_bad_insns(void)
 {
-	const struct bpf_insn helper[] = {BT_CALL(14), BT_EXIT};
+	const struct bpf_insn helper[] = {BT_CALL(BPF_FUNC_probe_read_kernel), BT_EXIT};
 	const struct bpf_insn no_helper[] = {BT_CALL(999), BT_EXIT};
 	/* may_goto +0: BPF_JMP | BPF_JCOND (0xe0), source BPF_MAY_GOTO (0). */
 	const struct bpf_insn may_goto[] = {BT_I(BPF_JMP | 0xe0, 0, 0, 0, 0), BT_EXIT};
@@ -526,7 +635,8 @@ static void test_bad_insns(void)
 	                                 BT_EXIT};
 
 	expect_insns_error(helper, 2,
-	                   "prog: insn 0: helper bpf_get_current_pid_tgid#14 is not supported");
+	                   "prog: insn 0: helper bpf_probe_read_kernel#113 is not supported (it "
+	                   "reads kernel memory, which a program run in userspace has none of)");
 	expect_insns_error(no_helper, 2, "prog: insn 0: unknown helper unknown#999");
 	expect_insns_error(may_goto, 2, "prog: insn 0: may_goto is not supported");
 	expect_insns_error(opcode, 3, "prog: insn 1: unknown");
@@ -659,8 +769,6 @@ static void irq_faults(struct rqbpf_object *obj)
 	    {"irq_restore_twice", "local_irq_restore: the flag (0x7271697100000001) is not from"},
 	    {"irq_out_of_order",
 	     "local_irq_restore: out of order, a newer bpf_local_irq_save region is open"},
-	    {"spin_unlock_in_irq",
-	     "spin_unlock: out of order, a newer bpf_local_irq_save region is open"},
 	};
 
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
@@ -668,6 +776,11 @@ static void irq_faults(struct rqbpf_object *obj)
 		CHECK(!signals_blocked());
 		CHECK_EQ(bt_run(obj, "lock_again"), 0);
 	}
+	/* bpf_spin_lock blocks no signals: its unlock inside a newer irq
+	 * region restores no mask, and the region's restore then does */
+	CHECK_EQ(bt_run(obj, "spin_unlock_in_irq"), 0);
+	CHECK(!signals_blocked());
+	CHECK_EQ(bt_run(obj, "lock_again"), 0);
 }
 
 /*
@@ -773,6 +886,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_load_globals", test_globals, 60, 0),
     TU_TEST("bpf_load_map_api", test_map_api, 60, 0),
     TU_TEST("bpf_load_helpers", test_helpers, 60, 0),
+    TU_TEST("bpf_load_bootstrap_minimal", test_bootstrap_minimal, 60, 0),
     TU_TEST("bpf_load_printk_formats", test_printk_formats, 60, 0),
     TU_TEST("bpf_load_multi", test_multi, 60, 0),
     TU_TEST("bpf_load_sections", test_sections, 60, 0),

@@ -53,15 +53,15 @@ done
 mobj=${obj/res_lock/multi}
 out=$("$bin" list "$mobj") || fail "list of an object with an unlinkable program"
 grep -qx 'prog ingress section=tc insns=[0-9]*' <<<"$out" || fail "list multi: $out"
-grep -qx 'prog trace_pid section=kprobe/do_sys_openat2 error: insn 0: helper bpf_get_current_pid_tgid#14 is not supported' \
+grep -qx 'prog trace_pid section=kprobe/do_sys_openat2 error: insn 2: helper bpf_probe_read_kernel#113 is not supported (it reads kernel memory, which a program run in userspace has none of)' \
 	<<<"$out" || fail "list multi error line: $out"
 out=$("$bin" run "$mobj" --prog ingress) || fail "run beside an unlinkable program"
 grep -qx 'retval=7 count=1' <<<"$out" || fail "run multi: $out"
 expect_rc 1 "$bin" run "$mobj" --prog trace_pid
-grep -qx 'rqbpf: trace_pid: insn 0: helper bpf_get_current_pid_tgid#14 is not supported' /tmp/rqbpf-cli.$$ ||
+grep -qx 'rqbpf: trace_pid: insn 2: helper bpf_probe_read_kernel#113 is not supported (it reads kernel memory, which a program run in userspace has none of)' /tmp/rqbpf-cli.$$ ||
 	fail "run trace_pid: $(cat /tmp/rqbpf-cli.$$)"
 expect_rc 1 "$bin" verify "$mobj"
-grep -qx 'trace_pid: rejected: insn 0: helper bpf_get_current_pid_tgid#14 is not supported' /tmp/rqbpf-cli.$$ ||
+grep -qx 'trace_pid: rejected: insn 2: helper bpf_probe_read_kernel#113 is not supported (it reads kernel memory, which a program run in userspace has none of)' /tmp/rqbpf-cli.$$ ||
 	fail "verify multi: $(cat /tmp/rqbpf-cli.$$)"
 # Map types by libbpf's name, the ones rqbpf does not run too.
 uobj=${obj/res_lock/unsupported}
@@ -91,6 +91,20 @@ out=$("$bin" run "$obj" --prog order_ab --threads ' 1' 2>&1) && fail "--threads 
 grep -q "bad count ' 1'" <<<"$out" || fail "--threads message: $out"
 out=$("$bin" run "$obj" --prog order_ab --prog same_element_twice 2>&1) && fail "two --prog"
 grep -q 'run takes one --prog' <<<"$out" || fail "two --prog message: $out"
+# bpftool's ctx_in, ctx_out and repeat: conform's ctx_cb returns cb[0] (at
+# byte 48 of __sk_buff) and writes cb[1] = 2 * cb[0] + 1, mark = cb[0] ^ 0x5a5a.
+cin=/tmp/rqbpf-cli-ctx-in.$$ cout=/tmp/rqbpf-cli-ctx-out.$$
+{ head -c 48 /dev/zero; printf '\x15\x00\x00\x00'; } >"$cin"
+out=$("$bin" run "$cobj" --prog ctx_cb ctx_in "$cin" ctx_out "$cout" repeat 3) || fail "ctx_in run"
+grep -qx 'retval=21 count=3' <<<"$out" || fail "ctx_in: $out"
+[ "$(od -An -tx1 -j8 -N4 "$cout" | tr -d ' ')" = 4f5a0000 ] || fail "ctx_out mark"
+[ "$(od -An -tx1 -j52 -N4 "$cout" | tr -d ' ')" = 2b000000 ] || fail "ctx_out cb[1]"
+head -c 4096 /dev/zero >"$cin"
+out=$("$bin" run "$cobj" --prog ctx_cb ctx_in "$cin" 2>&1) && fail "ctx_in too large"
+grep -q "larger than the program's context" <<<"$out" || fail "ctx_in too large: $out"
+out=$("$bin" run "$cobj" --prog ctx_cb data_in "$cin" 2>&1) && fail "data_in"
+grep -q 'data_in: packet data is not supported' <<<"$out" || fail "data_in: $out"
+rm -f "$cin" "$cout"
 "$bin" --help | grep -q '^usage: rqbpf' || fail "--help"
 out=$("$bin" --version) || fail "--version exit status"
 grep -qx 'rqbpf [0-9]*\.[0-9]*\.[0-9]*' <<<"$out" || fail "--version: $out"

@@ -7,6 +7,7 @@
  *   rqbpf list OBJ
  *   rqbpf run OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]
  *             [--set MAP:KEY=HEXVALUE]... [--dump MAP] [--ringbuf MAP[:FILE]]
+ *             [ctx_in FILE] [ctx_out FILE] [repeat R]   (as bpftool prog run)
  *   rqbpf verify OBJ [--prog NAME]... [-v]
  *   rqbpf dump OBJ --map NAME
  *
@@ -35,13 +36,15 @@ static const char usage[] =
     "usage: rqbpf list OBJ\n"
     "       rqbpf run OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]\n"
     "                 [--set MAP:KEY=HEXVALUE]... [--dump MAP] [--ringbuf MAP[:FILE]]\n"
+    "                 [ctx_in FILE] [ctx_out FILE] [repeat R]\n"
     "       rqbpf verify OBJ [--prog NAME]... [-v]\n"
     "       rqbpf dump OBJ --map NAME\n"
     "       rqbpf --version | --help\n";
 
 struct options {
 	const char *cmd, *obj, *prog, *dump;
-	const char *ringbuf; /* MAP or MAP:FILE: read its records during the runs */
+	const char *ringbuf;          /* MAP or MAP:FILE: read its records during the runs */
+	const char *ctx_in, *ctx_out; /* bpftool's keywords: the context's files */
 	const char *progs[MAX_VERIFY];
 	int nprogs;
 	const char *sets[MAX_SETS];
@@ -95,8 +98,9 @@ static int arg_error(struct options *o, const char *fmt, const char *arg)
 /* The options that take a value. */
 static bool takes_value(const char *a)
 {
-	static const char *const with_value[] = {"--prog", "--threads", "--repeat", "--dump",
-	                                         "--map",  "--set",     "--ringbuf"};
+	static const char *const with_value[] = {
+	    "--prog", "--threads", "--repeat", "--dump",  "--map",    "--set",        "--ringbuf",
+	    "repeat", "ctx_in",    "ctx_out",  "data_in", "data_out", "data_size_out"};
 
 	for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
 		if (strcmp(a, with_value[i]) == 0)
@@ -125,9 +129,16 @@ static int parse_opt(struct options *o, int argc, char **argv, int *i)
 		if (o->nprogs >= MAX_VERIFY)
 			return arg_error(o, "too many --prog (at %s)", v);
 		o->prog = o->progs[o->nprogs++] = v;
-	} else if (!strcmp(a, "--threads") || !strcmp(a, "--repeat")) {
+	} else if (!strcmp(a, "--threads") || !strcmp(a, "--repeat") || !strcmp(a, "repeat")) {
 		if (parse_count(v, a[2] == 't' ? &o->threads : &o->repeat))
 			return arg_error(o, "bad count '%s' (1 to 100000000)", v);
+	} else if (!strcmp(a, "ctx_in") || !strcmp(a, "ctx_out")) {
+		*(a[4] == 'i' ? &o->ctx_in : &o->ctx_out) = v;
+	} else if (!strncmp(a, "data_", 5)) {
+		return arg_error(o,
+		                 "%s: packet data is not supported (rqbpf runs programs "
+		                 "without packet access)",
+		                 a);
 	} else if (!strcmp(a, "--dump") || !strcmp(a, "--map")) {
 		o->dump = v;
 	} else if (!strcmp(a, "--ringbuf")) {
@@ -316,11 +327,21 @@ static int set_map(struct rqbpf_object *obj, const char *spec)
 	return ret;
 }
 
+/* The context each thread's runs start from (ctx_in, zeros past it), and
+ * where the first thread's context goes after its last run (ctx_out). */
+struct run_ctx {
+	uint8_t *init;
+	size_t size; /* the program's context size */
+	uint8_t *out;
+};
+
 struct worker {
 	pthread_t tid;
 	const struct rqbpf_prog *prog;
 	pthread_barrier_t *start;
 	long repeat;
+	const struct run_ctx *ctx;
+	const struct worker *first; /* the thread whose context is ctx_out */
 	uint32_t *ns;
 	int64_t retvals[MAX_RETVALS];
 	long counts[MAX_RETVALS];
@@ -356,8 +377,11 @@ static void count_retval(struct worker *w, int64_t v)
 static void *work(void *arg)
 {
 	struct worker *w = arg;
-	size_t ctx_size = rqbpf_prog_ctx_size(w->prog);
+	size_t ctx_size = w->ctx->size;
 	void *ctx = calloc(1, ctx_size ? ctx_size : 1);
+
+	if (ctx)
+		memcpy(ctx, w->ctx->init, ctx_size);
 
 	pthread_barrier_wait(w->start);
 	for (long i = 0; ctx && i < w->repeat; i++) {
@@ -375,6 +399,8 @@ static void *work(void *arg)
 		/* The program's return value is 32 bits, as BPF_PROG_TEST_RUN reports it. */
 		count_retval(w, (int32_t)(uint32_t)res.retval);
 	}
+	if (ctx && w == w->first)
+		memcpy(w->ctx->out, ctx, ctx_size);
 	free(ctx);
 	return NULL;
 }
@@ -406,7 +432,8 @@ static void report(struct worker *w, long nthreads, long repeat, uint32_t *all)
 	printf("runs=%zu ns_per_run=%u\n", total, all[total / 2]);
 }
 
-static int run_threads(const struct rqbpf_prog *prog, long nthreads, long repeat)
+static int run_threads(const struct rqbpf_prog *prog, long nthreads, long repeat,
+                       const struct run_ctx *ctx)
 {
 	struct worker *w = calloc((size_t)nthreads, sizeof(*w));
 	uint32_t *ns = calloc((size_t)nthreads * (size_t)repeat, sizeof(*ns));
@@ -421,8 +448,12 @@ static int run_threads(const struct rqbpf_prog *prog, long nthreads, long repeat
 	}
 	pthread_barrier_init(&start, NULL, (unsigned)nthreads);
 	for (long t = 0; t < nthreads; t++) {
-		w[t] = (struct worker){
-		    .prog = prog, .start = &start, .repeat = repeat, .ns = ns + t * repeat};
+		w[t] = (struct worker){.prog = prog,
+		                       .start = &start,
+		                       .repeat = repeat,
+		                       .ctx = ctx,
+		                       .first = &w[0],
+		                       .ns = ns + t * repeat};
 		if (pthread_create(&w[t].tid, NULL, work, &w[t])) {
 			fprintf(stderr, "rqbpf: cannot start thread %ld\n", t);
 			exit(1);
@@ -522,6 +553,68 @@ static int ring_stop(struct ring_reader *rr)
 	return ret < 0 ? 1 : 0;
 }
 
+/* Reads ctx_in into @p c->init (at most the program's context size);
+ * returns 2 (bad usage) with a message when it cannot. */
+static int read_ctx_in(const char *path, struct run_ctx *c)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	int extra;
+
+	if (!f) {
+		fprintf(stderr, "rqbpf: ctx_in %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	n = fread(c->init, 1, c->size, f);
+	extra = fgetc(f);
+	fclose(f);
+	if (extra != EOF) {
+		fprintf(stderr, "rqbpf: ctx_in %s: larger than the program's context (%zu bytes)\n",
+		        path, c->size);
+		return 2;
+	}
+	(void)n; /* shorter: zeros past it (calloc) */
+	return 0;
+}
+
+static int write_ctx_out(const char *path, const struct run_ctx *c)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok = f && fwrite(c->out, 1, c->size, f) == c->size;
+
+	if (f && fclose(f))
+		ok = false;
+	if (!ok)
+		fprintf(stderr, "rqbpf: ctx_out %s: %s\n", path, strerror(errno));
+	return ok ? 0 : 1;
+}
+
+/* The runs, their context read from ctx_in and written to ctx_out. */
+static int run_with_ctx(const struct rqbpf_prog *prog, const struct options *o)
+{
+	struct run_ctx c = {NULL, rqbpf_prog_ctx_size(prog), NULL};
+	int ret = 0;
+
+	if ((o->ctx_in || o->ctx_out) && !c.size) {
+		fprintf(stderr, "rqbpf: %s: the program's type has no context\n",
+		        o->ctx_in ? "ctx_in" : "ctx_out");
+		return 2;
+	}
+	c.init = calloc(1, c.size + 1);
+	c.out = calloc(1, c.size + 1);
+	if (!c.init || !c.out)
+		ret = 1;
+	if (!ret && o->ctx_in)
+		ret = read_ctx_in(o->ctx_in, &c);
+	if (!ret)
+		ret = run_threads(prog, o->threads, o->repeat, &c);
+	if (!ret && o->ctx_out)
+		ret = write_ctx_out(o->ctx_out, &c);
+	free(c.init);
+	free(c.out);
+	return ret;
+}
+
 static int cmd_run(struct rqbpf_object *obj, const struct options *o)
 {
 	struct ring_reader rr = {0};
@@ -549,7 +642,7 @@ static int cmd_run(struct rqbpf_object *obj, const struct options *o)
 		}
 	if (o->ringbuf && ring_start(obj, o->ringbuf, &rr))
 		return 1;
-	ret = run_threads(prog, o->threads, o->repeat);
+	ret = run_with_ctx(prog, o);
 	if (o->ringbuf && ring_stop(&rr))
 		ret = 1;
 	if (o->dump && dump_map(obj, o->dump))

@@ -157,16 +157,21 @@ static int helper_map_op(struct venv *env, struct vstate *st, const struct rqbpf
 }
 
 /* A helper whose first argument is memory of the size in its second: a
- * known constant in (0, 512]. */
-static int helper_mem_size(struct venv *env, struct vstate *st)
+ * known constant in (0, 512]; it reads the memory, or with @p fill writes
+ * it (ARG_PTR_TO_UNINIT_MEM). */
+static int helper_mem_size(struct venv *env, struct vstate *st, bool fill, bool or_zero)
 {
 	uint64_t len;
 
-	if (!reg_is_const(&cur_frame(st)->regs[BPF_REG_2], &len) || !len || len > 512) {
+	if (!reg_is_const(&cur_frame(st)->regs[BPF_REG_2], &len) || (!len && !or_zero) ||
+	    len > 512) {
 		verr(env, env->insn_idx, "R2 is not a known constant'");
 		return -1;
 	}
-	return mem_check_readable(env, st, BPF_REG_1, (int)len);
+	if (!len)
+		return 0;
+	return fill ? mem_check_writable(env, st, BPF_REG_1, (int)len)
+	            : mem_check_readable(env, st, BPF_REG_1, (int)len);
 }
 
 /* A program of a type the row does not list may not call it (the kernel's
@@ -177,6 +182,8 @@ static int call_prog_type(struct venv *env, const struct rqbpf_call *c)
 		return 0;
 	if (c->kind == RQBPF_CALL_KFUNC)
 		verr(env, env->insn_idx, "calling kernel function %s is not allowed", c->name);
+	else if (c->progs == RQBPF_PROG_SLEEPABLE)
+		verr(env, env->insn_idx, "helper call might sleep in a non-sleepable prog");
 	else
 		verr(env, env->insn_idx, "program of this type cannot use helper %s#%d", c->name,
 		     c->id);
@@ -201,8 +208,10 @@ static int helper_call(struct venv *env, struct vstate *st, int func)
 		reg_mark_unknown(&r0);
 	if (c->args[0] == RQBPF_ARG_MAP)
 		ret = helper_map_op(env, st, c, &r0);
-	else if (c->args[0] == RQBPF_ARG_MEM && c->args[1] == RQBPF_ARG_CONST_SIZE)
-		ret = helper_mem_size(env, st);
+	else if ((c->args[0] == RQBPF_ARG_MEM || c->args[0] == RQBPF_ARG_UNINIT_MEM) &&
+	         (c->args[1] == RQBPF_ARG_CONST_SIZE || c->args[1] == RQBPF_ARG_CONST_SIZE_OR_ZERO))
+		ret = helper_mem_size(env, st, c->args[0] == RQBPF_ARG_UNINIT_MEM,
+		                      c->args[1] == RQBPF_ARG_CONST_SIZE_OR_ZERO);
 	else if (c->args[0] == RQBPF_ARG_RINGBUF_MEM)
 		ret = ringbuf_release(env, st);
 	else if (c->role == RQBPF_ROLE_SPIN_LOCK || c->role == RQBPF_ROLE_SPIN_UNLOCK)

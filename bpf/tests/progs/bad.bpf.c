@@ -193,7 +193,9 @@ int irq_out_of_order(struct __sk_buff *ctx)
 	return 0;
 }
 
-/* The lock's unlock would unblock signals inside the newer irq region. */
+/* Unverifiable (a call under a bpf_spin_lock), but it runs: the lock
+ * blocked no signals, so its unlock inside the newer irq region restores no
+ * mask. */
 SEC("?tc")
 int spin_unlock_in_irq(struct __sk_buff *ctx)
 {

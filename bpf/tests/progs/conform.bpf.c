@@ -77,6 +77,18 @@ int atomics(struct __sk_buff *ctx)
 	return (int)conform_fold(r + v64 + v32);
 }
 
+/* The context in and out: cb[1] and the mark from cb[0]; returns cb[0]
+ * (rqbpf run's ctx_in and ctx_out, and the kernel's, compare them). */
+SEC("tc")
+int ctx_cb(struct __sk_buff *ctx)
+{
+	__u32 v = ctx->cb[0];
+
+	ctx->cb[1] = v * 2 + 1;
+	ctx->mark = v ^ 0x5a5a;
+	return (int)v;
+}
+
 SEC("?tc")
 int not_autoloaded(struct __sk_buff *ctx)
 {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The bpf_spin_lock helpers: a counter under the lock of an array value, of
  * a hash value and of a global, and a long critical section that signal
- * handlers (running spin_count on the same lock) must never interrupt. */
+ * handlers interrupt (their spin_count on the same lock is an AA: it
+ * faults with -EDEADLK). */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 

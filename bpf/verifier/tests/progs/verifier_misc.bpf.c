@@ -157,4 +157,44 @@ int signed_index_plus_two(struct __sk_buff *ctx)
 	return 0;
 }
 
+/* bpf_get_current_comm fills uninitialised stack, which may then be read. */
+SEC("?tc")
+int comm_fills_stack(struct __sk_buff *ctx)
+{
+	char name[16];
+
+	bpf_get_current_comm(name, sizeof(name));
+	return name[0];
+}
+
+/* The size reaches past the buffer, off the top of the stack. */
+SEC("?tc")
+int comm_past_stack(struct __sk_buff *ctx)
+{
+	char name[8];
+
+	bpf_get_current_comm(name + 4, 16);
+	return name[0];
+}
+
+/* Into a map value (writable), within it. */
+SEC("?tc")
+int comm_into_value(struct __sk_buff *ctx)
+{
+	struct table *t = table0();
+
+	if (!t)
+		return 0;
+	return bpf_get_current_comm(t, 16);
+}
+
+/* bpf_copy_from_user may sleep: a tc program may not call it. */
+SEC("?tc")
+int copy_user_in_tc(struct __sk_buff *ctx)
+{
+	char b[8];
+
+	return bpf_copy_from_user(b, sizeof(b), (void *)(long)ctx->mark) ? 1 : b[0];
+}
+
 char _license[] SEC("license") = "GPL";
