@@ -263,7 +263,8 @@ def lines_plot(png, title, xlabel, ylabel, series, ref=None):
     ys = [v for _, pts in series for p in pts for v in p[1:] if v is not None]
     out = ["set terminal pngcairo size 1000,560 font ',11'", "set output '%s'" % png,
            "set termoption noenhanced", "set title '%s'" % title, "set grid",
-           "set key outside right", "set xlabel '%s'" % xlabel, "set ylabel '%s'" % ylabel]
+           "set key outside right", "set xlabel '%s'" % xlabel, "set ylabel '%s'" % ylabel,
+           "set format y '%g'"]
     if log_if_wide(xs):
         out.append("set logscale x 2")
     if log_if_wide(ys):
