@@ -109,8 +109,8 @@ const char *rqspinlock_version(void);
  * bits 16-17 queue-node nesting index, bits 18-31 (registry slot + 1) of the
  * queue tail. All-zero bytes mean unlocked, so zeroed memory (calloc, static
  * storage, memset) is a valid unlocked lock. Bit 15 (the pending byte's top
- * bit) marks a process-shared lock (res_spin_lock_init_shared()). Treat the
- * member as private.
+ * bit) marks a process-shared lock (res_spin_lock_init_shared()), whose bits
+ * 9-14 count its acquisitions. Treat the member as private.
  */
 typedef struct rqspinlock {
 	RQSPINLOCK_WORD val; /**< private: the lock word */
