@@ -41,12 +41,12 @@ has() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 need=("$inc/rqspinlock.h" "$inc/rqspinlock/inline.h" "$inc/rqspinlock/word.h" "$inc/rqspinlock/guard.hpp"
 	"$libdir/librqspinlock.a" "$libdir/librqspinlock.so" "$libdir/pkgconfig/rqspinlock.pc"
 	"$libdir/cmake/rqspinlock/rqspinlockConfig.cmake" "$prefix/bin/rqtorture"
-	"$libdir/librqspinlock-pthread.so")
+	"$libdir/librqspinlock-pthread.so" "$prefix/share/bash-completion/completions/rqtorture")
 has maps && need+=("$inc/rqmap.h" "$libdir/librqmaps.a" "$libdir/librqmaps.so"
 	"$libdir/pkgconfig/rqmaps.pc" "$libdir/cmake/rqmaps/rqmapsConfig.cmake")
 has bpf && need+=("$inc/rqbpf.h" "$inc/bpf_res_spin_lock.h" "$libdir/librqbpf.a"
 	"$libdir/librqbpf.so" "$libdir/pkgconfig/rqbpf.pc" "$libdir/cmake/rqbpf/rqbpfConfig.cmake"
-	"$prefix/bin/rqbpf")
+	"$prefix/bin/rqbpf" "$prefix/share/bash-completion/completions/rqbpf")
 for f in "${need[@]}"; do
 	[ -e "$f" ] || fail "not installed: ${f#"$prefix"/}"
 done
