@@ -52,39 +52,11 @@ struct res_spin_try_to_lock_t {
 };
 constexpr res_spin_try_to_lock_t res_spin_try_to_lock{};
 
-/* Holds `lock` from construction to destruction or unlock(), when
- * res_spin_lock() succeeded. Movable (a function may return one), not
- * copyable. */
-class res_spin_guard
+/* What both guards share: the lock they hold, if any, and the attempt's
+ * result. */
+class res_spin_guard_base
 {
       public:
-	explicit res_spin_guard(rqspinlock_t &lock) noexcept
-	    : lock_(&lock), err_(res_spin_lock(&lock))
-	{
-	}
-	res_spin_guard(rqspinlock_t &lock, res_spin_try_to_lock_t) noexcept
-	    : lock_(&lock), err_(res_spin_trylock(&lock))
-	{
-	}
-	res_spin_guard(res_spin_guard &&other) noexcept : lock_(other.lock_), err_(other.err_)
-	{
-		other.lock_ = nullptr;
-	}
-	res_spin_guard(const res_spin_guard &) = delete;
-	res_spin_guard &operator=(const res_spin_guard &) = delete;
-	res_spin_guard &operator=(res_spin_guard &&) = delete;
-	~res_spin_guard()
-	{
-		unlock();
-	}
-
-	/* Releases the lock now, if held; later calls do nothing. */
-	void unlock() noexcept
-	{
-		if (lock_ && err_ == 0)
-			res_spin_unlock(lock_);
-		lock_ = nullptr;
-	}
 	bool owns_lock() const noexcept
 	{
 		return lock_ != nullptr && err_ == 0;
@@ -100,21 +72,75 @@ class res_spin_guard
 		return err_;
 	}
 
-      private:
+      protected:
+	res_spin_guard_base(rqspinlock_t *lock, int err) noexcept : lock_(lock), err_(err)
+	{
+	}
+	~res_spin_guard_base() = default;
+	res_spin_guard_base(const res_spin_guard_base &) = delete;
+	res_spin_guard_base &operator=(const res_spin_guard_base &) = delete;
+	/* The lock to release now, if held; nullptr then and after. */
+	rqspinlock_t *release() noexcept
+	{
+		rqspinlock_t *held = owns_lock() ? lock_ : nullptr;
+
+		lock_ = nullptr;
+		return held;
+	}
+
 	rqspinlock_t *lock_;
 	int err_;
 };
 
+/* Holds `lock` from construction to destruction or unlock(), when
+ * res_spin_lock() succeeded. Movable (a function may return one), not
+ * copyable. */
+class res_spin_guard : public res_spin_guard_base
+{
+      public:
+	explicit res_spin_guard(rqspinlock_t &lock) noexcept
+	    : res_spin_guard_base(&lock, res_spin_lock(&lock))
+	{
+	}
+	res_spin_guard(rqspinlock_t &lock, res_spin_try_to_lock_t) noexcept
+	    : res_spin_guard_base(&lock, res_spin_trylock(&lock))
+	{
+	}
+	res_spin_guard(res_spin_guard &&other) noexcept
+	    : res_spin_guard_base(other.lock_, other.err_)
+	{
+		other.lock_ = nullptr;
+	}
+	res_spin_guard(const res_spin_guard &) = delete;
+	res_spin_guard &operator=(const res_spin_guard &) = delete;
+	res_spin_guard &operator=(res_spin_guard &&) = delete;
+	~res_spin_guard()
+	{
+		unlock();
+	}
+
+	/* Releases the lock now, if held; later calls do nothing. */
+	void unlock() noexcept
+	{
+		rqspinlock_t *held = release();
+
+		if (held)
+			res_spin_unlock(held);
+	}
+};
+
 #ifdef SIG_BLOCK
-/* As res_spin_guard, with res_spin_lock_irqsave(): maskable signals are blocked while
- * the lock is held and the mask is restored at unlock (on failure it was
- * never changed). Not movable: the saved mask belongs to this thread. */
-class res_spin_irqsave_guard
+/* As res_spin_guard, with res_spin_lock_irqsave(): maskable signals are
+ * blocked while the lock is held and the mask is restored at unlock (on
+ * failure it was never changed). Not movable: the saved mask belongs to
+ * this thread. */
+class res_spin_irqsave_guard : public res_spin_guard_base
 {
       public:
 	explicit res_spin_irqsave_guard(rqspinlock_t &lock) noexcept
-	    : lock_(&lock), flags_(), err_(res_spin_lock_irqsave(&lock, &flags_))
+	    : res_spin_guard_base(&lock, 0), flags_()
 	{
+		err_ = res_spin_lock_irqsave(&lock, &flags_);
 	}
 	res_spin_irqsave_guard(const res_spin_irqsave_guard &) = delete;
 	res_spin_irqsave_guard &operator=(const res_spin_irqsave_guard &) = delete;
@@ -125,27 +151,14 @@ class res_spin_irqsave_guard
 
 	void unlock() noexcept
 	{
-		if (lock_ && err_ == 0)
-			res_spin_unlock_irqrestore(lock_, &flags_);
-		lock_ = nullptr;
-	}
-	bool owns_lock() const noexcept
-	{
-		return lock_ != nullptr && err_ == 0;
-	}
-	explicit operator bool() const noexcept
-	{
-		return owns_lock();
-	}
-	int error() const noexcept
-	{
-		return err_;
+		rqspinlock_t *held = release();
+
+		if (held)
+			res_spin_unlock_irqrestore(held, &flags_);
 	}
 
       private:
-	rqspinlock_t *lock_;
 	sigset_t flags_;
-	int err_;
 };
 #endif /* SIG_BLOCK */
 
