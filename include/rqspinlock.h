@@ -445,7 +445,10 @@ struct rqspinlock_report {
 	/** Cycle members, in waits-for order; waits_for is what the detector
 	 *  saw, the held lists are read when the report is made. */
 	struct rqspinlock_thread_info peers[RQSPINLOCK_REPORT_MAX_PEERS];
-	void *frames[RQSPINLOCK_REPORT_MAX_FRAMES]; /**< return addresses, innermost first */
+	/** Return addresses, innermost first; where the library is a shared
+	 *  object of its own, its frames are left out (the first is its
+	 *  caller's). */
+	void *frames[RQSPINLOCK_REPORT_MAX_FRAMES];
 	/** Appended. Timeouts: the owner and what it was doing (tid 0: none
 	 *  identified, or the timeout did not come from a deadline). */
 	struct rqspinlock_owner_info owner;
