@@ -175,8 +175,10 @@ ctest --test-dir "$tmp/ex" --output-on-failure >"$tmp/ex_log" 2>&1 || {
 }
 echo "install: examples by CMake: $(wc -l <"$tmp/ex_tests") tests passed"
 
-# ... and by pkg-config (examples/Makefile).
-make -s -C "$src/examples" O="$tmp/exmk" CC="$cc" ${cxx:+CXX="$cxx"} \
+# ... and by pkg-config (examples/Makefile), the prefix given as the README
+# gives it, on make's command line.
+env -u PKG_CONFIG_PATH make -s -C "$src/examples" O="$tmp/exmk" PKG_CONFIG_PATH="$libdir/pkgconfig" \
+	CC="$cc" ${cxx:+CXX="$cxx"} \
 	CFLAGS="-O2 -Wall -Wextra -Werror" CXXFLAGS="-O2 -Wall -Wextra -Werror" check >"$tmp/exmk_log" 2>&1 || {
 	cat "$tmp/exmk_log" >&2
 	fail "examples (make, pkg-config) failed"
