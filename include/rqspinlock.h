@@ -109,8 +109,8 @@ const char *rqspinlock_version(void);
  * bits 16-17 queue-node nesting index, bits 18-31 (registry slot + 1) of the
  * queue tail. All-zero bytes mean unlocked, so zeroed memory (calloc, static
  * storage, memset) is a valid unlocked lock. Bit 15 (the pending byte's top
- * bit) marks a process-shared lock (res_spin_lock_init_shared()). Treat the
- * member as private.
+ * bit) marks a process-shared lock (res_spin_lock_init_shared()), whose bits
+ * 9-14 count its acquisitions. Treat the member as private.
  */
 typedef struct rqspinlock {
 	RQSPINLOCK_WORD val; /**< private: the lock word */
@@ -445,7 +445,10 @@ struct rqspinlock_report {
 	/** Cycle members, in waits-for order; waits_for is what the detector
 	 *  saw, the held lists are read when the report is made. */
 	struct rqspinlock_thread_info peers[RQSPINLOCK_REPORT_MAX_PEERS];
-	void *frames[RQSPINLOCK_REPORT_MAX_FRAMES]; /**< return addresses, innermost first */
+	/** Return addresses, innermost first; where the library is a shared
+	 *  object of its own, its frames are left out (the first is its
+	 *  caller's). */
+	void *frames[RQSPINLOCK_REPORT_MAX_FRAMES];
 	/** Appended. Timeouts: the owner and what it was doing (tid 0: none
 	 *  identified, or the timeout did not come from a deadline). */
 	struct rqspinlock_owner_info owner;

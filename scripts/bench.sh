@@ -24,9 +24,13 @@
 #      counter and unlocks, run by rqbpf, by plain C on rqspinlock and by the
 #      kernel's BPF_PROG_TEST_RUN (root only), on 1..4x the CPUs; and the
 #      interpreter's ns per instruction (skipped if rqbpf is not built);
-#   7. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
+#   7. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent);
+#   8. the summary (headline ratios printed; every result, one row each, in
+#      summary.txt and summary.csv) and the results page index.html with its
+#      plots (scripts/bench_report.py).
 # Results: build/bench-results/ (text, CSV, JSON, PNG). About 6 minutes on 2 CPUs.
-# scripts/bench.sh --plots redraws the plots of the last run; --dropin runs
+# scripts/bench.sh --plots redraws the plots of the last run; --report redoes
+# its summary and page; --dropin runs
 # only section 4; --hammer only the two-thread hammer; --publish copies
 # the last run into bench/results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
 # Exit status: 0 when every step ran (FAILURE verdicts are reported, not fatal),
@@ -516,10 +520,20 @@ bpf_section() {
 		tee -a "$out/bpf.txt"
 }
 
+# The summary and the results page, from the result files above.
+report() {
+	say "summary (every result: $out/summary.txt; the page: $out/index.html)"
+	python3 scripts/bench_report.py "$out" || status=1
+}
+
 case "${1:-}" in
 --plots) # redraw the plots of an earlier run
 	plots
 	exit 0
+	;;
+--report) # the summary and page of an earlier run
+	report
+	exit $status
 	;;
 --publish)
 	publish
@@ -553,4 +567,5 @@ grep -h -- '--- End of test' "$out"/sweep.txt "$out"/uncontended.txt "$out"/hamm
 if [ "$verdict_failures" -gt 0 ]; then
 	echo "bench: $verdict_failures run(s) ended with a FAILURE verdict: see the reports above"
 fi
+report
 exit $status

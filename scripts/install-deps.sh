@@ -51,7 +51,8 @@ relacy-dev|test|C11 memory-order model check (model_relacy; skipped without it)
 stress-ng|test|third-party program under the pthread drop-in (skipped without it)
 man-db|test|checks that the installed man pages are found by man (skipped without it)
 valgrind|test bench|callgrind instruction counts (skipped without it)
-gnuplot-nox|bench|PNG plots of the benchmark (skipped without it)'
+gnuplot-nox|test bench|PNG plots of the benchmark and its results page (skipped without it)
+chromium-headless-shell|test|renders the benchmark results page in the suite (skipped without it)'
 
 case "$target" in
 	build | test | bench | all) ;;

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 files=$(git ls-files '*.c' '*.h' | grep -v '^model/' || true)
-cxx_files=$(git ls-files '*.cpp' | grep -v '^model/' || true)
+cxx_files=$(git ls-files '*.cpp' '*.hpp' | grep -v '^model/' || true)
 # BPF programs (*.bpf.c) are formatted, but they are not host C: no cppcheck or clang-tidy.
 host_files=$(printf '%s\n' $files | grep -v '\.bpf\.c$' || true)
 rc=0

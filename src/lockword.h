@@ -51,6 +51,11 @@
 /* Process-shared (marked) locks (shared.c): in the pending byte, which is
  * otherwise only 0 or 1. */
 #define RQ_SHARED_MARK (1u << 15)
+/* ... and bits 9..14 of that byte count its acquisitions (modulo 64): a
+ * waiter that finds the word taken by another owner than when it last
+ * looked knows that the lock changed hands, even if it never saw it free. */
+#define RQ_SHARED_GEN_ONE  (1u << 9)
+#define RQ_SHARED_GEN_MASK (0x3fu << 9)
 
 /* How long to wait for an in-progress pending->locked hand-over. */
 #define RQ_PENDING_LOOPS 512

@@ -8,10 +8,14 @@
  * res_spin_lock() returns; the library holds no lock of its own then. The
  * failing call may itself run in a signal handler, so the stock reporter
  * formats with write(2) only, and the stack trace comes from backtrace(),
- * warmed up once at start-up (its first call may load libgcc).
+ * warmed up once at start-up (its first call may load libgcc). The stack
+ * starts at the caller's frame: where the library is a shared object of its
+ * own (librqspinlock.so, the drop-in), the leading frames in its code,
+ * found at warm-up, are left out.
  */
 #include <errno.h>
 #include <execinfo.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -45,6 +49,31 @@ static _Atomic int rq_hook_chosen;
 /* RQSPINLOCK_REPORT's hook (env.c), until a hook is chosen. */
 static const struct rq_hook rq_env_hook = {res_spin_report_stderr, NULL};
 static _Atomic int rq_backtrace_ready;
+/* The library's executable segment, when it is a shared object of its own;
+ * 0, 0 otherwise (linked into the program: its frames are the program's). */
+static _Atomic uintptr_t rq_text_lo, rq_text_hi;
+
+/* dl_iterate_phdr() callback: the segment of the object holding @arg. */
+static int find_own_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)arg;
+
+	(void)size;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || me < lo ||
+		    me - lo >= ph->p_memsz)
+			continue;
+		if (info->dlpi_name && info->dlpi_name[0]) { /* "": the program */
+			atomic_store_explicit(&rq_text_lo, lo, memory_order_relaxed);
+			atomic_store_explicit(&rq_text_hi, lo + ph->p_memsz, memory_order_relaxed);
+		}
+		return 1;
+	}
+	return 0;
+}
 
 static void warm_backtrace(void)
 {
@@ -52,8 +81,26 @@ static void warm_backtrace(void)
 
 	if (!atomic_load_explicit(&rq_backtrace_ready, memory_order_relaxed)) {
 		backtrace(&frame, 1);
+		dl_iterate_phdr(find_own_text, (void *)(uintptr_t)warm_backtrace);
 		atomic_store_explicit(&rq_backtrace_ready, 1, memory_order_relaxed);
 	}
+}
+
+/* Leaves out the leading frames in the library's own code (none when all
+ * are: nothing else would be left); returns how many remain. */
+static uint32_t drop_own_frames(void **frames, uint32_t n)
+{
+	uintptr_t lo = atomic_load_explicit(&rq_text_lo, memory_order_relaxed);
+	uintptr_t hi = atomic_load_explicit(&rq_text_hi, memory_order_relaxed);
+	uint32_t k = 0;
+
+	/* A return address is one past its call: look at the call. */
+	while (k < n && (uintptr_t)frames[k] - 1 >= lo && (uintptr_t)frames[k] - 1 < hi)
+		k++;
+	if (k == 0 || k == n)
+		return n;
+	memmove(frames, frames + k, (n - k) * sizeof(*frames));
+	return n - k;
 }
 
 /* Wait for a change that another thread is writing (a few stores, unless
@@ -236,7 +283,7 @@ static void call_hook(const struct rq_hook *h, struct rq_thread *t, rqspinlock_t
 	if (atomic_load_explicit(&rq_backtrace_ready, memory_order_relaxed)) {
 		int n = backtrace(r.frames, RQSPINLOCK_REPORT_MAX_FRAMES);
 
-		r.nr_frames = n > 0 ? (uint32_t)n : 0;
+		r.nr_frames = n > 0 ? drop_own_frames(r.frames, (uint32_t)n) : 0;
 	}
 	/* The hook may call cancellation points (the stock reporter writes):
 	 * none may act inside a call of the library. */

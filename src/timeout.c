@@ -85,6 +85,7 @@ void rq_wait_start(struct rq_attempt *w, uint32_t mask, uint32_t timeouts)
 	w->mask = mask;
 	w->timeouts = timeouts;
 	w->deadline = 0;
+	w->start = 0;
 	w->spin = 0;
 	w->suspect = 0;
 	w->rechecks = RQ_ASK_SPINS;
@@ -253,29 +254,54 @@ static int run_checks(struct rq_attempt *w)
 	return rq_check_cycle(w->self, w->lock, &w->cycle, &w->suspect, &w->stale);
 }
 
+/*
+ * A wait phase's clock starts (at its second poll: waits shorter than one
+ * poll interval never read it), or starts over when its loop cleared the
+ * deadline (a process-shared lock changed hands, shared.c): the deadline
+ * and the cap run from now; the yield and nap schedule and the deadlock
+ * checks keep the pace they took from the phase's start.
+ */
+static void start_clock(struct rq_attempt *w, uint64_t now)
+{
+	uint64_t cap = res_spin_get_timeout_cap_ns();
+
+	w->duration = rq_timeout_ns() * w->timeouts;
+	w->graces = RQ_GRACES;
+	w->last_look = true;
+	w->first.tid = 0;
+	w->base.tid = 0;
+	if (!w->start) {
+		w->start = now;
+		w->next_check = now + RQ_CHECK_INTERVAL_NS;
+	}
+	w->deadline = now + w->duration;
+	w->hard = now + (cap > w->duration ? cap : w->duration);
+	w->cap = cap;
+	w->probe_at = now + w->duration / 2;
+	w->check_at = now;
+	w->off_cpu = w->check_off = 0;
+	w->last_poll = now;
+}
+
+/* A long wait gives its CPU away: yields, then naps. */
+static void pace(const struct rq_attempt *w, uint64_t now)
+{
+	if (now - w->start > RQ_SLEEP_AFTER_NS && !w->queued)
+		rq_nap();
+	else if (now - w->start > RQ_YIELD_AFTER_NS)
+		rq_yield();
+}
+
 static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 {
 	uint64_t now = rq_now_ns();
 
 	if (!w->deadline) {
-		/* Second poll: start the clock. Waits shorter than one poll
-		 * interval never read it. */
-		uint64_t cap = res_spin_get_timeout_cap_ns();
+		bool again = w->start != 0;
 
-		w->duration = rq_timeout_ns() * w->timeouts;
-		w->graces = RQ_GRACES;
-		w->last_look = true;
-		w->first.tid = 0;
-		w->base.tid = 0;
-		w->start = now;
-		w->deadline = now + w->duration;
-		w->hard = now + (cap > w->duration ? cap : w->duration);
-		w->cap = cap;
-		w->probe_at = now + w->duration / 2;
-		w->check_at = now;
-		w->off_cpu = w->check_off = 0;
-		w->next_check = now + RQ_CHECK_INTERVAL_NS;
-		w->last_poll = now;
+		start_clock(w, now);
+		if (again)
+			pace(w, now);
 		return 0;
 	}
 	if (now - w->last_poll > RQ_OFF_CPU_GAP_NS)
@@ -299,10 +325,7 @@ static __attribute__((noinline)) int poll_clock(struct rq_attempt *w)
 		if (err)
 			return err;
 	}
-	if (now - w->start > RQ_SLEEP_AFTER_NS && !w->queued)
-		rq_nap();
-	else if (now - w->start > RQ_YIELD_AFTER_NS)
-		rq_yield();
+	pace(w, now);
 	return 0;
 }
 

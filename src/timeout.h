@@ -41,8 +41,8 @@ struct rq_attempt {
 		uint32_t mask;       /* lock-word bits whose clearing ends the wait */
 		uint32_t timeouts;   /* length in timeouts (rq_wait_start()) */
 		uint64_t duration;   /* ns; set when the clock starts */
-		uint64_t start;      /* first poll */
-		uint64_t deadline;   /* 0 until the first poll */
+		uint64_t start;      /* first clock poll (0 before; kept by a restart) */
+		uint64_t deadline;   /* 0 until the first poll, or to restart (shared.c) */
 		uint64_t last_poll;  /* to discount time spent off CPU */
 		uint64_t next_check; /* next deadlock check */
 		uint32_t spin;

@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lockword.h"
 #include "rqspinlock.h"
 #include "testutil.h"
 
@@ -662,6 +663,89 @@ static void test_teardown_ends(void)
 	tu_check_lock_usable(&v.lock, 4, tu_scaled(5000));
 }
 
+/* ---- process-shared locks: hand-overs the waiter never sees ---- */
+
+#define SHARED_TIMEOUT_NS  (50 * TU_NS_PER_MS)
+#define SHARED_HANDOVER_NS (1 * TU_NS_PER_MS)
+/* Ten of the waiter's deadlines (a shared wait's is two timeouts). */
+#define SHARED_HOLD_NS (20 * SHARED_TIMEOUT_NS)
+#define SHARED_ROUNDS  5
+
+/* The word after the next acquisition, as shared_try_word() makes it. */
+static uint32_t shared_next(uint32_t held)
+{
+	return RQ_SHARED_MARK | ((held + RQ_SHARED_GEN_ONE) & RQ_SHARED_GEN_MASK) | RQ_LOCKED_VAL;
+}
+
+/*
+ * Another process's threads pass a shared lock among themselves, each
+ * unlock and the next lock falling between two looks of our waiter, so
+ * that it never sees the word free (under contention, and for a waiter
+ * napping among more threads than CPUs, most hand-overs pass so). The
+ * stand-in rewrites the word from held to held, as that unlock and lock
+ * leave it, every millisecond for ten of the waiter's deadlines, then
+ * unlocks; no owner can be named (nobody's table lists it), as for
+ * another process's. Every critical section is far shorter than the
+ * timeout: the waiter must not time out, and takes the lock once it is
+ * free. Returns 0 then, -ETIMEDOUT for a false timeout, 1 when the stand-in
+ * itself stalled for a timeout (a long critical section: no conclusion).
+ */
+static int shared_handover_round(uint64_t *waited)
+{
+	rqspinlock_t lock;
+	struct tu_waiter w;
+	uint32_t word = RQ_SHARED_MARK | RQ_LOCKED_VAL;
+	uint64_t start, last, gap = 0;
+	int r;
+
+	res_spin_lock_init_shared(&lock);
+	atomic_store_explicit(&lock.val, word, memory_order_relaxed);
+	tu_waiter_start(&w, &lock);
+	start = last = tu_now_ns();
+	while (!tu_waiter_done(&w) && last - start < SHARED_HOLD_NS) {
+		uint64_t now;
+
+		tu_sleep_ns(SHARED_HANDOVER_NS);
+		now = tu_now_ns();
+		gap = now - last > gap ? now - last : gap;
+		last = now;
+		word = shared_next(word);
+		atomic_store_explicit(&lock.val, word, memory_order_relaxed);
+	}
+	/* The last owner's unlock: the locked byte cleared, gen kept. */
+	atomic_store_explicit(&lock.val, word & ~RQ_LOCKED_MASK, memory_order_release);
+	r = tu_waiter_join(&w);
+	*waited = w.end - w.start;
+	printf("# waiter: %d after %.1f ms; longest critical section %.1f ms\n", r,
+	       (double)*waited / 1e6, (double)gap / 1e6);
+	if (r == 0)
+		return 0;
+	CHECK_EQ(r, -ETIMEDOUT);
+	return gap < SHARED_TIMEOUT_NS ? r : 1;
+}
+
+static void test_shared_unseen_handovers(void)
+{
+	rqspinlock_t lock;
+	uint64_t waited = 0, dt;
+	int r = 1;
+
+	res_spin_set_timeout_ns(SHARED_TIMEOUT_NS);
+	for (int round = 0; round < SHARED_ROUNDS && r == 1; round++)
+		r = shared_handover_round(&waited);
+	/* 1: the stand-in owner stalled for a timeout in every round;
+	 * -ETIMEDOUT: a false timeout. */
+	CHECK_EQ(r, 0);
+	/* It waited through several deadlines, the lock changing hands. */
+	CHECK_GE(waited, 4 * SHARED_TIMEOUT_NS);
+	/* An owner that keeps the lock still times the waiter out. */
+	res_spin_lock_init_shared(&lock);
+	atomic_store_explicit(&lock.val, shared_next(RQ_SHARED_MARK), memory_order_relaxed);
+	dt = timed_failure(&lock, -1);
+	CHECK_LE(dt, res_spin_get_timeout_cap_ns() * 2 + tu_slack_ns(TU_STALL_NS));
+	res_spin_set_timeout_ns(0);
+}
+
 static void test_cap_setter(void)
 {
 	CHECK_EQ(res_spin_set_timeout_cap_ns(5 * TU_NS_PER_S), 0);
@@ -684,6 +768,7 @@ static const struct tu_test tests[] = {
     TU_TEST("timeout_waiter_starved", test_waiter_starved, 40, TU_TAS | TU_OVERLOAD),
     TU_TEST("timeout_waiter_starved_small_cap", test_waiter_starved_small_cap, 40, TU_OVERLOAD),
     TU_TEST("timeout_cap_setter", test_cap_setter, 20, 0),
+    TU_TEST("timeout_shared_unseen_handovers", test_shared_unseen_handovers, 60, 0),
     TU_TEST("timeout_behind_timed_out_head", test_behind_timed_out_head, 30, 0),
     TU_TEST("timeout_teardown_ends", test_teardown_ends, 30, 0),
 };

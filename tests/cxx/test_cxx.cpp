@@ -5,8 +5,10 @@
 // It checks that a lock declared in C++ is the lock the C library expects
 // (layout, zero initialisation, static and heap storage), that mutual
 // exclusion holds for std::thread workers, and that errors reach C++ code
-// through a small RAII guard.
+// through the public holders of <rqspinlock/guard.hpp>: res_spin_guard
+// and res_spin_irqsave_guard return them, res_spin_lockable throws them.
 #include <rqspinlock.h>
+#include <rqspinlock/guard.hpp>
 #include <rqspinlock/qspinlock.h>
 
 #include <atomic>
@@ -15,6 +17,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <pthread.h>
+#include <csignal>
+#include <system_error>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,34 +36,6 @@ namespace
 			std::exit(1);                                                              \
 		}                                                                                  \
 	} while (0)
-
-// A scoped holder: owns the lock only when error() is 0.
-class res_spin_guard
-{
-      public:
-	explicit res_spin_guard(rqspinlock_t &lock) : lock_(lock), err_(res_spin_lock(&lock))
-	{
-	}
-	~res_spin_guard()
-	{
-		if (err_ == 0)
-			res_spin_unlock(&lock_);
-	}
-	res_spin_guard(const res_spin_guard &) = delete;
-	res_spin_guard &operator=(const res_spin_guard &) = delete;
-	int error() const
-	{
-		return err_;
-	}
-	explicit operator bool() const
-	{
-		return err_ == 0;
-	}
-
-      private:
-	rqspinlock_t &lock_;
-	int err_;
-};
 
 rqspinlock_t static_lock = RQSPINLOCK_INIT;
 rqspinlock_t zero_lock; // static storage: zero-initialised
@@ -141,6 +119,81 @@ void test_guard_errors()
 	CHECK(res_spin_trylock(&lock) == -EBUSY); // still held by outer
 }
 
+// res_spin_guard: a moved guard hands the lock over once; unlock() releases early
+// and only once; the try_to_lock form reports -EBUSY without waiting.
+void test_guard_move_unlock()
+{
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	{
+		res_spin_guard a(lock);
+		CHECK(a.owns_lock());
+		res_spin_guard b(std::move(a));
+		CHECK(!a.owns_lock() && b.owns_lock() && a.error() == 0);
+		res_spin_guard busy(lock, res_spin_try_to_lock);
+		CHECK(!busy && busy.error() == -EBUSY);
+		b.unlock();
+		CHECK(!b.owns_lock());
+		res_spin_guard again(lock, res_spin_try_to_lock);
+		CHECK(again);
+		b.unlock(); // already released: must not release `again`'s hold
+		CHECK(res_spin_trylock(&lock) == -EBUSY);
+	}
+	CHECK(res_spin_trylock(&lock) == 0); // every guard released it
+	res_spin_unlock(&lock);
+}
+
+// res_spin_irqsave_guard: signals are blocked while it holds the lock, and the
+// mask is back at unlock; on failure the mask is untouched.
+bool usr1_blocked()
+{
+	sigset_t now;
+	CHECK(pthread_sigmask(SIG_SETMASK, nullptr, &now) == 0);
+	return sigismember(&now, SIGUSR1) == 1;
+}
+
+void test_irqsave_guard()
+{
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	CHECK(!usr1_blocked());
+	{
+		res_spin_irqsave_guard g(lock);
+		CHECK(g && usr1_blocked());
+		{
+			res_spin_irqsave_guard aa(lock);
+			CHECK(!aa && aa.error() == -EDEADLK);
+		}
+		CHECK(usr1_blocked()); // the failed one restored nothing of ours
+	}
+	CHECK(!usr1_blocked());
+	CHECK(res_spin_trylock(&lock) == 0);
+	res_spin_unlock(&lock);
+}
+
+// res_spin_lockable: the standard holders take the lock; an AA throws
+// std::system_error with the errno as a generic_category() code, and the
+// lock is not held by the throwing attempt.
+void test_lockable()
+{
+	rqspinlock_t lock = RQSPINLOCK_INIT;
+	res_spin_lockable l(lock);
+	long n = 0;
+	{
+		std::lock_guard<res_spin_lockable> g(l);
+		++n;
+		bool threw = false;
+		try {
+			std::unique_lock<res_spin_lockable> aa(l);
+		} catch (const std::system_error &e) {
+			threw = e.code() == std::errc::resource_deadlock_would_occur;
+		}
+		CHECK(threw);
+		CHECK(!l.try_lock());
+	}
+	CHECK(n == 1 && l.try_lock());
+	l.unlock();
+	CHECK(l.native_handle() == &lock);
+}
+
 struct test_case {
 	const char *name;
 	void (*fn)();
@@ -150,6 +203,9 @@ const test_case tests[] = {
     {"cxx_layout", test_layout},
     {"cxx_threads", test_threads},
     {"cxx_guard_errors", test_guard_errors},
+    {"cxx_guard_move_unlock", test_guard_move_unlock},
+    {"cxx_irqsave_guard", test_irqsave_guard},
+    {"cxx_lockable", test_lockable},
 };
 
 } // namespace

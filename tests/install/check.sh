@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check.sh SOURCE_DIR BUILD_DIR CC: what `make install PREFIX=DIR` installs
+# check.sh SOURCE_DIR BUILD_DIR CC [CXX]: what `make install PREFIX=DIR` installs
 # (tests/install/make_targets.sh checks that it runs `cmake --install
 # build/gcc --prefix DIR`), into a fresh temporary prefix:
 # - every part is there: headers, static and shared libraries, pkg-config
@@ -10,9 +10,13 @@
 # - consumers of each library (lock.c, maps.c, bpf.c) build against the
 #   prefix by pkg-config and by CMake, shared and static, and run with no
 #   LD_LIBRARY_PATH; the BPF consumer runs counter.bpf.c, compiled against
-#   the installed bpf_res_spin_lock.h, where a clang is installed.
+#   the installed bpf_res_spin_lock.h, where a clang is installed;
+# - examples/ builds from the prefix by CMake (find_package, then its tests
+#   run by ctest) and by pkg-config (examples/Makefile, `make check`), C++
+#   with CXX where given: every example of each installed part is built
+#   and runs.
 set -euo pipefail
-src=$1 build=$2 cc=$3
+src=$1 build=$2 cc=$3 cxx=${4:-}
 here=$src/tests/install
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -34,15 +38,15 @@ echo "install: parts built: ${parts[*]}"
 has() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 
 # Files of each part.
-need=("$inc/rqspinlock.h" "$inc/rqspinlock/inline.h" "$inc/rqspinlock/word.h"
+need=("$inc/rqspinlock.h" "$inc/rqspinlock/inline.h" "$inc/rqspinlock/word.h" "$inc/rqspinlock/guard.hpp"
 	"$libdir/librqspinlock.a" "$libdir/librqspinlock.so" "$libdir/pkgconfig/rqspinlock.pc"
 	"$libdir/cmake/rqspinlock/rqspinlockConfig.cmake" "$prefix/bin/rqtorture"
-	"$libdir/librqspinlock-pthread.so")
+	"$libdir/librqspinlock-pthread.so" "$prefix/share/bash-completion/completions/rqtorture")
 has maps && need+=("$inc/rqmap.h" "$libdir/librqmaps.a" "$libdir/librqmaps.so"
 	"$libdir/pkgconfig/rqmaps.pc" "$libdir/cmake/rqmaps/rqmapsConfig.cmake")
 has bpf && need+=("$inc/rqbpf.h" "$inc/bpf_res_spin_lock.h" "$libdir/librqbpf.a"
 	"$libdir/librqbpf.so" "$libdir/pkgconfig/rqbpf.pc" "$libdir/cmake/rqbpf/rqbpfConfig.cmake"
-	"$prefix/bin/rqbpf")
+	"$prefix/bin/rqbpf" "$prefix/share/bash-completion/completions/rqbpf")
 for f in "${need[@]}"; do
 	[ -e "$f" ] || fail "not installed: ${f#"$prefix"/}"
 done
@@ -151,4 +155,33 @@ for exe in "$tmp"/cm/*_shared "$tmp"/cm/*_static "$tmp"/cm/*_old_names; do
 	part=$(basename "$exe")
 	run "$exe" $(arg_of "${part%%_*}")
 done
+# The examples, by CMake: every example of the installed parts is there
+# (a part skipped for want of clang or libbpf headers says so) and passes.
+want=(example_update example_dropin example_dropin_aa)
+[ -n "$cxx" ] && want+=(example_update_cxx example_guard)
+has maps && want+=(example_maps)
+[ -n "$bpf_obj" ] && want+=(example_bpf_run example_bpf_cli)
+cmake -S "$src/examples" -B "$tmp/ex" -DCMAKE_C_COMPILER="$cc" ${cxx:+-DCMAKE_CXX_COMPILER="$cxx"} \
+	-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="-Wall -Wextra -Werror" \
+	-DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror" >/dev/null
+cmake --build "$tmp/ex" >/dev/null
+ctest --test-dir "$tmp/ex" -N | sed -n 's/^ *Test *#[0-9]*: //p' | sort >"$tmp/ex_tests"
+for t in "${want[@]}"; do
+	grep -qx "$t" "$tmp/ex_tests" || fail "examples (CMake): $t not built"
+done
+ctest --test-dir "$tmp/ex" --output-on-failure >"$tmp/ex_log" 2>&1 || {
+	cat "$tmp/ex_log" >&2
+	fail "examples (CMake) failed"
+}
+echo "install: examples by CMake: $(wc -l <"$tmp/ex_tests") tests passed"
+
+# ... and by pkg-config (examples/Makefile), the prefix given as the README
+# gives it, on make's command line.
+env -u PKG_CONFIG_PATH make -s -C "$src/examples" O="$tmp/exmk" PKG_CONFIG_PATH="$libdir/pkgconfig" \
+	CC="$cc" ${cxx:+CXX="$cxx"} \
+	CFLAGS="-O2 -Wall -Wextra -Werror" CXXFLAGS="-O2 -Wall -Wextra -Werror" check >"$tmp/exmk_log" 2>&1 || {
+	cat "$tmp/exmk_log" >&2
+	fail "examples (make, pkg-config) failed"
+}
+echo "install: examples by pkg-config: built and ran" $(cd "$tmp/exmk" && ls)
 echo "install: OK"
