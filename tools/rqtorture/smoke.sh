@@ -2,7 +2,8 @@
 # Smoke test of rqtorture (CTest): a short run, its verdict parsed, its JSON
 # validated with python3 -m json.tool. Throughput figures are never asserted.
 # Usage: smoke.sh RQTORTURE KIND [rqtorture options]
-#   KIND: torture | inject | sweep | uncontended | overload | hammer |
+#   KIND: torture | inject | sweep | uncontended | uncontended-tight |
+#         overload | hammer | hammer-unlock |
 #         hammer-gaps | hammer-table | usage
 set -uo pipefail
 bin=$1 kind=$2; shift 2
