@@ -4,7 +4,9 @@
 #      repeated, medians), with the RQL/QL table of the kernel cover letter;
 #      and the RQL/pthread_mutex table (goal at 1 and 2 threads, reported
 #      beyond the CPUs);
-#   2. uncontended lock+unlock cost: ns (interleaved) and callgrind
+#   2. uncontended lock+unlock cost: in each type's tight loop (direct calls)
+#      against glibc, with the unlock experiments, ns and instructions; then
+#      through rqtorture's lock table: ns (interleaved) and callgrind
 #      instruction counts (also of the opt-in RQSPINLOCK_INLINE fast path
 #      and of QL with the kernel's and rqspinlock's held-table work);
 #      then the two-thread hammer (critical section one shared increment,
@@ -27,7 +29,9 @@
 #   7. PNG plots with gnuplot (skipped, with a message, if gnuplot is absent).
 # Results: build/bench-results/ (text, CSV, JSON, PNG). About 6 minutes on 2 CPUs.
 # scripts/bench.sh --plots redraws the plots of the last run; --dropin runs
-# only section 4; --hammer only the two-thread hammer; --publish copies
+# only section 4; --hammer only the two-thread hammer; --core only the tight
+# loop, the uncontended pair and the hammer, with the summary (the CPU and the
+# goals against glibc, also printed at the end of a full run); --publish copies
 # the last run into bench/results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
 # Exit status: 0 when every step ran (FAILURE verdicts are reported, not fatal),
 # 1 when the tool could not run or detected a hang.
@@ -105,10 +109,21 @@ build() {
 	mkdir -p "$out"
 }
 
+# The CPU as /proc/cpuinfo names it, with its family, model and stepping
+# (a guest's model name may be generic: "AMD EPYC"; the family tells the
+# core generation, e.g. AMD 23 Zen 1/2, 25 Zen 3/4, 26 Zen 5).
+cpu_model() {
+	awk -F': *' '/^vendor_id/ && !v { v = $2 } /^cpu family/ && !f { f = $2 }
+		/^model\t/ && !m { m = $2 } /^model name/ && !n { n = $2 }
+		/^stepping/ && !s { s = $2 }
+		END { printf "%s (%s, family %s, model %s, stepping %s)\n", n, v, f, m, s }' /proc/cpuinfo
+}
+
 describe_machine() {
 	{
 		echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "online CPUs (nproc): $ncpu"
+		echo "CPU: $(cpu_model)"
 		lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor vendor|L2 cache|L3 cache)' || true
 		echo "kernel: $(uname -sr)"
 		echo "compiler: $(cc --version | head -1)"
@@ -170,6 +185,37 @@ uncontended() {
 	rm -rf "$tmp"
 }
 
+# The uncontended pair in each type's tight loop (direct calls, no lk_ops
+# indirection) against glibc, with the unlock experiments (locks_unlock.c):
+# a word lock released by a byte store, a 32-bit store or a CAS, and
+# rqspinlock released by that CAS (docs/BENCHMARKS.md, "Core speed against
+# glibc"); then their instructions per pair (the loop's 3 included).
+tight_locks=rqspinlock,rqspinlock-inline,ql,pthread-spin,pthread-mutex,word-byte,word-store,word-cas,rqspinlock-casunlock
+tight() {
+	say "uncontended pair, tight loop: 21 interleaved reps x 2000000 pairs"
+	run "$out/tight.txt" --uncontended --tight -l "$tight_locks" --reps 21 --iters 2000000 \
+		--pin spread --csv "$out/tight.csv" --json "$out/tight.json"
+	command -v valgrind >/dev/null || return 0
+	{
+		echo
+		echo "Instructions per pair in the tight loop (callgrind, tight_* loops: the loop's" \
+			"3 included)"
+		printf '%-22s %10s %8s\n' lock instr "vs pspin"
+	} | tee -a "$out/tight.txt"
+	local l ir tmp
+	tmp=$(mktemp -d)
+	for l in ${tight_locks//,/ }; do
+		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" --toggle-collect='tight_*' \
+			"$bin" -q --uncontended --tight -l "$l" --reps 1 --iters "$cg_iters" >/dev/null 2>&1 ||
+			continue
+		ir=$(awk '/^summary:/ { print $2 }' "$tmp/cg.out")
+		echo "$l $(awk -v i="$ir" -v n="$cg_iters" 'BEGIN { printf "%.2f", i / n }')"
+	done | awk '{ v[$1] = $2; o[++n] = $1 } END { for (i = 1; i <= n; i++)
+		printf "%-22s %10.2f %8.2f\n", o[i], v[o[i]], v["pthread-spin"] ? v[o[i]] / v["pthread-spin"] : 0 }' |
+		tee -a "$out/tight.txt"
+	rm -rf "$tmp"
+}
+
 hammer() {
 	local hreps=${BENCH_HAMMER_REPS:-9} hiters=${BENCH_HAMMER_ITERS:-500000}
 	say "two-thread hammer: $hreps interleaved reps x $hiters acquisitions per thread"
@@ -187,6 +233,33 @@ hammer() {
 	say "two-thread hammer, the held table's share: $hreps interleaved reps x $hiters acquisitions"
 	run "$out/hammer-table.txt" --hammer -l "ql,$experiments,rqspinlock-inline" \
 		--reps "$hreps" --iters "$hiters" --pin spread --json "$out/hammer-table.json"
+	# The unlock experiments in the hand-over (the tight loop's, above).
+	say "two-thread hammer, the unlock's share: $hreps interleaved reps x $hiters acquisitions"
+	run "$out/hammer-unlock.txt" --hammer \
+		-l rqspinlock,rqspinlock-casunlock,word-byte,word-store,word-cas,pthread-spin,pthread-mutex \
+		--reps "$hreps" --iters "$hiters" --pin spread --json "$out/hammer-unlock.json"
+}
+
+# The summary: the CPU, and the goals against glibc and QL (issue 39 and
+# docs/BENCHMARKS.md, "Goals"), from the reports above.
+summary() {
+	say "summary"
+	{
+		echo "CPU: $(cpu_model), $ncpu online; load average at start:" \
+			"$(awk -F': ' '/^load average at start/ { print $2 }' "$out/machine.txt" 2>/dev/null)"
+		local f
+		for f in tight uncontended hammer sweep; do
+			[ -f "$out/$f.txt" ] || continue
+			echo
+			echo "$f:"
+			case $f in
+			hammer) awk '/^(lock|rqspinlock|ql|pthread-spin|pthread-mutex) / { print "  " $0 }' \
+				"$out/hammer.txt" ;;
+			esac
+			awk '/^Goals/ { keep = 1 } keep && (/^$/ || /^---/) { keep = 0 }
+				keep { print "  " $0 }' "$out/$f.txt"
+		done
+	} | tee "$out/summary.txt"
 }
 
 inject() {
@@ -535,10 +608,20 @@ case "${1:-}" in
 	hammer
 	exit $status
 	;;
+--core) # the core speed against glibc only: tight loop, uncontended, hammer
+	build
+	describe_machine
+	tight
+	uncontended
+	hammer
+	summary
+	exit $status
+	;;
 esac
 build
 describe_machine
 sweep
+tight
 uncontended
 hammer
 inject
@@ -547,8 +630,9 @@ maps
 bpf_section
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 plots
+summary
 say "done: results in $out/"
-grep -h -- '--- End of test' "$out"/sweep.txt "$out"/uncontended.txt "$out"/hammer.txt \
+grep -h -- '--- End of test' "$out"/sweep.txt "$out"/tight.txt "$out"/uncontended.txt "$out"/hammer.txt \
 	"$out"/hammer-gaps.txt "$out"/hammer-table.txt "$out"/inject.txt | sort | uniq -c
 if [ "$verdict_failures" -gt 0 ]; then
 	echo "bench: $verdict_failures run(s) ended with a FAILURE verdict: see the reports above"

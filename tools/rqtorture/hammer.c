@@ -300,6 +300,12 @@ static void print_hammer_text(FILE *f, const struct config *cfg, const double *n
 		double r = 1.0 / ns_ratio(ns, reps, rq, ref[2]);
 		bench_goal(f, r >= 1.0, "RQL/pthread_mutex", r, ">= 1.00");
 	}
+	if (ref[1] >= 0)
+		fprintf(
+		    f,
+		    "  info RQL/pthread_spin = %.2f (reported: docs/BENCHMARKS.md, \"Core speed "
+		    "against glibc\")\n",
+		    1.0 / ns_ratio(ns, reps, rq, ref[1]));
 }
 
 /* Runs where a thread waited for a CPU for over a tenth of the run, per
