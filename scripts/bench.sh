@@ -224,7 +224,7 @@ hammer() {
 	# The same loop with 0..15 nops after each unlock: how much of the
 	# figure above is the loop's shape (docs/BENCHMARKS.md, "Two-thread hammer").
 	say "two-thread hammer, gap scan: 16 gaps x 5 interleaved reps x 200000 acquisitions"
-	run "$out/hammer-gaps.txt" --hammer -l rqspinlock,ql,pthread-mutex --gaps 16 --reps 5 \
+	run "$out/hammer-gaps.txt" --hammer -l rqspinlock,ql,pthread-spin,pthread-mutex --gaps 16 --reps 5 \
 		--iters 200000 --pin spread --csv "$out/hammer-gaps.csv" --json "$out/hammer-gaps.json"
 	# QL with a held-lock table's fast-path work and nothing else (the
 	# kernel's, rqspinlock's), QL naming its owner in the lock word instead,
