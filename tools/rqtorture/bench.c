@@ -375,7 +375,7 @@ static double *row_of(double *v, int row, int width)
 /* Median, min and max of the per-repetition ratios ns[a] / ns[b]. */
 static double pair_ratio(double *ns, int reps, int a, int b, double *mn, double *mx)
 {
-	double r[256];
+	double r[256] = {0};
 	int n = reps < 256 ? reps : 256;
 
 	for (int i = 0; i < n; i++) {
