@@ -536,6 +536,12 @@ try:  # results of a run before the gap scan existed have none
     parts["hammer-gaps"] = block(gaps, "Hammer gap scan") + "\n\n" + block(gaps, "Over the")
 except FileNotFoundError:
     pass
+try:  # nor one before the tight loop
+    tight = read("tight.txt")
+    parts["tight"] = "\n\n".join(block(tight, h) for h in
+                                 ("Uncontended lock+unlock pair, tight", "Goals", "Instructions"))
+except FileNotFoundError:
+    pass
 try:  # nor one before the table's share
     table = read("hammer-table.txt")
     parts["hammer-table"] = block(table, "Hammer") + "\n\n" + block(table, "The held table")
