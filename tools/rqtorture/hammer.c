@@ -243,7 +243,8 @@ static void print_table_share(FILE *f, const struct config *cfg, const double *n
 	bool head = false;
 
 	for (int l = 0; ql >= 0 && l < cfg->nlocks; l++) {
-		if (!(cfg->locks[l]->flags & LK_NAMED_ONLY))
+		unsigned flags = cfg->locks[l]->flags;
+		if (!(flags & LK_NAMED_ONLY) || (flags & LK_UNLOCK_EXP))
 			continue;
 		if (!head)
 			fprintf(

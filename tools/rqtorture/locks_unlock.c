@@ -136,15 +136,18 @@ static LKOP void lkop_rqcas_unlock(union lk_lock *l, union lk_node *n)
 
 static const struct lk_ops unlock_ops[] = {
     {"word-byte", "CAS word lock, byte-store unlock (unlock experiment); not in 'all'",
-     LK_NAMED_ONLY, true, NULL, NULL, word_init, NULL, lkop_word_lock, lkop_word_byte_unlock},
+     LK_NAMED_ONLY | LK_UNLOCK_EXP, true, NULL, NULL, word_init, NULL, lkop_word_lock,
+     lkop_word_byte_unlock},
     {"word-store", "CAS word lock, 32-bit-store unlock (unlock experiment); not in 'all'",
-     LK_NAMED_ONLY, true, NULL, NULL, word_init, NULL, lkop_word_lock, lkop_word_store_unlock},
+     LK_NAMED_ONLY | LK_UNLOCK_EXP, true, NULL, NULL, word_init, NULL, lkop_word_lock,
+     lkop_word_store_unlock},
     {"word-cas", "CAS word lock, CAS-else-byte unlock (unlock experiment); not in 'all'",
-     LK_NAMED_ONLY, true, NULL, NULL, word_init, NULL, lkop_word_lock, lkop_word_cas_unlock},
+     LK_NAMED_ONLY | LK_UNLOCK_EXP, true, NULL, NULL, word_init, NULL, lkop_word_lock,
+     lkop_word_cas_unlock},
     {"rqspinlock-casunlock",
      "rqspinlock inline, unlock by word CAS else byte store (experiment); not in 'all'",
-     LK_RESILIENT | LK_NAMED_ONLY, true, NULL, rq_prepare_queued, rq_init, NULL, lkop_rqcas_lock,
-     lkop_rqcas_unlock},
+     LK_RESILIENT | LK_NAMED_ONLY | LK_UNLOCK_EXP, true, NULL, rq_prepare_queued, rq_init, NULL,
+     lkop_rqcas_lock, lkop_rqcas_unlock},
 };
 
 const struct lk_ops *lk_unlock_ops(size_t *n)

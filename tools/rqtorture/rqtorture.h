@@ -77,6 +77,7 @@ enum lk_flags {
 	LK_CK = 1u << 2,         /* Concurrency Kit */
 	LK_BASELINE = 1u << 3,   /* QL */
 	LK_NAMED_ONLY = 1u << 4, /* not part of "all": only when named in -l */
+	LK_UNLOCK_EXP = 1u << 5, /* an unlock experiment (locks_unlock.c) */
 };
 
 /* Lock wrappers are named lkop_* and kept out of line, so that callgrind's
