@@ -4,7 +4,9 @@
 #      repeated, medians), with the RQL/QL table of the kernel cover letter;
 #      and the RQL/pthread_mutex table (goal at 1 and 2 threads, reported
 #      beyond the CPUs);
-#   2. uncontended lock+unlock cost: ns (interleaved) and callgrind
+#   2. uncontended lock+unlock cost: in each type's tight loop (direct calls)
+#      against glibc, with the unlock experiments, ns and instructions; then
+#      through rqtorture's lock table: ns (interleaved) and callgrind
 #      instruction counts (also of the opt-in RQSPINLOCK_INLINE fast path
 #      and of QL with the kernel's and rqspinlock's held-table work);
 #      then the two-thread hammer (critical section one shared increment,
@@ -30,8 +32,10 @@
 #      plots (scripts/bench_report.py).
 # Results: build/bench-results/ (text, CSV, JSON, PNG). About 6 minutes on 2 CPUs.
 # scripts/bench.sh --plots redraws the plots of the last run; --report redoes
-# its summary and page; --dropin runs
-# only section 4; --hammer only the two-thread hammer; --publish copies
+# its summary and page; --dropin runs only section 4; --hammer only the
+# two-thread hammer; --core only the tight loop, the uncontended pair and the
+# hammer, with the goals (the CPU and the goals against glibc and QL, in
+# goals.txt, also printed at the end of a full run); --publish copies
 # the last run into bench/results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
 # Exit status: 0 when every step ran (FAILURE verdicts are reported, not fatal),
 # 1 when the tool could not run or detected a hang.
@@ -109,10 +113,21 @@ build() {
 	mkdir -p "$out"
 }
 
+# The CPU as /proc/cpuinfo names it, with its family, model and stepping
+# (a guest's model name may be generic: "AMD EPYC"; the family tells the
+# core generation, e.g. AMD 23 Zen 1/2, 25 Zen 3/4, 26 Zen 5).
+cpu_model() {
+	awk -F': *' '/^vendor_id/ && !v { v = $2 } /^cpu family/ && !f { f = $2 }
+		/^model\t/ && !m { m = $2 } /^model name/ && !n { n = $2 }
+		/^stepping/ && !s { s = $2 }
+		END { printf "%s (%s, family %s, model %s, stepping %s)\n", n, v, f, m, s }' /proc/cpuinfo
+}
+
 describe_machine() {
 	{
 		echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "online CPUs (nproc): $ncpu"
+		echo "CPU: $(cpu_model)"
 		lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Hypervisor vendor|L2 cache|L3 cache)' || true
 		echo "kernel: $(uname -sr)"
 		echo "compiler: $(cc --version | head -1)"
@@ -174,6 +189,37 @@ uncontended() {
 	rm -rf "$tmp"
 }
 
+# The uncontended pair in each type's tight loop (direct calls, no lk_ops
+# indirection) against glibc, with the unlock experiments (locks_unlock.c):
+# a word lock released by a byte store, a 32-bit store or a CAS, and
+# rqspinlock released by that CAS (docs/BENCHMARKS.md, "Core speed against
+# glibc"); then their instructions per pair (the loop's 3 included).
+tight_locks=rqspinlock,rqspinlock-inline,ql,pthread-spin,pthread-mutex,word-byte,word-store,word-cas,rqspinlock-casunlock
+tight() {
+	say "uncontended pair, tight loop: 21 interleaved reps x 2000000 pairs"
+	run "$out/tight.txt" --uncontended --tight -l "$tight_locks" --reps 21 --iters 2000000 \
+		--pin spread --csv "$out/tight.csv" --json "$out/tight.json"
+	command -v valgrind >/dev/null || return 0
+	{
+		echo
+		echo "Instructions per pair in the tight loop (callgrind, tight_* loops: the loop's" \
+			"3 included)"
+		printf '%-22s %10s %8s\n' lock instr "vs pspin"
+	} | tee -a "$out/tight.txt"
+	local l ir tmp
+	tmp=$(mktemp -d)
+	for l in ${tight_locks//,/ }; do
+		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" --toggle-collect='tight_*' \
+			"$bin" -q --uncontended --tight -l "$l" --reps 1 --iters "$cg_iters" >/dev/null 2>&1 ||
+			continue
+		ir=$(awk '/^summary:/ { print $2 }' "$tmp/cg.out")
+		echo "$l $(awk -v i="$ir" -v n="$cg_iters" 'BEGIN { printf "%.2f", i / n }')"
+	done | awk '{ v[$1] = $2; o[++n] = $1 } END { for (i = 1; i <= n; i++)
+		printf "%-22s %10.2f %8.2f\n", o[i], v[o[i]], v["pthread-spin"] ? v[o[i]] / v["pthread-spin"] : 0 }' |
+		tee -a "$out/tight.txt"
+	rm -rf "$tmp"
+}
+
 hammer() {
 	local hreps=${BENCH_HAMMER_REPS:-9} hiters=${BENCH_HAMMER_ITERS:-500000}
 	say "two-thread hammer: $hreps interleaved reps x $hiters acquisitions per thread"
@@ -182,7 +228,7 @@ hammer() {
 	# The same loop with 0..15 nops after each unlock: how much of the
 	# figure above is the loop's shape (docs/BENCHMARKS.md, "Two-thread hammer").
 	say "two-thread hammer, gap scan: 16 gaps x 5 interleaved reps x 200000 acquisitions"
-	run "$out/hammer-gaps.txt" --hammer -l rqspinlock,ql,pthread-mutex --gaps 16 --reps 5 \
+	run "$out/hammer-gaps.txt" --hammer -l rqspinlock,ql,pthread-spin,pthread-mutex --gaps 16 --reps 5 \
 		--iters 200000 --pin spread --csv "$out/hammer-gaps.csv" --json "$out/hammer-gaps.json"
 	# QL with a held-lock table's fast-path work and nothing else (the
 	# kernel's, rqspinlock's), QL naming its owner in the lock word instead,
@@ -191,6 +237,33 @@ hammer() {
 	say "two-thread hammer, the held table's share: $hreps interleaved reps x $hiters acquisitions"
 	run "$out/hammer-table.txt" --hammer -l "ql,$experiments,rqspinlock-inline" \
 		--reps "$hreps" --iters "$hiters" --pin spread --json "$out/hammer-table.json"
+	# The unlock experiments in the hand-over (the tight loop's, above).
+	say "two-thread hammer, the unlock's share: $hreps interleaved reps x $hiters acquisitions"
+	run "$out/hammer-unlock.txt" --hammer \
+		-l rqspinlock,rqspinlock-casunlock,word-byte,word-store,word-cas,pthread-spin,pthread-mutex \
+		--reps "$hreps" --iters "$hiters" --pin spread --json "$out/hammer-unlock.json"
+}
+
+# The goals: the CPU, and the goals against glibc and QL (docs/BENCHMARKS.md,
+# "Goals"), from the reports above, into goals.txt.
+goals() {
+	say "goals against glibc and QL"
+	{
+		echo "CPU: $(cpu_model), $ncpu online; load average at start:" \
+			"$(awk -F': ' '/^load average at start/ { print $2 }' "$out/machine.txt" 2>/dev/null)"
+		local f
+		for f in tight uncontended hammer sweep; do
+			[ -f "$out/$f.txt" ] || continue
+			echo
+			echo "$f:"
+			case $f in
+			hammer) awk '/^(lock|rqspinlock|ql|pthread-spin|pthread-mutex) / { print "  " $0 }' \
+				"$out/hammer.txt" ;;
+			esac
+			awk '/^Goals/ { keep = 1 } keep && (/^$/ || /^---/) { keep = 0 }
+				keep { print "  " $0 }' "$out/$f.txt"
+		done
+	} | tee "$out/goals.txt"
 }
 
 inject() {
@@ -467,6 +540,12 @@ try:  # results of a run before the gap scan existed have none
     parts["hammer-gaps"] = block(gaps, "Hammer gap scan") + "\n\n" + block(gaps, "Over the")
 except FileNotFoundError:
     pass
+try:  # nor one before the tight loop
+    tight = read("tight.txt")
+    parts["tight"] = "\n\n".join(block(tight, h) for h in
+                                 ("Uncontended lock+unlock pair, tight", "Goals", "Instructions"))
+except FileNotFoundError:
+    pass
 try:  # nor one before the table's share
     table = read("hammer-table.txt")
     parts["hammer-table"] = block(table, "Hammer") + "\n\n" + block(table, "The held table")
@@ -549,10 +628,20 @@ case "${1:-}" in
 	hammer
 	exit $status
 	;;
+--core) # the core speed against glibc only: tight loop, uncontended, hammer
+	build
+	describe_machine
+	tight
+	uncontended
+	hammer
+	goals
+	exit $status
+	;;
 esac
 build
 describe_machine
 sweep
+tight
 uncontended
 hammer
 inject
@@ -561,8 +650,9 @@ maps
 bpf_section
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 plots
+goals
 say "done: results in $out/"
-grep -h -- '--- End of test' "$out"/sweep.txt "$out"/uncontended.txt "$out"/hammer.txt \
+grep -h -- '--- End of test' "$out"/sweep.txt "$out"/tight.txt "$out"/uncontended.txt "$out"/hammer.txt \
 	"$out"/hammer-gaps.txt "$out"/hammer-table.txt "$out"/inject.txt | sort | uniq -c
 if [ "$verdict_failures" -gt 0 ]; then
 	echo "bench: $verdict_failures run(s) ended with a FAILURE verdict: see the reports above"

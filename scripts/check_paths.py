@@ -31,6 +31,7 @@ EXAMPLES = {
     "prog.bpf.c",  # README, docs/BPF.md: the user's BPF program
     "run.json", "abba.json",  # docs/BENCHMARKS.md: rqtorture --json outputs
     "pan.c", "result.txt",  # model/check.sh: Spin's generated verifier, its output
+    "summary.txt", "summary.csv", "goals.txt",  # make bench's outputs (build/bench-results/)
 }
 # Where the system's headers are (a header named without its directory).
 SYSTEM_INCLUDES = ["/usr/include"] + glob.glob("/usr/lib/gcc/*/*/include")

@@ -332,10 +332,14 @@ int bench_sweep(const struct config *cfg)
 
 /* ---- uncontended ---------------------------------------------------- */
 
-static double time_pairs(const struct lk_ops *ops, uint64_t iters, uint64_t *errors)
+/* @iters pairs of @ops, through its lk_ops, or its tight loop (--tight);
+ * ns per pair. */
+static double time_pairs(const struct config *cfg, const struct lk_ops *ops, uint64_t *errors)
 {
 	struct lk_slot *s = NULL;
 	union lk_node n;
+	lk_tight_fn tight = cfg->tight ? lk_tight(ops) : NULL;
+	uint64_t iters = cfg->iters;
 
 	if (posix_memalign((void **)&s, RQT_CACHELINE, sizeof(*s)) != 0)
 		return 0;
@@ -347,12 +351,16 @@ static double time_pairs(const struct lk_ops *ops, uint64_t iters, uint64_t *err
 	if (ops->node_init)
 		ops->node_init(&n);
 	uint64_t t0 = now_ns();
-	for (uint64_t i = 0; i < iters; i++) {
-		if (ops->lock(&s->lock, &n) != 0) {
-			(*errors)++;
-			continue;
+	if (tight) {
+		*errors += tight(&s->lock, iters);
+	} else {
+		for (uint64_t i = 0; i < iters; i++) {
+			if (ops->lock(&s->lock, &n) != 0) {
+				(*errors)++;
+				continue;
+			}
+			ops->unlock(&s->lock, &n);
 		}
-		ops->unlock(&s->lock, &n);
 	}
 	uint64_t dt = now_ns() - t0;
 	free(s);
@@ -362,6 +370,45 @@ static double time_pairs(const struct lk_ops *ops, uint64_t iters, uint64_t *err
 static double *row_of(double *v, int row, int width)
 {
 	return &v[(size_t)row * (size_t)width];
+}
+
+/* Median, min and max of the per-repetition ratios ns[a] / ns[b]. */
+static double pair_ratio(double *ns, int reps, int a, int b, double *mn, double *mx)
+{
+	double r[256] = {0};
+	int n = reps < 256 ? reps : 256;
+
+	for (int i = 0; i < n; i++) {
+		double d = row_of(ns, b, reps)[i];
+		r[i] = d > 0 ? row_of(ns, a, reps)[i] / d : 0;
+	}
+	return bench_median(r, n, mn, mx);
+}
+
+/* The goal of issue 39 (docs/BENCHMARKS.md, "Core speed against glibc"):
+ * the uncontended pair at most 1.10 x pthread_spin's, as paired ratios;
+ * rqspinlock-inline reported beside it. */
+static void print_uncontended_goals(FILE *f, const struct config *cfg, double *ns)
+{
+	int ps = bench_find_lock(cfg, "pthread-spin");
+	const char *const names[] = {"rqspinlock", "rqspinlock-inline"};
+
+	if (ps < 0)
+		return;
+	fprintf(f, "\nGoals (uncontended%s, paired ns ratios: median [min-max] of %d runs)\n",
+	        cfg->tight ? ", tight loop" : "", cfg->reps);
+	for (int i = 0; i < 2; i++) {
+		int l = bench_find_lock(cfg, names[i]);
+		double mn, mx, r;
+		char label[96];
+
+		if (l < 0)
+			continue;
+		r = pair_ratio(ns, cfg->reps, l, ps, &mn, &mx);
+		(void)snprintf(label, sizeof(label), "%s/pthread_spin [%.2f-%.2f]",
+		               i ? "RQL-inline" : "RQL", mn, mx);
+		bench_goal(f, r <= 1.10, label, r, "<= 1.10");
+	}
 }
 
 int bench_uncontended(const struct config *cfg)
@@ -376,38 +423,42 @@ int bench_uncontended(const struct config *cfg)
 	for (int rep = 0; rep < reps; rep++)
 		for (int j = 0; j < nl; j++) {
 			int l = (j + rep) % nl;
-			row_of(ns, l, reps)[rep] = time_pairs(cfg->locks[l], cfg->iters, &errors);
+			row_of(ns, l, reps)[rep] = time_pairs(cfg, cfg->locks[l], &errors);
 		}
 	if (!cfg->quiet)
 		fprintf(cfg->text,
-		        "\nUncontended lock+unlock pair, ns (median of %d interleaved runs of %llu "
-		        "pairs, one thread)\n%-17s %7s %8s %8s %8s %8s\n",
-		        reps, (unsigned long long)cfg->iters, "lock", "median", "min", "max",
-		        "vs ql", "vs pspin");
+		        "\nUncontended lock+unlock pair%s, ns (median of %d interleaved runs of "
+		        "%llu pairs, one thread);\nratios: medians of the paired per-run ratios\n"
+		        "%-20s %7s %8s %8s %8s %8s\n",
+		        cfg->tight ? ", tight loop (direct calls)" : "", reps,
+		        (unsigned long long)cfg->iters, "lock", "median", "min", "max", "vs ql",
+		        "vs pspin");
 	if (csv)
 		fprintf(csv, "lock,median_ns,min_ns,max_ns,ratio_vs_ql,ratio_vs_pthread_spin\n");
 	if (json) {
-		print_json_open(json, "uncontended");
+		print_json_open(json, cfg->tight ? "uncontended-tight" : "uncontended");
 		fprintf(json, "\"reps\":%d,\"iters\":%llu,\"locks\":[", reps,
 		        (unsigned long long)cfg->iters);
 	}
 	for (int l = 0; l < nl; l++) {
 		double mn, mx, m = bench_median(row_of(ns, l, reps), reps, &mn, &mx);
-		double q = ql >= 0 ? bench_median(row_of(ns, ql, reps), reps, NULL, NULL) : 0;
-		double p = ps >= 0 ? bench_median(row_of(ns, ps, reps), reps, NULL, NULL) : 0;
+		double q = ql >= 0 ? pair_ratio(ns, reps, l, ql, NULL, NULL) : 0;
+		double p = ps >= 0 ? pair_ratio(ns, reps, l, ps, NULL, NULL) : 0;
 		if (!cfg->quiet)
-			fprintf(cfg->text, "%-17s %7.2f %8.2f %8.2f %8.2f %8.2f\n",
-			        cfg->locks[l]->name, m, mn, mx, q > 0 ? m / q : 0,
-			        p > 0 ? m / p : 0);
+			fprintf(cfg->text, "%-20s %7.2f %8.2f %8.2f %8.2f %8.2f\n",
+			        cfg->locks[l]->name, m, mn, mx, q, p);
 		if (csv)
 			fprintf(csv, "%s,%.3f,%.3f,%.3f,%.4f,%.4f\n", cfg->locks[l]->name, m, mn,
-			        mx, q > 0 ? m / q : 0, p > 0 ? m / p : 0);
+			        mx, q, p);
 		if (json)
-			fprintf(json,
-			        "%s{\"lock\":\"%s\",\"median_ns\":%.3f,\"min_ns\":%.3f,"
-			        "\"max_ns\":%.3f}",
-			        l ? "," : "", cfg->locks[l]->name, m, mn, mx);
+			fprintf(
+			    json,
+			    "%s{\"lock\":\"%s\",\"median_ns\":%.3f,\"min_ns\":%.3f,"
+			    "\"max_ns\":%.3f,\"ratio_vs_ql\":%.4f,\"ratio_vs_pthread_spin\":%.4f}",
+			    l ? "," : "", cfg->locks[l]->name, m, mn, mx, q, p);
 	}
+	if (!cfg->quiet)
+		print_uncontended_goals(cfg->text, cfg, ns);
 	if (json)
 		fprintf(json, "],\"errors\":%llu,\"verdict\":\"%s\"}\n", (unsigned long long)errors,
 		        errors == 0 ? "SUCCESS" : "FAILURE");

@@ -243,7 +243,8 @@ static void print_table_share(FILE *f, const struct config *cfg, const double *n
 	bool head = false;
 
 	for (int l = 0; ql >= 0 && l < cfg->nlocks; l++) {
-		if (!(cfg->locks[l]->flags & LK_NAMED_ONLY))
+		unsigned flags = cfg->locks[l]->flags;
+		if (!(flags & LK_NAMED_ONLY) || (flags & LK_UNLOCK_EXP))
 			continue;
 		if (!head)
 			fprintf(
@@ -278,12 +279,12 @@ static void print_hammer_text(FILE *f, const struct config *cfg, const double *n
 	fprintf(f,
 	        "\nHammer: %d threads x %llu acquisitions, critical section one shared increment;\n"
 	        "ns per acquisition (median of %d interleaved runs), paired ns ratios "
-	        "(lower is faster)\n%-17s %7s %8s %8s %8s %8s %8s\n",
+	        "(lower is faster)\n%-20s %7s %8s %8s %8s %8s %8s\n",
 	        threads, (unsigned long long)cfg->iters, reps, "lock", "median", "min", "max",
 	        "vs ql", "vs pspin", "vs mutex");
 	for (int l = 0; l < cfg->nlocks; l++) {
 		double mn, mx, m = bench_median(reps_of(ns, reps, l), reps, &mn, &mx);
-		fprintf(f, "%-17s %7.2f %8.2f %8.2f", cfg->locks[l]->name, m, mn, mx);
+		fprintf(f, "%-20s %7.2f %8.2f %8.2f", cfg->locks[l]->name, m, mn, mx);
 		for (int r = 0; r < 3; r++)
 			print_ratio_cell(f, ns, reps, l, ref[r]);
 		fputc('\n', f);
@@ -300,6 +301,12 @@ static void print_hammer_text(FILE *f, const struct config *cfg, const double *n
 		double r = 1.0 / ns_ratio(ns, reps, rq, ref[2]);
 		bench_goal(f, r >= 1.0, "RQL/pthread_mutex", r, ">= 1.00");
 	}
+	if (ref[1] >= 0)
+		fprintf(
+		    f,
+		    "  info RQL/pthread_spin = %.2f (reported: docs/BENCHMARKS.md, \"Core speed "
+		    "against glibc\")\n",
+		    1.0 / ns_ratio(ns, reps, rq, ref[1]));
 }
 
 /* Runs where a thread waited for a CPU for over a tenth of the run, per

@@ -175,10 +175,11 @@ static const struct lk_ops builtin_ops[] = {
 #define NBUILTIN (sizeof(builtin_ops) / sizeof(builtin_ops[0]))
 #define NCK      3
 #define NTABLE   5
+#define NUNLOCK  4
 
 const struct lk_ops *lk_table(size_t *n)
 {
-	static struct lk_ops all[NBUILTIN + 1 + NTABLE + NCK];
+	static struct lk_ops all[NBUILTIN + 1 + NTABLE + NUNLOCK + NCK];
 	static size_t count;
 
 	if (count == 0) {
@@ -190,6 +191,9 @@ const struct lk_ops *lk_table(size_t *n)
 		all[count++] = *lk_inline_ops();
 		table = lk_table_ops(&ntable);
 		for (size_t i = 0; i < ntable && i < NTABLE; i++)
+			all[count++] = table[i];
+		table = lk_unlock_ops(&ntable);
+		for (size_t i = 0; i < ntable && i < NUNLOCK; i++)
 			all[count++] = table[i];
 		lk_ck_register(ck, &nck);
 		for (size_t i = 0; i < nck; i++)

@@ -40,3 +40,10 @@ const struct lk_ops *lk_inline_ops(void)
 {
 	return &inline_ops;
 }
+
+LK_TIGHT_LOOP(tight_rq_inline, res_spin_lock(&l->rq), res_spin_unlock(&l->rq))
+
+lk_tight_fn lk_inline_tight(void)
+{
+	return tight_rq_inline;
+}

@@ -16,6 +16,12 @@ static const char usage_text[] =
     "      --sweep              benchmark: every lock at every thread count, interleaved,\n"
     "                           repeated; tables of medians and the RQL/QL ratio\n"
     "      --uncontended        one thread: ns per lock+unlock pair, interleaved\n"
+    "      --tight              with --uncontended: each type's tight loop, its lock\n"
+    "                           and unlock called directly (or inline), no indirect\n"
+    "                           call; for rqspinlock, rqspinlock-tas, rqspinlock-inline,\n"
+    "                           ql, pthread-spin, pthread-mutex (the default list, less\n"
+    "                           rqspinlock-tas) and the unlock experiments word-byte,\n"
+    "                           word-store, word-cas, rqspinlock-casunlock\n"
     "      --hammer             short critical sections: -t threads (default 2) each\n"
     "                           take the lock --iters times (default 500000), one shared\n"
     "                           increment inside; ns per acquisition, interleaved, with\n"
@@ -117,6 +123,7 @@ enum {
 	OPT_OVERLOAD,
 	OPT_CAP,
 	OPT_GAPS,
+	OPT_TIGHT,
 	OPT_VERSION,
 };
 
@@ -152,6 +159,7 @@ static const struct option long_opts[] = {
     {"overload", required_argument, NULL, OPT_OVERLOAD},
     {"timeout-cap-us", required_argument, NULL, OPT_CAP},
     {"gaps", required_argument, NULL, OPT_GAPS},
+    {"tight", no_argument, NULL, OPT_TIGHT},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -385,7 +393,10 @@ static void defaults_for_mode(struct config *cfg, bool dur_set, bool warm_set)
 	if (cfg->iters == 0)
 		cfg->iters = hammer ? 500000 : 1000000;
 	if (cfg->nlocks == 0) {
-		if (sweep || cfg->mode == MODE_UNCONTENDED)
+		if (cfg->tight)
+			(void)parse_locks(cfg, "rqspinlock,rqspinlock-inline,ql,pthread-spin,"
+			                       "pthread-mutex");
+		else if (sweep || cfg->mode == MODE_UNCONTENDED)
 			add_all_locks(cfg);
 		else if (hammer)
 			(void)parse_locks(cfg, "rqspinlock,ql,pthread-spin,pthread-mutex");
@@ -463,6 +474,9 @@ static int parse_one(struct config *cfg, int c, const char *arg)
 	case 'q':
 		cfg->quiet = true;
 		return 0;
+	case OPT_TIGHT:
+		cfg->tight = true;
+		return 0;
 	case OPT_REPORT:
 		res_spin_set_report_hook(res_spin_report_stderr, NULL);
 		return 0;
@@ -505,9 +519,19 @@ int parse_options(int argc, char **argv, struct config *cfg)
 		fputs("rqtorture: --gaps belongs to --hammer\n", stderr);
 		return -EINVAL;
 	}
+	if (cfg->tight && cfg->mode != MODE_UNCONTENDED) {
+		fputs("rqtorture: --tight belongs to --uncontended\n", stderr);
+		return -EINVAL;
+	}
 	if (!check_out_path(cfg->json_path) || !check_out_path(cfg->csv_path))
 		return -EINVAL;
 	defaults_for_mode(cfg, dur_set, warm_set);
+	for (int l = 0; cfg->tight && l < cfg->nlocks; l++)
+		if (lk_tight(cfg->locks[l]) == NULL) {
+			fprintf(stderr, "rqtorture: --tight: lock type '%s' has no tight loop\n",
+			        cfg->locks[l]->name);
+			return -EINVAL;
+		}
 	bool stdout_data = (cfg->json_path && strcmp(cfg->json_path, "-") == 0) ||
 	                   (cfg->csv_path && strcmp(cfg->csv_path, "-") == 0);
 	cfg->text = stdout_data ? stderr : stdout;

@@ -77,6 +77,7 @@ enum lk_flags {
 	LK_CK = 1u << 2,         /* Concurrency Kit */
 	LK_BASELINE = 1u << 3,   /* QL */
 	LK_NAMED_ONLY = 1u << 4, /* not part of "all": only when named in -l */
+	LK_UNLOCK_EXP = 1u << 5, /* an unlock experiment (locks_unlock.c) */
 };
 
 /* Lock wrappers are named lkop_* and kept out of line, so that callgrind's
@@ -100,8 +101,41 @@ struct lk_ops {
 const struct lk_ops *lk_find(const char *name);
 const struct lk_ops *lk_table(size_t *n);
 void lk_ck_register(const struct lk_ops **out, size_t *n);
-const struct lk_ops *lk_inline_ops(void);     /* locks_inline.c */
-const struct lk_ops *lk_table_ops(size_t *n); /* locks_table.c */
+const struct lk_ops *lk_inline_ops(void);      /* locks_inline.c */
+const struct lk_ops *lk_table_ops(size_t *n);  /* locks_table.c */
+const struct lk_ops *lk_unlock_ops(size_t *n); /* locks_unlock.c */
+
+/*
+ * --tight: a type's uncontended loop with its lock and unlock called
+ * directly (or inline, where the type's code is), without the lk_ops
+ * indirect calls and lkop_* wrappers: @n pairs on @l; returns how many
+ * locks failed. Kept out of line, named tight_*, so that callgrind's
+ * --toggle-collect='tight_*' counts a pair and the loop's own 3
+ * instructions. A few lines per type (LK_TIGHT_LOOP), as Concurrency
+ * Kit's benchmarks adapt their locks.
+ */
+typedef uint64_t (*lk_tight_fn)(union lk_lock *l, uint64_t n);
+#define LK_TIGHT_LOOP(fn, lock_expr, unlock_stmt)                                                  \
+	static __attribute__((noinline)) uint64_t fn(union lk_lock *l, uint64_t n)                 \
+	{                                                                                          \
+		uint64_t failed = 0;                                                               \
+		for (uint64_t i = 0; i < n; i++) {                                                 \
+			if ((lock_expr) != 0) {                                                    \
+				failed++;                                                          \
+				continue;                                                          \
+			}                                                                          \
+			unlock_stmt;                                                               \
+		}                                                                                  \
+		return failed;                                                                     \
+	}
+struct lk_tight_entry {
+	const char *name;
+	lk_tight_fn fn;
+};
+lk_tight_fn lk_tight_find(const struct lk_tight_entry *e, size_t n, const char *name);
+lk_tight_fn lk_tight(const struct lk_ops *ops); /* tight.c: NULL if none */
+lk_tight_fn lk_inline_tight(void);              /* locks_inline.c */
+lk_tight_fn lk_unlock_tight(const char *name);  /* locks_unlock.c */
 /* rqspinlock's set-up, shared by its exported and inline types (locks.c). */
 void rq_prepare_queued(void);
 void rq_init(union lk_lock *l);
@@ -196,7 +230,8 @@ struct config {
 	int overload;        /* busy threads pinned to the first CPU during runs */
 	int reps;
 	uint64_t iters;
-	int gaps; /* hammer: 0, or scan gaps 0..gaps-1 */
+	int gaps;   /* hammer: 0, or scan gaps 0..gaps-1 */
+	bool tight; /* uncontended: the types' tight loops (lk_tight()) */
 	enum inject_kind inject;
 	bool via_signal;
 	uint64_t hold_ns;

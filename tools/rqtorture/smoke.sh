@@ -2,7 +2,8 @@
 # Smoke test of rqtorture (CTest): a short run, its verdict parsed, its JSON
 # validated with python3 -m json.tool. Throughput figures are never asserted.
 # Usage: smoke.sh RQTORTURE KIND [rqtorture options]
-#   KIND: torture | inject | sweep | uncontended | overload | hammer |
+#   KIND: torture | inject | sweep | uncontended | uncontended-tight |
+#         overload | hammer | hammer-unlock |
 #         hammer-gaps | hammer-table | usage
 set -uo pipefail
 bin=$1 kind=$2; shift 2
@@ -57,6 +58,27 @@ sweep)
 	;;
 uncontended)
 	check_run 0 --uncontended --reps 3 --iters 20000 "$@"
+	;;
+uncontended-tight)
+	# every type with a tight loop, the unlock experiments included
+	check_run 0 --uncontended --tight --reps 3 --iters 20000 \
+		-l rqspinlock,rqspinlock-tas,rqspinlock-inline,ql,pthread-spin,pthread-mutex,word-byte,word-store,word-cas,rqspinlock-casunlock "$@"
+	python3 - "$tmp/run.json" <<'PY' || fail "tight-loop report inconsistent"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["mode"] == "uncontended-tight" and r["reps"] == 3, r
+assert len(r["locks"]) == 10 and r["errors"] == 0, r
+assert all(l["median_ns"] > 0 and l["ratio_vs_pthread_spin"] > 0 for l in r["locks"]), r
+assert [l["ratio_vs_pthread_spin"] for l in r["locks"]][4] == 1.0, r
+PY
+	"$bin" --uncontended --tight -l ticket >/dev/null 2>&1; [ $? -eq 2 ] || fail "--tight on a type without a tight loop must exit 2"
+	"$bin" --hammer --tight >/dev/null 2>&1; [ $? -eq 2 ] || fail "--tight without --uncontended must exit 2"
+	;;
+hammer-unlock)
+	# the unlock experiments keep mutual exclusion in the hand-over: no
+	# error, and the shared count exact (a lost update fails the run)
+	check_run 0 --hammer -l rqspinlock,word-byte,word-store,word-cas,rqspinlock-casunlock \
+		--reps 2 --iters 20000 "$@"
 	;;
 overload)
 	# The issue's proof at full size: 128 busy threads on one CPU, one
