@@ -60,6 +60,7 @@ struct rqbpf_linked_prog {
 	const char *name;             /* the function's name */
 	const char *section;          /* "tc", "?tc", "syscall", ... */
 	uint32_t prog_type;           /* enum bpf_prog_type from the section */
+	uint32_t attach_type;         /* enum bpf_attach_type libbpf expects from the section */
 	const struct bpf_insn *insns; /* main program, then its subprograms */
 	size_t insn_cnt;
 	const struct rqbpf_map_desc *maps; /* all maps of the object */

@@ -351,6 +351,7 @@ static int set_type(struct rqbpf_prog *prog, struct rqbpf_error *err)
 	if (libbpf_prog_type_by_name(sec[0] == '?' ? sec + 1 : sec, &type, &attach))
 		return rqbpf_fail(err, -EINVAL, "unknown program type for section '%s'", sec);
 	prog->lp.prog_type = type;
+	prog->lp.attach_type = attach;
 	t = rqbpf_prog_type_find(type);
 	prog->lp.ctx_size = t ? t->ctx_size : 0;
 	return 0;

@@ -294,7 +294,8 @@ static int ctx_access(struct venv *env, struct vstate *st, int regno, int off, i
 		verr(env, env->insn_idx, "packet access (ctx->%s) is not supported by rqbpf", pkt);
 		return -1;
 	}
-	if (off < 0 || off + size > (int)env->prog->ctx_size || off % size) {
+	if (off < 0 || off + size > (int)env->prog->ctx_size ||
+	    !rqbpf_ctx_access_ok(env->prog->prog_type, off, size, write)) {
 		verr(env, env->insn_idx, "invalid bpf_context access off=%d size=%d", off, size);
 		return -1;
 	}

@@ -463,7 +463,7 @@ static int verify(struct venv *env)
 	    !w.nstates || !env->idmap)
 		rc = -2;
 	else
-		rc = cfg_check(env);
+		rc = check_map_prog_types(env) ? -1 : cfg_check(env);
 	if (!rc)
 		rc = walk_all(env, &w);
 	if (!rc)
@@ -497,6 +497,8 @@ int rqbpf_verify(const struct rqbpf_linked_prog *prog, struct rqbpf_verdict *out
 	env.prog = prog;
 	env.log = vlog;
 	env.out = out;
+	env.ret_checked = rqbpf_prog_type_ret_range(prog->prog_type, prog->attach_type,
+	                                            &env.ret_min, &env.ret_max);
 	rc = verify(&env);
 	out->insns_processed = env.processed;
 	if (rc == -2 && !env.failed)

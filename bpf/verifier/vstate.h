@@ -162,6 +162,8 @@ struct venv {
 	uint64_t jmps;                      /* prune points visited */
 	uint64_t prev_jmps, prev_processed; /* ... when a state was last remembered */
 	struct idmap *idmap;                /* scratch for state comparison */
+	bool ret_checked;                   /* the type has a return range (ret_min, ret_max) */
+	int32_t ret_min, ret_max;
 };
 
 /* vlog.c: messages and the kernel-style log */
@@ -235,6 +237,7 @@ bool map_has_lock_field(const struct venv *env, int map);
 /* calls.c: helpers, kfuncs, subprogram calls and exits */
 int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next);
 int check_call_chains(struct venv *env);
+int check_map_prog_types(struct venv *env);
 int exit_check(struct venv *env, struct vstate *st, int idx, int *next_idx);
 bool call_may_return_ptr(const struct bpf_insn *in);
 
