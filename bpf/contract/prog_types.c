@@ -5,7 +5,12 @@
 #include "prog_types.h"
 
 #define ROW(type, ctx)                                                                             \
-	{type, sizeof(ctx), offsetof(ctx, data), offsetof(ctx, data_end), offsetof(ctx, data_meta)},
+	{type,                                                                                     \
+	 #ctx + sizeof("struct"),                                                                  \
+	 sizeof(ctx),                                                                              \
+	 offsetof(ctx, data),                                                                      \
+	 offsetof(ctx, data_end),                                                                  \
+	 offsetof(ctx, data_meta)},
 static const struct rqbpf_prog_type types[] = {RQBPF_PROG_TYPES(ROW)};
 #undef ROW
 

@@ -24,6 +24,7 @@
 
 struct rqbpf_prog_type {
 	uint32_t type;     /* enum bpf_prog_type */
+	const char *ctx_struct; /* the context's struct: "__sk_buff" */
 	uint32_t ctx_size; /* bytes of its context */
 	/* offsets of the context's packet pointers */
 	uint32_t data, data_end, data_meta;

@@ -507,6 +507,7 @@ int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 	}
 	ret = fill_maps(obj, err);
 	btf_ok = obj->btf && btf_loadable(obj->btf);
+	obj->btf_ok = btf_ok;
 	for (size_t i = 0; i < obj->map_cnt; i++) {
 		struct rqbpf_map *m = &obj->maps[i];
 
@@ -517,4 +518,44 @@ int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 		obj->descs[i] = m->desc;
 	}
 	return ret;
+}
+
+/* Argument @i of a global function: an integer or enum is a scalar, a
+ * pointer points to bytes of its pointee's size (a struct by name, which
+ * may be the context), anything else the kernel does not support. */
+static void func_arg(const struct btf *btf, uint32_t type, struct rqbpf_func_desc *d, int i)
+{
+	const struct btf_type *t = skip_mods(btf, type, NULL), *pointee;
+	uint32_t pid;
+
+	d->args[i].kind = RQBPF_FARG_OTHER;
+	if (t && (btf_is_int(t) || btf_is_any_enum(t))) {
+		d->args[i].kind = RQBPF_FARG_SCALAR;
+	} else if (t && btf_is_ptr(t)) {
+		d->args[i].kind = RQBPF_FARG_PTR;
+		pointee = skip_mods(btf, t->type, &pid);
+		d->args[i].ptr_size = pointee ? btf__resolve_size(btf, pid) : -1;
+		if (pointee && btf_is_struct(pointee))
+			d->args[i].ptr_struct = btf_name(btf, pointee->name_off);
+	}
+}
+
+void rqbpf_btf_func(const struct rqbpf_object *obj, const char *name, struct rqbpf_func_desc *d)
+{
+	const struct btf_type *fn, *proto;
+	const struct btf_param *p;
+	int id;
+
+	if (!obj->btf || !obj->btf_ok)
+		return;
+	id = btf__find_by_name_kind(obj->btf, name, BTF_KIND_FUNC);
+	fn = id > 0 ? btf__type_by_id(obj->btf, (uint32_t)id) : NULL;
+	proto = fn ? btf__type_by_id(obj->btf, fn->type) : NULL;
+	if (!proto || !btf_is_func_proto(proto))
+		return;
+	d->global = btf_vlen(fn) == BTF_FUNC_GLOBAL; /* a FUNC keeps its linkage in vlen */
+	d->nargs = (uint8_t)(btf_vlen(proto) < 5 ? btf_vlen(proto) : 5);
+	p = btf_params(proto);
+	for (int i = 0; i < d->nargs; i++)
+		func_arg(obj->btf, p[i].type, d, i);
 }

@@ -7,5 +7,8 @@
 #include "object.h"
 
 int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err);
+/* What the object's BTF says of function @p name (linkage, arguments) into
+ * @p d; nothing when the kernel would load the object without BTF. */
+void rqbpf_btf_func(const struct rqbpf_object *obj, const char *name, struct rqbpf_func_desc *d);
 
 #endif /* RQBPF_LOADER_BTF_H */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader_btf.h"
 #include "loader_link.h"
 
 #ifndef R_BPF_64_64
@@ -357,6 +358,28 @@ static int set_type(struct rqbpf_prog *prog, struct rqbpf_error *err)
 	return 0;
 }
 
+/* The program's functions, main first, each where it was appended, with
+ * what the BTF says of it (global, arguments). */
+static int describe_funcs(struct linker *l)
+{
+	struct rqbpf_func_desc *d = calloc(l->npieces, sizeof(*d));
+
+	if (!d)
+		return rqbpf_fail(l->err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < l->npieces; i++) {
+		const struct rqbpf_func *f = func_at(l->obj, l->pieces[i].sec, l->pieces[i].start);
+
+		d[i].name = f ? f->name : "";
+		d[i].start = l->pieces[i].pos;
+		if (f)
+			rqbpf_btf_func(l->obj, f->name, &d[i]);
+	}
+	d[0].global = false; /* the main program is verified first, as itself */
+	l->prog->lp.funcs = d;
+	l->prog->lp.func_cnt = l->npieces;
+	return 0;
+}
+
 static int link_one(struct rqbpf_object *obj, struct rqbpf_prog *prog, struct rqbpf_error *err)
 {
 	struct linker l = {.obj = obj, .prog = prog, .err = err};
@@ -372,6 +395,8 @@ static int link_one(struct rqbpf_object *obj, struct rqbpf_prog *prog, struct rq
 	}
 	if (!ret)
 		ret = validate(&l);
+	if (!ret)
+		ret = describe_funcs(&l);
 	free(l.pieces);
 	free(l.relocated);
 	if (ret) {

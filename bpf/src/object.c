@@ -117,6 +117,7 @@ void rqbpf_object_close(struct rqbpf_object *obj)
 		return;
 	for (size_t i = 0; i < obj->prog_cnt; i++) {
 		free((void *)obj->progs[i].lp.insns);
+		free((void *)obj->progs[i].lp.funcs);
 		free(obj->progs[i].imm64);
 		free(obj->progs[i].ops);
 	}

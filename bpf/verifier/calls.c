@@ -283,7 +283,9 @@ int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **for
 		return -1;
 	}
 	if (in->src_reg == BPF_PSEUDO_CALL)
-		return subprog_call(env, st, idx, next);
+		return is_global_func(env, insn_call_target(in, idx))
+		           ? global_call(env, st, idx, insn_call_target(in, idx))
+		           : subprog_call(env, st, idx, next);
 	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
 		return kfunc_call(env, st, in->imm, fork);
 	if (in->src_reg != 0 || in->dst_reg || in->off) {
@@ -337,6 +339,13 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
 	}
 	if (check_reg_read(env, st, BPF_REG_0))
 		return -1;
+	if (cur_frame(st)->subprog_start && r0->type != T_SCALAR) { /* a global function */
+		verr(env, idx, "At subprogram exit the register R0 is not a scalar value (%s)",
+		     vtype_name(r0->type));
+		return -1;
+	}
+	if (cur_frame(st)->subprog_start)
+		return 0;
 	if (r0->type != T_SCALAR) {
 		verr(env, idx, "At program exit the register R0 is not a known value (%s)",
 		     vtype_name(r0->type));

@@ -392,16 +392,17 @@ static int walk_path(struct venv *env, struct walk *w, struct vstate *st, int id
 	return 0;
 }
 
-static int walk_all(struct venv *env, struct walk *w)
+/* Every path from @st at @start (the main program's first instruction, or
+ * a global function's). */
+static int walk_all(struct venv *env, struct walk *w, struct vstate *st, int start)
 {
-	struct vstate *st = initial_state();
 	int rc;
 
 	if (!st) {
-		verr(env, 0, "out of memory");
+		verr(env, start, "out of memory");
 		return -1;
 	}
-	rc = walk_path(env, w, st, 0, NULL);
+	rc = walk_path(env, w, st, start, NULL);
 	state_free(st);
 	while (!rc && w->depth) {
 		struct pending p = w->stack[--w->depth];
@@ -458,14 +459,20 @@ static int verify(struct venv *env)
 	w.at = calloc(n, sizeof(struct explored *));
 	w.nstates = calloc(n, sizeof(*w.nstates));
 	env->idmap = idmap_new();
+	env->global_called = calloc(env->prog->func_cnt + 1, 1);
 	if (!env->prune_point || !env->live_in || !env->prec_in || !env->sprec_in ||
 	    !env->decided || !env->linked || !env->subprog_of || !env->stack_depth || !w.at ||
-	    !w.nstates || !env->idmap)
+	    !w.nstates || !env->idmap || !env->global_called)
 		rc = -2;
 	else
 		rc = check_map_prog_types(env) ? -1 : cfg_check(env);
 	if (!rc)
-		rc = walk_all(env, &w);
+		rc = walk_all(env, &w, initial_state(), 0);
+	/* Then the global functions the walks reached, each on its own. */
+	for (const struct rqbpf_func_desc *f; !rc && (f = next_global_to_verify(env));) {
+		vlogf(env, "Validating %s() func\n", f->name);
+		rc = walk_all(env, &w, global_entry_state(env, f), (int)f->start);
+	}
 	if (!rc)
 		rc = check_call_chains(env);
 	if (!rc)
@@ -483,6 +490,7 @@ static int verify(struct venv *env)
 	free(env->subprog_of);
 	free(env->stack_depth);
 	free(env->idmap);
+	free(env->global_called);
 	return rc;
 }
 

@@ -162,6 +162,7 @@ struct venv {
 	uint64_t jmps;                      /* prune points visited */
 	uint64_t prev_jmps, prev_processed; /* ... when a state was last remembered */
 	struct idmap *idmap;                /* scratch for state comparison */
+	uint8_t *global_called;             /* per function: 1 a walk called it, 2 verified */
 	bool ret_checked;                   /* the type has a return range (ret_min, ret_max) */
 	int32_t ret_min, ret_max;
 };
@@ -240,6 +241,13 @@ int check_call_chains(struct venv *env);
 int check_map_prog_types(struct venv *env);
 int exit_check(struct venv *env, struct vstate *st, int idx, int *next_idx);
 bool call_may_return_ptr(const struct bpf_insn *in);
+
+/* globals.c: global functions, verified on their own */
+const struct rqbpf_func_desc *func_at_insn(const struct venv *env, int start);
+bool is_global_func(const struct venv *env, int start);
+int global_call(struct venv *env, struct vstate *st, int idx, int target);
+struct vstate *global_entry_state(const struct venv *env, const struct rqbpf_func_desc *f);
+const struct rqbpf_func_desc *next_global_to_verify(struct venv *env);
 
 /* jumps.c: conditional jumps */
 int cond_jump(struct venv *env, struct vstate *st, int idx, int *next, struct vstate **other,
