@@ -78,6 +78,15 @@ struct rqbpf_func_desc {
 	} args[5];
 };
 
+/* A source line, from the object's .BTF.ext line info: it starts at
+ * instruction insn of the linked program and lasts until the next one. */
+struct rqbpf_line {
+	uint32_t insn;
+	uint32_t line;    /* line number in file */
+	const char *file; /* the source file, as the compiler named it */
+	const char *src;  /* the line's text */
+};
+
 /* One program, linked and ready to verify or run. Owned by the loader. */
 struct rqbpf_linked_prog {
 	const char *name;             /* the function's name */
@@ -91,6 +100,8 @@ struct rqbpf_linked_prog {
 	uint32_t ctx_size; /* size of the context buffer a run gets */
 	const struct rqbpf_func_desc *funcs; /* its functions, by start; NULL: none known */
 	size_t func_cnt;
+	const struct rqbpf_line *lines; /* by insn; NULL: no line info */
+	size_t line_cnt;
 };
 
 #endif /* RQBPF_PROG_H */

@@ -358,6 +358,32 @@ static int set_type(struct rqbpf_prog *prog, struct rqbpf_error *err)
 	return 0;
 }
 
+static int line_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct rqbpf_line *)a)->insn, y = ((const struct rqbpf_line *)b)->insn;
+
+	return (x > y) - (x < y);
+}
+
+/* The source lines of the program's instructions (.BTF.ext line info),
+ * for the verifier's messages and log. */
+static int describe_lines(struct linker *l)
+{
+	struct rqbpf_lines lines = {0};
+
+	for (size_t i = 0; i < l->npieces; i++)
+		if (rqbpf_btf_lines(l->obj, l->pieces[i].sec, l->pieces[i].start, l->pieces[i].cnt,
+		                    l->pieces[i].pos, &lines)) {
+			free(lines.v);
+			return rqbpf_fail(l->err, -ENOMEM, "out of memory");
+		}
+	if (lines.n)
+		qsort(lines.v, lines.n, sizeof(*lines.v), line_cmp);
+	l->prog->lp.lines = lines.v;
+	l->prog->lp.line_cnt = lines.n;
+	return 0;
+}
+
 /* The program's functions, main first, each where it was appended, with
  * what the BTF says of it (global, arguments). */
 static int describe_funcs(struct linker *l)
@@ -377,7 +403,7 @@ static int describe_funcs(struct linker *l)
 	d[0].global = false; /* the main program is verified first, as itself */
 	l->prog->lp.funcs = d;
 	l->prog->lp.func_cnt = l->npieces;
-	return 0;
+	return describe_lines(l);
 }
 
 static int link_one(struct rqbpf_object *obj, struct rqbpf_prog *prog, struct rqbpf_error *err)

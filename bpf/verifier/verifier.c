@@ -470,7 +470,7 @@ static int verify(struct venv *env)
 		rc = walk_all(env, &w, initial_state(), 0);
 	/* Then the global functions the walks reached, each on its own. */
 	for (const struct rqbpf_func_desc *f; !rc && (f = next_global_to_verify(env));) {
-		vlogf(env, "Validating %s() func\n", f->name);
+		vlogf(env, "Validating %s() func#%d...\n", f->name, (int)(f - env->prog->funcs));
 		rc = walk_all(env, &w, global_entry_state(env, f), (int)f->start);
 	}
 	if (!rc)

@@ -162,6 +162,7 @@ struct venv {
 	uint64_t jmps;                      /* prune points visited */
 	uint64_t prev_jmps, prev_processed; /* ... when a state was last remembered */
 	struct idmap *idmap;                /* scratch for state comparison */
+	const struct rqbpf_line *prev_line; /* the source line the log showed last */
 	uint8_t *global_called;             /* per function: 1 a walk called it, 2 verified */
 	bool ret_checked;                   /* the type has a return range (ret_min, ret_max) */
 	int32_t ret_min, ret_max;
