@@ -18,6 +18,8 @@
  *  - test_map_lock.c, commit 0b77b97066628deef03a6eac7b29e5c3756f4ab0
  *    (in section "tc": upstream's "map_lock_demo" is no section libbpf
  *    knows, its test sets the type by hand);
+ *  - test_spin_lock.c, commit 0604aa87b098740f2e517a584552591cbf2209d7
+ *    (without its cgroup local storage, a map kind rqbpf does not have);
  *  - irq.c, commit 0410c6121529409b08e81a77ae3ee58c657e2243 (not the
  *    sleepable, iterator and bpf_obj_new programs).
  * Those files are GPL-2.0, as this one, which only the tests build.
@@ -468,6 +470,83 @@ int bpf_map_lock_test(struct __sk_buff *skb)
 		q->var[i] = rnd;
 	bpf_spin_unlock(&q->lock);
 	err = 0;
+err:
+	return err;
+}
+
+/* ---- test_spin_lock.c ---- */
+
+struct hmap_elem2 {
+	volatile int cnt;
+	struct bpf_spin_lock lock;
+	int test_padding;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, int);
+	__type(value, struct hmap_elem2);
+} hmap SEC(".maps");
+
+struct bpf_vqueue {
+	struct bpf_spin_lock lock;
+	/* 4 byte hole */
+	unsigned long long lasttime;
+	int credit;
+	unsigned int rate;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, int);
+	__type(value, struct bpf_vqueue);
+} vqueue SEC(".maps");
+
+#define CREDIT_PER_NS(delta, rate) (((delta) * rate) >> 20)
+
+SEC("?cgroup_skb/ingress")
+int bpf_spin_lock_test(struct __sk_buff *skb)
+{
+	volatile int credit = 0, max_credit = 100, pkt_len = 64;
+	struct hmap_elem2 zero = {}, *val;
+	unsigned long long curtime;
+	struct bpf_vqueue *q;
+	int key = 0;
+	int err = 0;
+
+	val = bpf_map_lookup_elem(&hmap, &key);
+	if (!val) {
+		bpf_map_update_elem(&hmap, &key, &zero, 0);
+		val = bpf_map_lookup_elem(&hmap, &key);
+		if (!val) {
+			err = 1;
+			goto err;
+		}
+	}
+	bpf_spin_lock(&val->lock);
+	if (val->cnt)
+		val->cnt--;
+	else
+		val->cnt++;
+	if (val->cnt != 0 && val->cnt != 1)
+		err = 1;
+	bpf_spin_unlock(&val->lock);
+
+	q = bpf_map_lookup_elem(&vqueue, &key);
+	if (!q)
+		goto err;
+	curtime = bpf_ktime_get_ns();
+	bpf_spin_lock(&q->lock);
+	q->credit += CREDIT_PER_NS(curtime - q->lasttime, q->rate);
+	q->lasttime = curtime;
+	if (q->credit > max_credit)
+		q->credit = max_credit;
+	q->credit -= pkt_len;
+	credit = q->credit;
+	bpf_spin_unlock(&q->lock);
+	(void)credit;
 err:
 	return err;
 }
