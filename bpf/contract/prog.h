@@ -35,7 +35,7 @@
 #define RQBPF_MAX_FRAMES 8
 #define RQBPF_STACK_SIZE 512
 /* Locks and irq regions one path (verifier) or run (runtime) may hold at once. */
-#define RQBPF_MAX_HELD 64
+#define RQBPF_MAX_HELD 128
 
 /* One map of the object: a BTF-defined map, or a global-data section
  * (.data, .rodata, .bss, .data.*) as a one-element array map. */
