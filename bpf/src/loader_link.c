@@ -5,6 +5,7 @@
  * and the .text subprograms it calls appended after it, as libbpf does.
  * Anything unsupported is an error naming the instruction and what, kept as
  * that program's error (the load names the program). */
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <gelf.h>
@@ -195,6 +196,11 @@ static int reloc_call(struct linker *l, size_t at, const struct rqbpf_sym *sym)
 	const struct rqbpf_call *kf;
 
 	if (sym->shndx == SHN_UNDEF) {
+		/* libbpf resolves an extern by its BTF: a kfunc only inline asm calls
+		 * has none, and libbpf refuses the object. */
+		if (!l->obj->btf || btf__find_by_name_kind(l->obj->btf, sym->name, BTF_KIND_FUNC) < 0)
+			return link_fail(l, at, -ESRCH, "failed to find BTF for extern '%s'",
+			                 sym->name);
 		kf = rqbpf_call_by_name(RQBPF_CALL_KFUNC, sym->name);
 		if (!kf)
 			return link_fail(l, at, -ENOTSUP, "unknown kfunc '%s'", sym->name);
