@@ -98,6 +98,11 @@ struct vslot_state {
 	struct vreg spill;
 	uint32_t irq_id;
 	uint8_t irq_class;
+	/* A 1, 2 or 4-byte store of a nonzero constant at the slot's start (the
+	 * kernel's narrow spill; its bytes are S_MISC): its size and value, read
+	 * back by a load of that size and by a constant map key. 0: none. */
+	uint8_t narrow;
+	uint32_t narrow_val;
 };
 
 struct vframe {

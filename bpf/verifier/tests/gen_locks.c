@@ -194,7 +194,7 @@ static void program(FILE *f, int k)
 	line(&g, "__u32 rnd = bpf_get_prandom_u32();");
 	line(&g, "unsigned long f1, f2;");
 	line(&g, "int r = 0;");
-	line(&g, "if (!a || !b || !s)");
+	line(&g, "if (!a || %s || !s)", rnd(16) ? "!b" : "0");
 	line(&g, "\treturn 0;");
 	stmts(&g, 1 + (int)rnd(5), 1);
 	line(&g, "(void)f1;\n\t(void)f2;");
