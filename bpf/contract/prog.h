@@ -97,7 +97,7 @@ struct rqbpf_linked_prog {
 	size_t insn_cnt;
 	const struct rqbpf_map_desc *maps; /* all maps of the object */
 	size_t map_cnt;
-	uint32_t ctx_size; /* size of the context buffer a run gets */
+	uint32_t ctx_size;                   /* size of the context buffer a run gets */
 	const struct rqbpf_func_desc *funcs; /* its functions, by start; NULL: none known */
 	size_t func_cnt;
 	const struct rqbpf_line *lines; /* by insn; NULL: no line info */

@@ -64,8 +64,8 @@ static const struct prog_rule rules[] = {RQBPF_PROG_RULES(RULE)};
 static const struct prog_rule *rule_of(uint32_t type, int32_t attach)
 {
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-		if (rules[i].type == type &&
-		    (rules[i].attach == ANY_ATTACH || attach == ANY_ATTACH || rules[i].attach == attach))
+		if (rules[i].type == type && (rules[i].attach == ANY_ATTACH ||
+		                              attach == ANY_ATTACH || rules[i].attach == attach))
 			return &rules[i];
 	return NULL;
 }
@@ -150,7 +150,9 @@ static const struct ctx_field *ctx_fields(uint32_t type, size_t *n, int *col)
 	case BPF_PROG_TYPE_SCHED_ACT:
 	case BPF_PROG_TYPE_SOCKET_FILTER:
 	case BPF_PROG_TYPE_CGROUP_SKB:
-		*col = type == BPF_PROG_TYPE_SOCKET_FILTER ? 1 : type == BPF_PROG_TYPE_CGROUP_SKB ? 2 : 0;
+		*col = type == BPF_PROG_TYPE_SOCKET_FILTER ? 1
+		       : type == BPF_PROG_TYPE_CGROUP_SKB  ? 2
+		                                           : 0;
 		*n = sizeof(skb_fields) / sizeof(skb_fields[0]);
 		return skb_fields;
 	case BPF_PROG_TYPE_XDP:

@@ -23,9 +23,9 @@
 	X(BPF_PROG_TYPE_XDP, struct xdp_md)
 
 struct rqbpf_prog_type {
-	uint32_t type;     /* enum bpf_prog_type */
+	uint32_t type;          /* enum bpf_prog_type */
 	const char *ctx_struct; /* the context's struct: "__sk_buff" */
-	uint32_t ctx_size; /* bytes of its context */
+	uint32_t ctx_size;      /* bytes of its context */
 	/* offsets of the context's packet pointers */
 	uint32_t data, data_end, data_meta;
 };
@@ -44,14 +44,14 @@ const struct rqbpf_prog_type *rqbpf_prog_type_find(uint32_t type);
 
 /* How a program type may access one context field. */
 enum rqbpf_ctx_access {
-	RQBPF_CTX_NONE,   /* not at all */
-	RQBPF_CTX_READ,   /* read 1, 2 or 4 bytes at an offset aligned to the size */
-	RQBPF_CTX_RW,     /* as READ, and write the whole 4 bytes */
-	RQBPF_CTX_READ1,  /* read exactly 1 byte */
-	RQBPF_CTX_READ4,  /* read exactly 4 bytes (each 4 of a wider field) */
-	RQBPF_CTX_READ8,  /* read exactly 8 bytes */
-	RQBPF_CTX_RW8,    /* read or write exactly 8 bytes */
-	RQBPF_CTX_ANY,    /* read or write 1, 2, 4 or 8 bytes aligned to the size, inside the field */
+	RQBPF_CTX_NONE,  /* not at all */
+	RQBPF_CTX_READ,  /* read 1, 2 or 4 bytes at an offset aligned to the size */
+	RQBPF_CTX_RW,    /* as READ, and write the whole 4 bytes */
+	RQBPF_CTX_READ1, /* read exactly 1 byte */
+	RQBPF_CTX_READ4, /* read exactly 4 bytes (each 4 of a wider field) */
+	RQBPF_CTX_READ8, /* read exactly 8 bytes */
+	RQBPF_CTX_RW8,   /* read or write exactly 8 bytes */
+	RQBPF_CTX_ANY, /* read or write 1, 2, 4 or 8 bytes aligned to the size, inside the field */
 	RQBPF_CTX_PACKET, /* a packet pointer: read exactly 4 bytes */
 };
 

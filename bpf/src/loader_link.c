@@ -198,7 +198,8 @@ static int reloc_call(struct linker *l, size_t at, const struct rqbpf_sym *sym)
 	if (sym->shndx == SHN_UNDEF) {
 		/* libbpf resolves an extern by its BTF: a kfunc only inline asm calls
 		 * has none, and libbpf refuses the object. */
-		if (!l->obj->btf || btf__find_by_name_kind(l->obj->btf, sym->name, BTF_KIND_FUNC) < 0)
+		if (!l->obj->btf ||
+		    btf__find_by_name_kind(l->obj->btf, sym->name, BTF_KIND_FUNC) < 0)
 			return link_fail(l, at, -ESRCH, "failed to find BTF for extern '%s'",
 			                 sym->name);
 		kf = rqbpf_call_by_name(RQBPF_CALL_KFUNC, sym->name);

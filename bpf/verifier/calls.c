@@ -370,7 +370,8 @@ static int check_ret_range(struct venv *env, int idx, const struct vreg *r0)
 		n += snprintf(bounds + n, sizeof(bounds) - (size_t)n, " smin=%lld",
 		              (long long)r0->r.smin);
 	if (r0->r.smax < INT64_MAX)
-		snprintf(bounds + n, sizeof(bounds) - (size_t)n, " smax=%lld", (long long)r0->r.smax);
+		snprintf(bounds + n, sizeof(bounds) - (size_t)n, " smax=%lld",
+		         (long long)r0->r.smax);
 	verr(env, idx, "At program exit the register R0 has%s should have been in [%d, %d]",
 	     bounds[0] ? bounds : " unknown scalar value", env->ret_min, env->ret_max);
 	return -1;

@@ -61,14 +61,16 @@ static int check_global_arg(struct venv *env, struct vstate *st, const struct rq
 		if (r->type == T_CTX && !r->off && rng_is_const(&r->r) && !r->r.umin)
 			return 0;
 		if (r->type == T_CTX)
-			verr(env, env->insn_idx, "dereference of modified ctx ptr R%d off=%d disallowed",
-			     i + 1, r->off);
+			verr(env, env->insn_idx,
+			     "dereference of modified ctx ptr R%d off=%d disallowed", i + 1,
+			     r->off);
 		else
 			verr(env, env->insn_idx, "arg#%d expects pointer to ctx", i);
 		return -1;
 	default:
 		verr(env, env->insn_idx,
-		     "arg#%d of global function %s() is not supported by rqbpf (only scalars and the "
+		     "arg#%d of global function %s() is not supported by rqbpf (only scalars and "
+		     "the "
 		     "context)",
 		     i, f->name);
 		return -1;

@@ -59,7 +59,8 @@ int main(void)
 
 	kref_quiet_libbpf();
 	if (!kref_available()) {
-		printf("SKIP: the kernel comparison needs root and a kernel with bpf_res_spin_lock\n");
+		printf(
+		    "SKIP: the kernel comparison needs root and a kernel with bpf_res_spin_lock\n");
 		return 77;
 	}
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
@@ -67,8 +68,8 @@ int main(void)
 			for (size_t s = 0; s < 4; s++)
 				for (int w = 0; w < 2; w++) {
 					bool k = kernel_allows(&cases[c], off, sizes[s], w);
-					bool ours = rqbpf_ctx_access_ok(cases[c].type, off,
-					                                sizes[s], w);
+					bool ours =
+					    rqbpf_ctx_access_ok(cases[c].type, off, sizes[s], w);
 
 					checked++;
 					if (k == ours)
@@ -76,7 +77,8 @@ int main(void)
 					wrong++;
 					printf("FAIL %s: %s off=%d size=%d: kernel %s, table %s\n",
 					       cases[c].name, w ? "write" : "read", off, sizes[s],
-					       k ? "allows" : "refuses", ours ? "allows" : "refuses");
+					       k ? "allows" : "refuses",
+					       ours ? "allows" : "refuses");
 				}
 	printf("%d context accesses compared with the kernel, %d differ\n", checked, wrong);
 	return wrong ? 1 : 0;

@@ -181,13 +181,15 @@ static void stmts(struct gen *g, int n, int allow_locks)
 
 static void program(FILE *f, int k)
 {
-	static const char *const secs[] = {"tc",  "tc",     "tc",     "cgroup_skb/ingress",
-	                                   "xdp", "socket", "kprobe/do_nanosleep"};
+	static const char *const secs[] = {
+	    "tc", "tc", "tc", "cgroup_skb/ingress", "xdp", "socket", "kprobe/do_nanosleep"};
 	unsigned t = rnd(sizeof(secs) / sizeof(secs[0]));
 	struct gen g = {f, 0, t < 4 || t == 5};
 
 	fprintf(f, "SEC(\"?%s\")\nint p%d(%s)\n{\n", secs[t], k,
-	        g.skb ? "struct __sk_buff *ctx" : t == 4 ? "struct xdp_md *ctx" : "void *ctx");
+	        g.skb    ? "struct __sk_buff *ctx"
+	        : t == 4 ? "struct xdp_md *ctx"
+	                 : "void *ctx");
 	line(&g, "struct gval *a = bpf_map_lookup_elem(&vals, &(int){0});");
 	line(&g, "struct gval *b = bpf_map_lookup_elem(&vals, &(int){1});");
 	line(&g, "struct sval *s = bpf_map_lookup_elem(&svals, &(int){0});");

@@ -200,9 +200,10 @@ static void compare_kernel(const char *base, const struct kref_result *k, const 
 		t->no_kernel_insn += ki < 0;
 		t->lines_agree += line;
 		if (ki >= 0 && (ki != o->insn || !line))
-			printf("note %-26s %s: kernel insn %d, ours %d; our line '%s' %s the kernel's "
-			       "log\n",
-			       k->name, base, ki, o->insn, o->line, line ? "in" : "not in");
+			printf(
+			    "note %-26s %s: kernel insn %d, ours %d; our line '%s' %s the kernel's "
+			    "log\n",
+			    k->name, base, ki, o->insn, o->line, line ? "in" : "not in");
 	}
 	if (differs && !message) {
 		t->expected_differ++;

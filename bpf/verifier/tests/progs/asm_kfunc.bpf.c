@@ -10,8 +10,8 @@
 SEC("?tc")
 int asm_only_kfunc(struct __sk_buff *ctx)
 {
-	asm volatile("r1 = r10; r1 += -8; call bpf_local_irq_save;" ::: "r0", "r1", "r2",
-	             "r3", "r4", "r5");
+	asm volatile("r1 = r10; r1 += -8; call bpf_local_irq_save;" ::
+	                 : "r0", "r1", "r2", "r3", "r4", "r5");
 	return 0;
 }
 

@@ -18,7 +18,7 @@ ARRAY_OF(vals2, struct val); /* 2 entries */
 #define NARROW(name, store)                                                                        \
 	SEC("?tc") __attribute__((naked)) int name(void)                                           \
 	{                                                                                          \
-		asm volatile("r1 = 0; *(u64 *)(r10 - 8) = r1; *(u64 *)(r10 - 16) = r1;" store     \
+		asm volatile("r1 = 0; *(u64 *)(r10 - 8) = r1; *(u64 *)(r10 - 16) = r1;" store      \
 		             "r2 = r10; r2 += -8; r1 = %[map] ll; call %[lookup];"                 \
 		             "r0 = *(u64 *)(r0 + 0); exit;" ::[map] "i"(&vals2),                   \
 		             [lookup] "i"(bpf_map_lookup_elem)                                     \

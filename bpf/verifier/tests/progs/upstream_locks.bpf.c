@@ -504,7 +504,7 @@ struct {
 	__type(value, struct bpf_vqueue);
 } vqueue SEC(".maps");
 
-#define CREDIT_PER_NS(delta, rate) (((delta) * rate) >> 20)
+#define CREDIT_PER_NS(delta, rate) (((delta)*rate) >> 20)
 
 SEC("?cgroup_skb/ingress")
 int bpf_spin_lock_test(struct __sk_buff *skb)
