@@ -289,6 +289,25 @@ static int atomic_op(struct venv *env, struct vstate *st, int idx)
 	return 0;
 }
 
+/* BPF_LD_[ABS|IND]: the kernel's checks in its order (only socket filters
+ * and tc programs may use them; not holding a lock or an irq flag); where
+ * the kernel would accept one, rqbpf refuses it: it has no packet. */
+static int ld_abs(struct venv *env, struct vstate *st, int idx)
+{
+	uint32_t t = env->prog->prog_type;
+
+	if (t != BPF_PROG_TYPE_SOCKET_FILTER && t != BPF_PROG_TYPE_SCHED_CLS &&
+	    t != BPF_PROG_TYPE_SCHED_ACT)
+		verr(env, idx, "BPF_LD_[ABS|IND] instructions not allowed for this program type");
+	else if (locks_held(st))
+		verr(env, idx, "BPF_LD_[ABS|IND] cannot be used inside bpf_spin_lock-ed region");
+	else if (irqs_held(st))
+		verr(env, idx, "BPF_LD_[ABS|IND] cannot be used inside bpf_local_irq_save-ed region");
+	else
+		verr(env, idx, "BPF_LD_[ABS|IND] is not supported by rqbpf");
+	return -1;
+}
+
 /*
  * One instruction. *next is where the path continues (-1: it ended);
  * *fork, when set, is a second path that starts at *fork_idx.
@@ -314,11 +333,8 @@ static int step(struct venv *env, struct vstate *st, int idx, int *next, struct 
 		return BPF_MODE(in->code) == BPF_ATOMIC ? atomic_op(env, st, idx)
 		                                        : store(env, st, idx);
 	case BPF_LD:
-		if (!is_ldimm64(in)) {
-			verr(env, idx,
-			     "BPF_LD_[ABS|IND] instructions not allowed for this program type");
-			return -1;
-		}
+		if (!is_ldimm64(in))
+			return ld_abs(env, st, idx);
 		*next = idx + 2;
 		return ld_imm64(env, st, idx);
 	default:
