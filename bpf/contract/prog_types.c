@@ -6,7 +6,7 @@
 
 #define ROW(type, ctx)                                                                             \
 	{type,                                                                                     \
-	 #ctx + sizeof("struct"),                                                                  \
+	 &(#ctx)[sizeof("struct")],                                                                \
 	 sizeof(ctx),                                                                              \
 	 offsetof(ctx, data),                                                                      \
 	 offsetof(ctx, data_end),                                                                  \
@@ -26,7 +26,7 @@ const struct rqbpf_prog_type *rqbpf_prog_type_find(uint32_t type)
  * check_return_code() (Linux 6.18): X(type, attach or -1 for any, lock
  * refusal or NULL, has a return range, min, max). The first row that
  * matches type and attach applies. */
-#define ANY_ATTACH -1
+#define ANY_ATTACH (-1)
 #define TRACING    "tracing progs cannot use bpf_spin_lock yet"
 // clang-format off
 #define RQBPF_PROG_RULES(X)                                                                        \

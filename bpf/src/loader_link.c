@@ -395,7 +395,7 @@ static int describe_lines(struct linker *l)
  * what the BTF says of it (global, arguments). */
 static int describe_funcs(struct linker *l)
 {
-	struct rqbpf_func_desc *d = calloc(l->npieces, sizeof(*d));
+	struct rqbpf_func_desc *d = calloc(l->npieces ? l->npieces : 1, sizeof(*d));
 
 	if (!d)
 		return rqbpf_fail(l->err, -ENOMEM, "out of memory");

@@ -302,7 +302,8 @@ static int ld_abs(struct venv *env, struct vstate *st, int idx)
 	else if (locks_held(st))
 		verr(env, idx, "BPF_LD_[ABS|IND] cannot be used inside bpf_spin_lock-ed region");
 	else if (irqs_held(st))
-		verr(env, idx, "BPF_LD_[ABS|IND] cannot be used inside bpf_local_irq_save-ed region");
+		verr(env, idx,
+		     "BPF_LD_[ABS|IND] cannot be used inside bpf_local_irq_save-ed region");
 	else
 		verr(env, idx, "BPF_LD_[ABS|IND] is not supported by rqbpf");
 	return -1;

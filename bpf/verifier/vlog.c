@@ -257,7 +257,7 @@ void vlog_insn(struct venv *env, int idx, const struct vstate *st)
 		env->prev_line = line_of(env, idx);
 		format_line(env->prev_line, line, sizeof(line));
 		if (!prev || prev->line != env->prev_line->line ||
-		    strcmp(prev->file, env->prev_line->file))
+		    strcmp(prev->file, env->prev_line->file) != 0)
 			fprintf(f, "%s\n", line);
 	}
 	fprintf(f, "%d: (%02x) ", idx, env->prog->insns[idx].code);

@@ -44,7 +44,7 @@ static bool kernel_allows(const struct ctx_case *c, int off, int size, bool writ
 	    {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},
 	    {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = c->attach);
+	struct bpf_prog_load_opts opts = {.sz = sizeof(opts), .expected_attach_type = c->attach};
 	int fd = bpf_prog_load(c->type, NULL, "GPL", in, 4, &opts);
 
 	if (fd >= 0)

@@ -61,6 +61,7 @@ static void line(struct gen *g, const char *fmt, ...)
 	for (int i = 0; i <= g->depth; i++)
 		fputc('\t', g->f);
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 	vfprintf(g->f, fmt, ap);
 	va_end(ap);
 	fputc('\n', g->f);

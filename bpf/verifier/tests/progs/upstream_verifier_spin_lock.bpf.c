@@ -13,11 +13,11 @@
  */
 #include "common.h"
 
-#define __naked       __attribute__((naked))
-#define __imm(name)   [name] "i"(name)
-#define __imm_addr(v) [v] "i"(&v)
+#define __naked                 __attribute__((naked))
+#define __imm(name)             [name] "i"(name)
+#define __imm_addr(v)           [v] "i"(&v)
 #define __imm_const(name, expr) [name] "i"(expr)
-#define __clobber_all "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "memory"
+#define __clobber_all           "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "memory"
 
 struct val {
 	int cnt;
@@ -33,8 +33,8 @@ struct {
 
 /* Looks the one value up into r6 (exits when NULL). */
 #define LOOKUP_R6                                                                                  \
-	"r1 = 0; *(u32 *)(r10 - 4) = r1; r2 = r10; r2 += -4;"                                     \
-	"r1 = %[map_spin_lock] ll; call %[bpf_map_lookup_elem];"                                  \
+	"r1 = 0; *(u32 *)(r10 - 4) = r1; r2 = r10; r2 += -4;"                                      \
+	"r1 = %[map_spin_lock] ll; call %[bpf_map_lookup_elem];"                                   \
 	"if r0 != 0 goto 1f; exit; 1: r6 = r0;"
 
 #define PROG(sec, name, body, ...)                                                                 \
