@@ -35,7 +35,7 @@
 #define RQBPF_MAX_FRAMES 8
 #define RQBPF_STACK_SIZE 512
 /* Locks and irq regions one path (verifier) or run (runtime) may hold at once. */
-#define RQBPF_MAX_HELD 64
+#define RQBPF_MAX_HELD 128
 
 /* One map of the object: a BTF-defined map, or a global-data section
  * (.data, .rodata, .bss, .data.*) as a one-element array map. */
@@ -55,16 +55,53 @@ struct rqbpf_map_desc {
 	                        * a lookup of a constant one cannot fail. From the map's kind. */
 };
 
+/* A global function's argument, from its BTF prototype. */
+enum rqbpf_func_arg {
+	RQBPF_FARG_SCALAR, /* an integer or enum: any scalar */
+	RQBPF_FARG_PTR,    /* a pointer: to the context (ptr_struct names the type's context
+	                    * struct), else to ptr_size bytes (ptr_size < 0: size unknown) */
+	RQBPF_FARG_OTHER,  /* anything else (a struct by value, ...) */
+};
+
+/* A function of the program: the main program first (start 0), then each
+ * subprogram where the loader appended it. */
+struct rqbpf_func_desc {
+	const char *name;
+	uint32_t start; /* its first instruction */
+	bool global;    /* BTF linkage global: the kernel verifies it on its own, from its
+	                 * prototype, after the main program (needs the object's BTF) */
+	uint8_t nargs;
+	struct {
+		uint8_t kind;           /* enum rqbpf_func_arg */
+		int64_t ptr_size;       /* RQBPF_FARG_PTR: bytes of the pointee, or < 0 */
+		const char *ptr_struct; /* RQBPF_FARG_PTR to a struct: its name, else NULL */
+	} args[5];
+};
+
+/* A source line, from the object's .BTF.ext line info: it starts at
+ * instruction insn of the linked program and lasts until the next one. */
+struct rqbpf_line {
+	uint32_t insn;
+	uint32_t line;    /* line number in file */
+	const char *file; /* the source file, as the compiler named it */
+	const char *src;  /* the line's text */
+};
+
 /* One program, linked and ready to verify or run. Owned by the loader. */
 struct rqbpf_linked_prog {
 	const char *name;             /* the function's name */
 	const char *section;          /* "tc", "?tc", "syscall", ... */
 	uint32_t prog_type;           /* enum bpf_prog_type from the section */
+	uint32_t attach_type;         /* enum bpf_attach_type libbpf expects from the section */
 	const struct bpf_insn *insns; /* main program, then its subprograms */
 	size_t insn_cnt;
 	const struct rqbpf_map_desc *maps; /* all maps of the object */
 	size_t map_cnt;
-	uint32_t ctx_size; /* size of the context buffer a run gets */
+	uint32_t ctx_size;                   /* size of the context buffer a run gets */
+	const struct rqbpf_func_desc *funcs; /* its functions, by start; NULL: none known */
+	size_t func_cnt;
+	const struct rqbpf_line *lines; /* by insn; NULL: no line info */
+	size_t line_cnt;
 };
 
 #endif /* RQBPF_PROG_H */

@@ -121,7 +121,9 @@ int rqbpf_prog_set_autoload(struct rqbpf_prog *prog, int autoload);
  * @param log NULL, or a stream for the verifier's instruction-by-instruction log.
  * @param insns_processed NULL, or where the verifier's work count goes.
  * @return 0 when accepted; -EACCES when rejected, the message being
- *  "<verifier message> (insn <i>)"; the program's link error (-ENOTSUP or
+ *  "<verifier message> (insn <i>)", followed, when the object has BTF line
+ *  info, by a newline, two spaces and the instruction's source line as the
+ *  kernel's log shows it ("; r = f(x); @ prog.bpf.c:12"); the program's link error (-ENOTSUP or
  *  -EINVAL, the message rqbpf_prog_error()) when it could not be linked;
  *  -EINVAL. A program whose only error is a map rqbpf cannot create is
  *  linked in full and verified: the verdict is the kernel's, though the

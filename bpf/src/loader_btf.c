@@ -522,6 +522,7 @@ int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 	}
 	ret = fill_maps(obj, err);
 	btf_ok = obj->btf && btf_loadable(obj->btf);
+	obj->btf_ok = btf_ok;
 	for (size_t i = 0; i < obj->map_cnt; i++) {
 		struct rqbpf_map *m = &obj->maps[i];
 
@@ -534,4 +535,141 @@ int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 		obj->descs[i] = m->desc;
 	}
 	return ret;
+}
+
+/* Argument @i of a global function: an integer or enum is a scalar, a
+ * pointer points to bytes of its pointee's size (a struct by name, which
+ * may be the context), anything else the kernel does not support. */
+static void func_arg(const struct btf *btf, uint32_t type, struct rqbpf_func_desc *d, int i)
+{
+	const struct btf_type *t = skip_mods(btf, type, NULL), *pointee;
+	uint32_t pid;
+
+	d->args[i].kind = RQBPF_FARG_OTHER;
+	if (t && (btf_is_int(t) || btf_is_any_enum(t))) {
+		d->args[i].kind = RQBPF_FARG_SCALAR;
+	} else if (t && btf_is_ptr(t)) {
+		d->args[i].kind = RQBPF_FARG_PTR;
+		pointee = skip_mods(btf, t->type, &pid);
+		d->args[i].ptr_size = pointee ? btf__resolve_size(btf, pid) : -1;
+		if (pointee && btf_is_struct(pointee))
+			d->args[i].ptr_struct = btf_name(btf, pointee->name_off);
+	}
+}
+
+void rqbpf_btf_func(const struct rqbpf_object *obj, const char *name, struct rqbpf_func_desc *d)
+{
+	const struct btf_type *fn, *proto;
+	const struct btf_param *p;
+	int id;
+
+	if (!obj->btf || !obj->btf_ok)
+		return;
+	id = btf__find_by_name_kind(obj->btf, name, BTF_KIND_FUNC);
+	fn = id > 0 ? btf__type_by_id(obj->btf, (uint32_t)id) : NULL;
+	proto = fn ? btf__type_by_id(obj->btf, fn->type) : NULL;
+	if (!proto || !btf_is_func_proto(proto))
+		return;
+	d->global = btf_vlen(fn) == BTF_FUNC_GLOBAL; /* a FUNC keeps its linkage in vlen */
+	d->nargs = (uint8_t)(btf_vlen(proto) < 5 ? btf_vlen(proto) : 5);
+	p = btf_params(proto);
+	for (int i = 0; i < d->nargs; i++)
+		func_arg(obj->btf, p[i].type, d, i);
+}
+
+/* The .BTF.ext header's fields this reads (all little-endian on the hosts
+ * rqbpf runs on, as the object is). */
+struct btf_ext_hdr {
+	uint16_t magic;
+	uint8_t version, flags;
+	uint32_t hdr_len;
+	uint32_t func_info_off, func_info_len;
+	uint32_t line_info_off, line_info_len;
+};
+
+struct line_rec {
+	uint32_t insn_off, file_name_off, line_off, line_col;
+};
+
+static const struct rqbpf_sec *sec_named(const struct rqbpf_object *obj, const char *name)
+{
+	for (size_t i = 0; i < obj->sec_cnt; i++)
+		if (obj->secs[i].data && !strcmp(obj->secs[i].name, name))
+			return &obj->secs[i];
+	return NULL;
+}
+
+static int push_line(struct rqbpf_lines *out, const struct rqbpf_line *l)
+{
+	if (out->n == out->cap) {
+		size_t cap = out->cap ? out->cap * 2 : 64;
+		struct rqbpf_line *v = realloc(out->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		out->v = v;
+		out->cap = cap;
+	}
+	out->v[out->n++] = *l;
+	return 0;
+}
+
+/* One section's records: those of [start, start + cnt), renumbered. */
+static int section_lines(const struct rqbpf_object *obj, const uint8_t *recs, uint32_t num,
+                         uint32_t rec_size, uint32_t start, uint32_t cnt, uint32_t pos,
+                         struct rqbpf_lines *out)
+{
+	for (uint32_t i = 0; i < num; i++) {
+		struct line_rec r;
+		struct rqbpf_line l;
+		uint32_t insn;
+
+		memcpy(&r, recs + (size_t)i * rec_size, sizeof(r));
+		insn = r.insn_off / 8;
+		if (r.insn_off % 8 || insn < start || insn - start >= cnt)
+			continue;
+		l.insn = pos + (insn - start);
+		l.line = r.line_col >> 10;
+		l.file = btf_name(obj->btf, r.file_name_off);
+		l.src = btf_name(obj->btf, r.line_off);
+		if (push_line(out, &l))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int rqbpf_btf_lines(const struct rqbpf_object *obj, uint32_t sec, uint32_t start, uint32_t cnt,
+                    uint32_t pos, struct rqbpf_lines *out)
+{
+	const struct rqbpf_sec *ext = obj->btf && obj->btf_ok ? sec_named(obj, ".BTF.ext") : NULL;
+	struct btf_ext_hdr h;
+	size_t at, end;
+	uint32_t rec_size;
+
+	if (!ext || ext->size < sizeof(h))
+		return 0;
+	memcpy(&h, ext->data, sizeof(h));
+	if (h.magic != 0xeB9F || h.hdr_len < sizeof(h) || h.hdr_len > ext->size ||
+	    h.line_info_len < 4 || h.line_info_off > ext->size - h.hdr_len ||
+	    h.line_info_len > ext->size - h.hdr_len - h.line_info_off)
+		return 0;
+	at = (size_t)h.hdr_len + h.line_info_off;
+	end = at + h.line_info_len;
+	memcpy(&rec_size, ext->data + at, 4);
+	if (rec_size < sizeof(struct line_rec) || rec_size > 256)
+		return 0;
+	for (at += 4; at + 8 <= end;) {
+		uint32_t name_off, num;
+
+		memcpy(&name_off, ext->data + at, 4);
+		memcpy(&num, ext->data + at + 4, 4);
+		at += 8;
+		if (num > (end - at) / rec_size)
+			return 0;
+		if (!strcmp(btf_name(obj->btf, name_off), obj->secs[sec].name) &&
+		    section_lines(obj, ext->data + at, num, rec_size, start, cnt, pos, out))
+			return -ENOMEM;
+		at += (size_t)num * rec_size;
+	}
+	return 0;
 }

@@ -5,6 +5,7 @@
  * and the .text subprograms it calls appended after it, as libbpf does.
  * Anything unsupported is an error naming the instruction and what, kept as
  * that program's error (the load names the program). */
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <gelf.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader_btf.h"
 #include "loader_link.h"
 
 #ifndef R_BPF_64_64
@@ -202,6 +204,12 @@ static int reloc_call(struct linker *l, size_t at, const struct rqbpf_sym *sym)
 	const struct rqbpf_call *kf;
 
 	if (sym->shndx == SHN_UNDEF) {
+		/* libbpf resolves an extern by its BTF: a kfunc only inline asm calls
+		 * has none, and libbpf refuses the object. */
+		if (!l->obj->btf ||
+		    btf__find_by_name_kind(l->obj->btf, sym->name, BTF_KIND_FUNC) < 0)
+			return link_fail(l, at, -ESRCH, "failed to find BTF for extern '%s'",
+			                 sym->name);
 		kf = rqbpf_call_by_name(RQBPF_CALL_KFUNC, sym->name);
 		if (!kf)
 			return link_fail(l, at, -ENOTSUP, "unknown kfunc '%s'", sym->name);
@@ -374,9 +382,58 @@ static int set_type(struct rqbpf_prog *prog, struct rqbpf_error *err)
 	if (libbpf_prog_type_by_name(sec[0] == '?' ? sec + 1 : sec, &type, &attach))
 		return rqbpf_fail(err, -EINVAL, "unknown program type for section '%s'", sec);
 	prog->lp.prog_type = type;
+	prog->lp.attach_type = attach;
 	t = rqbpf_prog_type_find(type);
 	prog->lp.ctx_size = t ? t->ctx_size : 0;
 	return 0;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct rqbpf_line *)a)->insn, y = ((const struct rqbpf_line *)b)->insn;
+
+	return (x > y) - (x < y);
+}
+
+/* The source lines of the program's instructions (.BTF.ext line info),
+ * for the verifier's messages and log. */
+static int describe_lines(struct linker *l)
+{
+	struct rqbpf_lines lines = {0};
+
+	for (size_t i = 0; i < l->npieces; i++)
+		if (rqbpf_btf_lines(l->obj, l->pieces[i].sec, l->pieces[i].start, l->pieces[i].cnt,
+		                    l->pieces[i].pos, &lines)) {
+			free(lines.v);
+			return rqbpf_fail(l->err, -ENOMEM, "out of memory");
+		}
+	if (lines.n)
+		qsort(lines.v, lines.n, sizeof(*lines.v), line_cmp);
+	l->prog->lp.lines = lines.v;
+	l->prog->lp.line_cnt = lines.n;
+	return 0;
+}
+
+/* The program's functions, main first, each where it was appended, with
+ * what the BTF says of it (global, arguments). */
+static int describe_funcs(struct linker *l)
+{
+	struct rqbpf_func_desc *d = calloc(l->npieces ? l->npieces : 1, sizeof(*d));
+
+	if (!d)
+		return rqbpf_fail(l->err, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < l->npieces; i++) {
+		const struct rqbpf_func *f = func_at(l->obj, l->pieces[i].sec, l->pieces[i].start);
+
+		d[i].name = f ? f->name : "";
+		d[i].start = l->pieces[i].pos;
+		if (f)
+			rqbpf_btf_func(l->obj, f->name, &d[i]);
+	}
+	d[0].global = false; /* the main program is verified first, as itself */
+	l->prog->lp.funcs = d;
+	l->prog->lp.func_cnt = l->npieces;
+	return describe_lines(l);
 }
 
 static int link_one(struct rqbpf_object *obj, struct rqbpf_prog *prog, struct rqbpf_error *err)
@@ -394,6 +451,8 @@ static int link_one(struct rqbpf_object *obj, struct rqbpf_prog *prog, struct rq
 	}
 	if (!ret)
 		ret = validate(&l);
+	if (!ret)
+		ret = describe_funcs(&l);
 	free(l.pieces);
 	free(l.relocated);
 	if (ret) {

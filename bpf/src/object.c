@@ -117,6 +117,8 @@ void rqbpf_object_close(struct rqbpf_object *obj)
 		return;
 	for (size_t i = 0; i < obj->prog_cnt; i++) {
 		free((void *)obj->progs[i].lp.insns);
+		free((void *)obj->progs[i].lp.funcs);
+		free((void *)obj->progs[i].lp.lines);
 		free(obj->progs[i].imm64);
 		free(obj->progs[i].ops);
 	}
@@ -176,7 +178,8 @@ int rqbpf_prog_verify(const struct rqbpf_prog *prog, FILE *log, uint64_t *insns_
 	if (insns_processed)
 		*insns_processed = v.insns_processed;
 	if (ret == -EACCES || (!ret && !v.accepted))
-		return rqbpf_fail(err, -EACCES, "%s (insn %u)", v.msg, v.insn);
+		return rqbpf_fail(err, -EACCES, "%s (insn %u)%s%s", v.msg, v.insn,
+		                  v.line[0] ? "\n  " : "", v.line);
 	if (ret)
 		return rqbpf_fail(err, ret, "verifier error %d", ret);
 	return 0;

@@ -130,6 +130,7 @@ struct rqbpf_object {
 	struct rqbpf_func *funcs;
 	size_t func_cnt;
 	struct btf *btf;
+	bool btf_ok;  /* the kernel would take this BTF (else libbpf loads without it) */
 	int maps_sec; /* index of ".maps", or -1 */
 	struct rqbpf_map *maps;
 	size_t map_cnt;

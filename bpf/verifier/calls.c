@@ -6,6 +6,7 @@
  * R0 = 0, the failure path (pushed for later) holds nothing and has R0 in
  * [-4095, -1].
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "vstate.h"
@@ -364,7 +365,9 @@ int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **for
 		return -1;
 	}
 	if (in->src_reg == BPF_PSEUDO_CALL)
-		return subprog_call(env, st, idx, next);
+		return is_global_func(env, insn_call_target(in, idx))
+		           ? global_call(env, st, idx, insn_call_target(in, idx))
+		           : subprog_call(env, st, idx, next);
 	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
 		return kfunc_call(env, st, in->imm, fork);
 	if (in->src_reg != 0 || in->dst_reg || in->off) {
@@ -373,6 +376,8 @@ int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **for
 	}
 	return helper_call(env, st, in->imm);
 }
+
+static int check_ret_range(struct venv *env, int idx, const struct vreg *r0);
 
 /* BPF_EXIT: return to the caller's frame (*next = the insn after the
  * call), or end the path in the main program (*next = -1). */
@@ -418,10 +423,70 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
 	}
 	if (check_reg_read(env, st, BPF_REG_0))
 		return -1;
+	if (cur_frame(st)->subprog_start && r0->type != T_SCALAR) { /* a global function */
+		verr(env, idx, "At subprogram exit the register R0 is not a scalar value (%s)",
+		     vtype_name(r0->type));
+		return -1;
+	}
+	if (cur_frame(st)->subprog_start)
+		return 0;
 	if (r0->type != T_SCALAR) {
 		verr(env, idx, "At program exit the register R0 is not a known value (%s)",
 		     vtype_name(r0->type));
 		return -1;
+	}
+	return check_ret_range(env, idx, r0);
+}
+
+/*
+ * The main program of a type with a return range (prog_types.h) returns a
+ * value in it: the kernel's check_return_code() message, which shows the
+ * bounds that are known.
+ */
+static int check_ret_range(struct venv *env, int idx, const struct vreg *r0)
+{
+	char bounds[64] = "";
+	int n = 0;
+
+	if (!env->ret_checked || (r0->r.smin >= env->ret_min && r0->r.smax <= env->ret_max))
+		return 0;
+	if (r0->r.smin > INT64_MIN)
+		n += snprintf(bounds + n, sizeof(bounds) - (size_t)n, " smin=%lld",
+		              (long long)r0->r.smin);
+	if (r0->r.smax < INT64_MAX)
+		snprintf(bounds + n, sizeof(bounds) - (size_t)n, " smax=%lld",
+		         (long long)r0->r.smax);
+	verr(env, idx, "At program exit the register R0 has%s should have been in [%d, %d]",
+	     bounds[0] ? bounds : " unknown scalar value", env->ret_min, env->ret_max);
+	return -1;
+}
+
+/*
+ * The kernel's check_map_prog_compatibility(), before anything else: a
+ * program of a type that may not use locks (tracing, socket filters) may
+ * not name a map whose value holds one (a BTF record with a lock), even
+ * in code no path reaches.
+ */
+int check_map_prog_types(struct venv *env)
+{
+	const char *why = rqbpf_prog_type_lock_refusal(env->prog->prog_type);
+	const struct bpf_insn *insns = env->prog->insns;
+
+	for (size_t i = 0; why && i + 1 < env->prog->insn_cnt; i++) {
+		const struct rqbpf_map_desc *m;
+
+		if (!is_ldimm64(&insns[i]))
+			continue;
+		if ((insns[i].src_reg == BPF_PSEUDO_MAP_FD ||
+		     insns[i].src_reg == BPF_PSEUDO_MAP_VALUE) &&
+		    insns[i].imm >= 0 && (size_t)insns[i].imm < env->prog->map_cnt) {
+			m = &env->prog->maps[insns[i].imm];
+			if (!m->no_btf && map_has_lock_field(env, insns[i].imm)) {
+				verr(env, (int)i, "%s", why);
+				return -1;
+			}
+		}
+		i++;
 	}
 	return 0;
 }

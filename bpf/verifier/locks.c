@@ -221,6 +221,7 @@ int irq_flag_save(struct venv *env, struct vstate *st, int regno, int argno, int
 		return -1;
 	for (int i = 0; i < 8; i++)
 		s->bytes[i] = S_IRQ_FLAG;
+	s->narrow = 0;
 	reg_mark_not_init(&s->spill);
 	s->irq_id = env->id_gen;
 	s->irq_class = (uint8_t)cls;

@@ -65,6 +65,7 @@ static void stack_write_bytes(struct vframe *f, int lo, int hi, uint8_t type)
 
 		drop_irq_flag(s);
 		unspill(s);
+		s->narrow = 0;
 		*b = type;
 	}
 }
@@ -79,10 +80,27 @@ static void stack_write(struct vframe *f, int off, int size, const struct vreg *
 		drop_irq_flag(s);
 		memset(s->bytes, S_SPILL, 8);
 		s->spill = *val;
+		s->narrow = 0;
 		return;
 	}
 	stack_write_bytes(f, off, off + size,
 	                  val && reg_is_const(val, &v) && v == 0 ? S_ZERO : S_MISC);
+	if (val && reg_is_const(val, &v) && v && !(off % 8)) {
+		s->narrow = (uint8_t)size;
+		s->narrow_val = (uint32_t)(v & (((uint64_t)1 << (size * 8)) - 1));
+	}
+}
+
+/* The constant a narrow store left at @off (a slot's start), read back at
+ * its @size: *v, true. */
+static bool narrow_const(struct vslot_state *s, int off, int size, bool sign_ext, uint64_t *v)
+{
+	if (off % 8 || s->narrow != size)
+		return false;
+	*v = s->narrow_val;
+	if (sign_ext && size < 8 && (*v >> (size * 8 - 1)) & 1)
+		*v |= ~(((uint64_t)1 << (size * 8)) - 1);
+	return true;
 }
 
 static int stack_read(struct venv *env, struct vframe *f, int off, int size, struct vreg *dst,
@@ -90,6 +108,7 @@ static int stack_read(struct venv *env, struct vframe *f, int off, int size, str
 {
 	struct vslot_state *s;
 	bool zero = true;
+	uint64_t v;
 
 	stack_byte(f, off, &s);
 	if (s->bytes[0] == S_SPILL) {
@@ -117,6 +136,11 @@ static int stack_read(struct venv *env, struct vframe *f, int off, int size, str
 	}
 	if (zero) {
 		reg_mark_const(dst, 0);
+		return 0;
+	}
+	stack_byte(f, off, &s);
+	if (narrow_const(s, off, size, sign_ext, &v)) {
+		reg_mark_const(dst, v);
 		return 0;
 	}
 	reg_mark_unknown(dst);
@@ -326,7 +350,8 @@ static int ctx_access(struct venv *env, struct vstate *st, int regno, int off, i
 		verr(env, env->insn_idx, "packet access (ctx->%s) is not supported by rqbpf", pkt);
 		return -1;
 	}
-	if (off < 0 || off + size > (int)env->prog->ctx_size || off % size) {
+	if (off < 0 || off + size > (int)env->prog->ctx_size ||
+	    !rqbpf_ctx_access_ok(env->prog->prog_type, off, size, write)) {
 		verr(env, env->insn_idx, "invalid bpf_context access off=%d size=%d", off, size);
 		return -1;
 	}
@@ -475,6 +500,12 @@ bool mem_const_key(struct vstate *st, int regno, int size, uint64_t *key)
 		return true;
 	}
 	stack_byte(f, off, &s);
+	if (!(off % 8) && s->bytes[0] != S_SPILL && s->narrow && size <= s->narrow) {
+		*key = s->narrow_val;
+		if (size < 4)
+			*key &= ((uint64_t)1 << (size * 8)) - 1;
+		return true;
+	}
 	if (off % 8 || s->bytes[0] != S_SPILL || !reg_is_const(&s->spill, key))
 		return false;
 	if (size < 8)

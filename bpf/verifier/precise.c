@@ -423,8 +423,9 @@ static struct prec prec_transfer(const struct venv *env, int i, struct prec out,
 	if (is_call(in)) { /* arguments, and memory they may point to */
 		p.regs = (uint16_t)((out.regs & ~CALLER_SAVED) | ARGS_R1_R5);
 		p.slots = ALL_SLOTS;
-	} else if (is_exit(in)) { /* a subprogram's R0 reaches its caller */
-		p.regs = env->subprog_of[i] ? 1u : 0;
+	} else if (is_exit(in)) { /* a subprogram's R0 reaches its caller; the main
+		                   * program's, a type's return range */
+		p.regs = env->subprog_of[i] || env->ret_checked ? 1u : 0;
 		p.slots = 0;
 	} else if (is_cond_jump(in)) {
 		prec_cond_jump(env, i, &p);

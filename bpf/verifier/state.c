@@ -231,6 +231,9 @@ static bool slot_covers(const struct vslot_state *o, const struct vslot_state *c
 	if (o->bytes[0] == S_IRQ_FLAG || c->bytes[0] == S_IRQ_FLAG)
 		return o->bytes[0] == c->bytes[0] && o->irq_class == c->irq_class &&
 		       check_ids(m, o->irq_id, c->irq_id);
+	/* A known narrow constant covers only the same constant. */
+	if ((o->narrow || exact) && (o->narrow != c->narrow || o->narrow_val != c->narrow_val))
+		return false;
 	if (!exact && cur_spill && c->spill.type == T_SCALAR) {
 		/* A spilled scalar is some bytes: covered by misc or invalid. */
 		for (int i = 0; i < 8; i++)

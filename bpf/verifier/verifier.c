@@ -289,6 +289,26 @@ static int atomic_op(struct venv *env, struct vstate *st, int idx)
 	return 0;
 }
 
+/* BPF_LD_[ABS|IND]: the kernel's checks in its order (only socket filters
+ * and tc programs may use them; not holding a lock or an irq flag); where
+ * the kernel would accept one, rqbpf refuses it: it has no packet. */
+static int ld_abs(struct venv *env, struct vstate *st, int idx)
+{
+	uint32_t t = env->prog->prog_type;
+
+	if (t != BPF_PROG_TYPE_SOCKET_FILTER && t != BPF_PROG_TYPE_SCHED_CLS &&
+	    t != BPF_PROG_TYPE_SCHED_ACT)
+		verr(env, idx, "BPF_LD_[ABS|IND] instructions not allowed for this program type");
+	else if (locks_held(st))
+		verr(env, idx, "BPF_LD_[ABS|IND] cannot be used inside bpf_spin_lock-ed region");
+	else if (irqs_held(st))
+		verr(env, idx,
+		     "BPF_LD_[ABS|IND] cannot be used inside bpf_local_irq_save-ed region");
+	else
+		verr(env, idx, "BPF_LD_[ABS|IND] is not supported by rqbpf");
+	return -1;
+}
+
 /*
  * One instruction. *next is where the path continues (-1: it ended);
  * *fork, when set, is a second path that starts at *fork_idx.
@@ -314,11 +334,8 @@ static int step(struct venv *env, struct vstate *st, int idx, int *next, struct 
 		return BPF_MODE(in->code) == BPF_ATOMIC ? atomic_op(env, st, idx)
 		                                        : store(env, st, idx);
 	case BPF_LD:
-		if (!is_ldimm64(in)) {
-			verr(env, idx,
-			     "BPF_LD_[ABS|IND] instructions not allowed for this program type");
-			return -1;
-		}
+		if (!is_ldimm64(in))
+			return ld_abs(env, st, idx);
 		*next = idx + 2;
 		return ld_imm64(env, st, idx);
 	default:
@@ -392,16 +409,17 @@ static int walk_path(struct venv *env, struct walk *w, struct vstate *st, int id
 	return 0;
 }
 
-static int walk_all(struct venv *env, struct walk *w)
+/* Every path from @st at @start (the main program's first instruction, or
+ * a global function's). */
+static int walk_all(struct venv *env, struct walk *w, struct vstate *st, int start)
 {
-	struct vstate *st = initial_state();
 	int rc;
 
 	if (!st) {
-		verr(env, 0, "out of memory");
+		verr(env, start, "out of memory");
 		return -1;
 	}
-	rc = walk_path(env, w, st, 0, NULL);
+	rc = walk_path(env, w, st, start, NULL);
 	state_free(st);
 	while (!rc && w->depth) {
 		struct pending p = w->stack[--w->depth];
@@ -458,14 +476,20 @@ static int verify(struct venv *env)
 	w.at = calloc(n, sizeof(struct explored *));
 	w.nstates = calloc(n, sizeof(*w.nstates));
 	env->idmap = idmap_new();
+	env->global_called = calloc(env->prog->func_cnt + 1, 1);
 	if (!env->prune_point || !env->live_in || !env->prec_in || !env->sprec_in ||
 	    !env->decided || !env->linked || !env->subprog_of || !env->stack_depth || !w.at ||
-	    !w.nstates || !env->idmap)
+	    !w.nstates || !env->idmap || !env->global_called)
 		rc = -2;
 	else
-		rc = cfg_check(env);
+		rc = check_map_prog_types(env) ? -1 : cfg_check(env);
 	if (!rc)
-		rc = walk_all(env, &w);
+		rc = walk_all(env, &w, initial_state(), 0);
+	/* Then the global functions the walks reached, each on its own. */
+	for (const struct rqbpf_func_desc *f; !rc && (f = next_global_to_verify(env));) {
+		vlogf(env, "Validating %s() func#%d...\n", f->name, (int)(f - env->prog->funcs));
+		rc = walk_all(env, &w, global_entry_state(env, f), (int)f->start);
+	}
 	if (!rc)
 		rc = check_call_chains(env);
 	if (!rc)
@@ -483,6 +507,7 @@ static int verify(struct venv *env)
 	free(env->subprog_of);
 	free(env->stack_depth);
 	free(env->idmap);
+	free(env->global_called);
 	return rc;
 }
 
@@ -497,6 +522,8 @@ int rqbpf_verify(const struct rqbpf_linked_prog *prog, struct rqbpf_verdict *out
 	env.prog = prog;
 	env.log = vlog;
 	env.out = out;
+	env.ret_checked = rqbpf_prog_type_ret_range(prog->prog_type, prog->attach_type,
+	                                            &env.ret_min, &env.ret_max);
 	rc = verify(&env);
 	out->insns_processed = env.processed;
 	if (rc == -2 && !env.failed)

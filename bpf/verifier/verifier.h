@@ -23,6 +23,8 @@ struct rqbpf_verdict {
 	uint32_t insn;            /**< rejected: index of the offending instruction */
 	uint64_t insns_processed; /**< instructions the abstract interpreter processed */
 	char msg[256];            /**< rejected: the kernel's message text */
+	char line[256];           /**< rejected: "; <source line> @ FILE:LINE" of insn, as the
+	                           *   kernel's log shows it (.BTF.ext line info), or "" */
 };
 
 /**

@@ -5,9 +5,39 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "vstate.h"
+
+/* The source line instruction @insn belongs to (the last line info at or
+ * before it), or NULL. */
+static const struct rqbpf_line *line_of(const struct venv *env, int insn)
+{
+	const struct rqbpf_line *v = env->prog->lines;
+	size_t lo = 0, hi = env->prog->line_cnt;
+
+	while (lo < hi) { /* the first line past insn */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].insn <= (uint32_t)insn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &v[lo - 1] : NULL;
+}
+
+/* "; <source line> @ file.c:LINE", as the kernel's verbose_linfo(): the
+ * text without its leading blanks, the file without its directories. */
+static void format_line(const struct rqbpf_line *l, char *out, size_t size)
+{
+	const char *src = l->src, *file = strrchr(l->file, '/');
+
+	while (*src == ' ' || *src == '\t')
+		src++;
+	snprintf(out, size, "; %s @ %s:%u", src, file ? file + 1 : l->file, l->line);
+}
 
 void verr(struct venv *env, int insn, const char *fmt, ...)
 {
@@ -21,6 +51,9 @@ void verr(struct venv *env, int insn, const char *fmt, ...)
 	vsnprintf(env->out->msg, sizeof(env->out->msg), fmt, ap);
 	va_end(ap);
 	env->out->insn = insn < 0 ? 0 : (uint32_t)insn;
+	if (line_of(env, (int)env->out->insn))
+		format_line(line_of(env, (int)env->out->insn), env->out->line,
+		            sizeof(env->out->line));
 	if (env->log)
 		fprintf(env->log, "%s\n", env->out->msg);
 }
@@ -225,6 +258,17 @@ void vlog_insn(struct venv *env, int idx, const struct vstate *st)
 	if (!f)
 		return;
 	fr = st->frame[st->curframe];
+	if (line_of(env, idx) && line_of(env, idx) != env->prev_line) {
+		const struct rqbpf_line *prev = env->prev_line;
+		char line[512];
+
+		/* A new record of the same line (another column) is not shown again. */
+		env->prev_line = line_of(env, idx);
+		format_line(env->prev_line, line, sizeof(line));
+		if (!prev || prev->line != env->prev_line->line ||
+		    strcmp(prev->file, env->prev_line->file) != 0)
+			fprintf(f, "%s\n", line);
+	}
 	fprintf(f, "%d: (%02x) ", idx, env->prog->insns[idx].code);
 	disasm(f, &env->prog->insns[idx]);
 	fprintf(f, "\t;");

@@ -108,6 +108,11 @@ struct vslot_state {
 	struct vreg spill;
 	uint32_t irq_id;
 	uint8_t irq_class;
+	/* A 1, 2 or 4-byte store of a nonzero constant at the slot's start (the
+	 * kernel's narrow spill; its bytes are S_MISC): its size and value, read
+	 * back by a load of that size and by a constant map key. 0: none. */
+	uint8_t narrow;
+	uint32_t narrow_val;
 };
 
 struct vframe {
@@ -173,6 +178,10 @@ struct venv {
 	uint64_t jmps;                      /* prune points visited */
 	uint64_t prev_jmps, prev_processed; /* ... when a state was last remembered */
 	struct idmap *idmap;                /* scratch for state comparison */
+	const struct rqbpf_line *prev_line; /* the source line the log showed last */
+	uint8_t *global_called;             /* per function: 1 a walk called it, 2 verified */
+	bool ret_checked;                   /* the type has a return range (ret_min, ret_max) */
+	int32_t ret_min, ret_max;
 };
 
 /* vlog.c: messages and the kernel-style log */
@@ -258,8 +267,16 @@ int map_func_compatible(struct venv *env, const struct rqbpf_map_desc *m,
 /* calls.c: helpers, kfuncs, subprogram calls and exits */
 int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next);
 int check_call_chains(struct venv *env);
+int check_map_prog_types(struct venv *env);
 int exit_check(struct venv *env, struct vstate *st, int idx, int *next_idx);
 bool call_may_return_ptr(const struct bpf_insn *in);
+
+/* globals.c: global functions, verified on their own */
+const struct rqbpf_func_desc *func_at_insn(const struct venv *env, int start);
+bool is_global_func(const struct venv *env, int start);
+int global_call(struct venv *env, struct vstate *st, int idx, int target);
+struct vstate *global_entry_state(const struct venv *env, const struct rqbpf_func_desc *f);
+const struct rqbpf_func_desc *next_global_to_verify(struct venv *env);
 
 /* jumps.c: conditional jumps */
 int cond_jump(struct venv *env, struct vstate *st, int idx, int *next, struct vstate **other,

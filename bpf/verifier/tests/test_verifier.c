@@ -480,6 +480,13 @@ int main(int argc, char **argv)
 	    {"ldx_memsx_dw", P(INSN(BPF_LDX | BPF_MEMSX | BPF_DW, R0, R1, 0, 0), EXIT()),
 	     "unknown opcode 99", 0},
 	    {"frame_pointer_write", P(MOV64_IMM(R10, 0), RET0()), "frame pointer is read only", 0},
+	    /* Legacy packet loads: the kernel's checks, then rqbpf has no packet. */
+	    {"ld_abs", P(INSN(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0), RET0()),
+	     "BPF_LD_[ABS|IND] is not supported by rqbpf", 0},
+	    {"ld_abs_irq_saved",
+	     P(MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8), KCALL(RQBPF_KF_LOCAL_IRQ_SAVE),
+	       INSN(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0), RET0()),
+	     "BPF_LD_[ABS|IND] cannot be used inside bpf_local_irq_save-ed region", 3},
 	    /* Which registers may hold a pointer (precise.c): each case makes
 	     * one by a route the forward pass must follow, then adds an
 	     * unbounded scalar to it on a path that would be pruned if the

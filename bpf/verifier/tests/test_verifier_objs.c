@@ -22,7 +22,7 @@
 #include "kernel_ref.h"
 #include "rqbpf.h"
 
-#define MAX_EXPECT 256
+#define MAX_EXPECT 1024
 
 struct expect {
 	char obj[64], prog[128];
@@ -48,8 +48,13 @@ static int load_expectations(const char *path)
 		int used = 0;
 
 		line[strcspn(line, "\n")] = 0;
-		if (line[0] == '#' || !line[0] || nexpects == MAX_EXPECT)
+		if (line[0] == '#' || !line[0])
 			continue;
+		if (nexpects == MAX_EXPECT) {
+			fprintf(stderr, "%s: more than %d expectations (MAX_EXPECT)\n", path, MAX_EXPECT);
+			fclose(f);
+			return -1;
+		}
 		if (sscanf(line, "%63s %127s %15s %n", e->obj, e->prog, verdict, &used) < 3)
 			continue;
 		snprintf(e->msg, sizeof(e->msg), "%s", line + used);
@@ -93,6 +98,8 @@ static void object_base(const char *path, char *out, size_t size)
 struct ours {
 	bool accepted, skipped;
 	char msg[256];
+	char line[256]; /* rejected: "; <source line> @ file:N", or "" */
+	int insn;       /* rejected: the instruction, or -1 */
 	unsigned long long processed;
 };
 
@@ -107,12 +114,40 @@ static void verify_ours(const struct rqbpf_prog *p, struct ours *o)
 	o->processed = (unsigned long long)processed;
 	snprintf(o->msg, sizeof(o->msg), "%s", rc ? err.msg : "");
 	insn = strstr(o->msg, " (insn ");
-	if (insn)
+	o->insn = -1;
+	if (insn) {
+		const char *line = strstr(insn, "\n  ");
+
+		o->insn = atoi(insn + 7);
+		snprintf(o->line, sizeof(o->line), "%s", line ? line + 3 : "");
 		*insn = 0;
+	}
+}
+
+/* The instruction the kernel's log (level 1) shows last before line @msg:
+ * the one it rejected; -1 if none. */
+static int kernel_insn(const char *log, const char *msg)
+{
+	const char *end = strstr(log, msg), *p = log;
+	int insn = -1;
+
+	while (end && p < end) {
+		int n;
+		char paren;
+
+		if (sscanf(p, "%d: %c", &n, &paren) == 2 && paren == '(')
+			insn = n;
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+		p++;
+	}
+	return insn;
 }
 
 struct tally {
 	int programs, failures, compared, verdicts_agree, messages_agree, expected_differ;
+	int rejected_both, insns_agree, no_kernel_insn, lines_agree;
 };
 
 /* Sanitizer builds run the tests with RQ_TEST_SCALE < 1: the programs that
@@ -158,6 +193,23 @@ static void compare_kernel(const char *base, const struct kref_result *k, const 
 	t->compared++;
 	t->verdicts_agree += verdict;
 	t->messages_agree += message;
+	if (message && !o->accepted) {
+		int ki = kernel_insn(k->log, o->msg);
+		/* Before the walk (checks of the whole program) the kernel names no
+		 * instruction and shows no line; an object loaded without BTF has none. */
+		bool line = ki < 0 || (o->line[0] ? strstr(k->log, o->line) != NULL
+		                                  : !strstr(k->log, "\n; "));
+
+		t->rejected_both++;
+		t->insns_agree += ki == o->insn;
+		t->no_kernel_insn += ki < 0;
+		t->lines_agree += line;
+		if (ki >= 0 && (ki != o->insn || !line))
+			printf(
+			    "note %-26s %s: kernel insn %d, ours %d; our line '%s' %s the kernel's "
+			    "log\n",
+			    k->name, base, ki, o->insn, o->line, line ? "in" : "not in");
+	}
 	if (differs && !message) {
 		t->expected_differ++;
 	} else if (!message) {
@@ -240,8 +292,10 @@ int main(int argc, char **argv)
 	if (kernel)
 		printf(
 		    "compared %d programs with the kernel: verdicts agreed %d, messages agreed %d, "
-		    "known differences %d, failures %d\n",
-		    t.compared, t.verdicts_agree, t.messages_agree, t.expected_differ, t.failures);
+		    "known differences %d, failures %d; rejected by both %d: same instruction %d, "
+		    "the kernel naming none %d, the same source line %d\n",
+		    t.compared, t.verdicts_agree, t.messages_agree, t.expected_differ, t.failures,
+		    t.rejected_both, t.insns_agree, t.no_kernel_insn, t.lines_agree);
 	else
 		printf("%d programs, %d failures\n", t.programs, t.failures);
 	return t.failures || (kernel ? !t.compared : !t.programs) ? 1 : 0;
