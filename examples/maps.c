@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/time.h>
@@ -28,7 +29,8 @@ struct counter {
 };
 
 static struct rqmap_hash *map;
-static volatile sig_atomic_t handler_hits, handler_failures;
+/* SIGALRM is process-directed: the handler runs on any thread. */
+static atomic_int handler_hits, handler_failures;
 
 /* Adds one to `key`'s counter; 0, or why not (-ENOENT, -EDEADLK ...). */
 static int bump(uint32_t key)
@@ -51,11 +53,14 @@ static int bump(uint32_t key)
 
 static void on_alarm(int sig)
 {
+	int saved = errno; /* a handler must not change the errno it interrupts */
+
 	(void)sig;
 	if (bump(0) == 0)
-		handler_hits = handler_hits + 1;
+		atomic_fetch_add_explicit(&handler_hits, 1, memory_order_relaxed);
 	else /* -EDEADLK: it interrupted its own thread holding key 0's lock */
-		handler_failures = handler_failures + 1;
+		atomic_fetch_add_explicit(&handler_failures, 1, memory_order_relaxed);
+	errno = saved;
 }
 
 static void *worker(void *arg)
