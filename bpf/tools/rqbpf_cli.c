@@ -496,10 +496,13 @@ static int print_record(void *ctx, void *data, size_t size)
 	if (rr->out)
 		return fwrite(le, 4, 1, rr->out) == 1 && fwrite(b, 1, size, rr->out) == size ? 0
 		                                                                             : -EIO;
+	/* One line, whole: the runs' own output may come from another thread. */
+	flockfile(stdout);
 	printf("ringbuf %s size=%zu data=", rr->map, size);
 	for (size_t i = 0; i < size; i++)
 		printf("%02x", b[i]);
 	printf("\n");
+	funlockfile(stdout);
 	return 0;
 }
 
