@@ -51,7 +51,8 @@ static int load_expectations(const char *path)
 		if (line[0] == '#' || !line[0])
 			continue;
 		if (nexpects == MAX_EXPECT) {
-			fprintf(stderr, "%s: more than %d expectations (MAX_EXPECT)\n", path, MAX_EXPECT);
+			fprintf(stderr, "%s: more than %d expectations (MAX_EXPECT)\n", path,
+			        MAX_EXPECT);
 			fclose(f);
 			return -1;
 		}
