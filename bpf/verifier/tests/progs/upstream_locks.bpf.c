@@ -3,14 +3,16 @@
  * upstream_locks: Linux's own lock selftests, adapted to build without
  * vmlinux.h and bpf_misc.h, so that rqbpf's verdicts on programs other
  * people wrote are compared with the kernel's (expect.txt; the kernel
- * comparison, verifier_kernel). Adapted, with the program names kept, from
+ * comparison, verifier_kernel). Adapted from
  * repository torvalds/linux, tools/testing/selftests/bpf/progs/:
  *  - res_spin_lock_fail.c, commit 844e31bbaef7c8a6ff2c0fbac45c0c85b5484482
- *    (not adapted: res_spin_lock_arg, which needs bpf_core_cast;
+ *    (its cases written anew, as programs rs_*, each naming its upstream
+ *    case; not adapted: res_spin_lock_arg, which needs bpf_core_cast;
  *    res_spin_lock_var_off, bpf_throw; res_spin_lock_no_lock_kptr,
  *    bpf_obj_new);
  *  - res_spin_lock.c, commit 844e31bbaef7c8a6ff2c0fbac45c0c85b5484482
- *    (held_lock_max without its static assertion on a kernel struct);
+ *    (written anew as rs_run_*; held_lock_max without its static assertion
+ *    on a kernel struct);
  *  - test_spin_lock_fail.c, commit 5fc5768c7ca92895ccd1de94dc521e5a55ae7896
  *    (the lock identity checks between globals and map values, and the
  *    global subprogram calls under a lock; not those with bpf_obj_new,
@@ -29,293 +31,269 @@
 #define EDEADLK   35
 #define ETIMEDOUT 110
 
-/* ---- res_spin_lock_fail.c ---- */
+/*
+ * ---- res_spin_lock_fail.c and res_spin_lock.c ----
+ * The same cases as upstream's, written anew for this project (programs
+ * named rs_*; upstream's name in each comment).
+ */
 
-struct arr_elem {
+struct slot {
 	struct bpf_res_spin_lock lock;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(value, struct slot);
 	__type(key, int);
-	__type(value, struct arr_elem);
-} arrmap SEC(".maps");
+} slots SEC(".maps");
 
-long value;
+long plain; /* a global with no lock in its map (.bss) */
+int rs_err;
 
-struct bpf_res_spin_lock res_lock HIDDEN SEC(".data.B");
+struct bpf_res_spin_lock glock HIDDEN SEC(".data.B");
+struct bpf_res_spin_lock first_lock HIDDEN SEC(".data.OO1");
+struct bpf_res_spin_lock second_lock HIDDEN SEC(".data.OO2");
+struct bpf_res_spin_lock lock_a HIDDEN SEC(".data.A");
+struct bpf_res_spin_lock lock_b HIDDEN SEC(".data.RB");
 
-SEC("?tc")
-int res_spin_lock_AA(struct __sk_buff *ctx)
+/* The slot of @k, or NULL. */
+static __always_inline struct slot *slot_at(int k)
 {
-	struct arr_elem *elem;
-
-	elem = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem)
-		return 0;
-	bpf_res_spin_lock(&elem->lock);
-	bpf_res_spin_lock(&elem->lock);
-	return 0;
+	return bpf_map_lookup_elem(&slots, &k);
 }
 
+/* res_spin_lock_AA: the same lock twice, the first result unchecked. */
 SEC("?tc")
-int res_spin_lock_cond_AA(struct __sk_buff *ctx)
+int rs_aa_twice(struct __sk_buff *ctx)
 {
-	struct arr_elem *elem;
+	struct slot *s = slot_at(0);
 
-	elem = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem)
-		return 0;
-	if (bpf_res_spin_lock(&elem->lock))
-		return 0;
-	bpf_res_spin_lock(&elem->lock);
-	return 0;
-}
-
-SEC("?tc")
-int res_spin_lock_mismatch_1(struct __sk_buff *ctx)
-{
-	struct arr_elem *elem;
-
-	elem = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem)
-		return 0;
-	if (bpf_res_spin_lock(&elem->lock))
-		return 0;
-	bpf_res_spin_unlock(&res_lock);
-	return 0;
-}
-
-SEC("?tc")
-int res_spin_lock_mismatch_2(struct __sk_buff *ctx)
-{
-	struct arr_elem *elem;
-
-	elem = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem)
-		return 0;
-	if (bpf_res_spin_lock(&res_lock))
-		return 0;
-	bpf_res_spin_unlock(&elem->lock);
-	return 0;
-}
-
-SEC("?tc")
-int res_spin_lock_irq_mismatch_1(struct __sk_buff *ctx)
-{
-	struct arr_elem *elem;
-	unsigned long f1;
-
-	elem = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem)
-		return 0;
-	bpf_local_irq_save(&f1);
-	if (bpf_res_spin_lock(&res_lock))
-		return 0;
-	bpf_res_spin_unlock_irqrestore(&res_lock, &f1);
-	return 0;
-}
-
-SEC("?tc")
-int res_spin_lock_irq_mismatch_2(struct __sk_buff *ctx)
-{
-	struct arr_elem *elem;
-	unsigned long f1;
-
-	elem = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem)
-		return 0;
-	if (bpf_res_spin_lock_irqsave(&res_lock, &f1))
-		return 0;
-	bpf_res_spin_unlock(&res_lock);
-	return 0;
-}
-
-SEC("?tc")
-int res_spin_lock_ooo(struct __sk_buff *ctx)
-{
-	struct arr_elem *elem;
-
-	elem = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem)
-		return 0;
-	if (bpf_res_spin_lock(&res_lock))
-		return 0;
-	if (bpf_res_spin_lock(&elem->lock)) {
-		bpf_res_spin_unlock(&res_lock);
-		return 0;
+	if (s) {
+		bpf_res_spin_lock(&s->lock);
+		bpf_res_spin_lock(&s->lock);
 	}
-	bpf_res_spin_unlock(&elem->lock);
-	bpf_res_spin_unlock(&res_lock);
 	return 0;
 }
 
+/* res_spin_lock_cond_AA: the same lock again on the path where it was taken. */
 SEC("?tc")
-int res_spin_lock_ooo_irq(struct __sk_buff *ctx)
+int rs_aa_after_success(struct __sk_buff *ctx)
 {
-	struct arr_elem *elem;
-	unsigned long f1, f2;
+	struct slot *s = slot_at(0);
 
-	elem = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem)
+	if (!s || bpf_res_spin_lock(&s->lock))
 		return 0;
-	if (bpf_res_spin_lock_irqsave(&res_lock, &f1))
-		return 0;
-	if (bpf_res_spin_lock_irqsave(&elem->lock, &f2)) {
-		bpf_res_spin_unlock_irqrestore(&res_lock, &f1);
-		return 0;
-	}
-	bpf_res_spin_unlock_irqrestore(&elem->lock, &f2);
-	bpf_res_spin_unlock_irqrestore(&res_lock, &f1);
+	bpf_res_spin_lock(&s->lock);
 	return 0;
 }
 
-struct bpf_res_spin_lock lock1 HIDDEN SEC(".data.OO1");
-struct bpf_res_spin_lock lock2 HIDDEN SEC(".data.OO2");
-
+/* res_spin_lock_mismatch_1: a value's lock taken, the global's released. */
 SEC("?tc")
-int res_spin_lock_ooo_unlock(struct __sk_buff *ctx)
+int rs_unlock_global_not_held(struct __sk_buff *ctx)
 {
-	if (bpf_res_spin_lock(&lock1))
+	struct slot *s = slot_at(0);
+
+	if (!s || bpf_res_spin_lock(&s->lock))
 		return 0;
-	if (bpf_res_spin_lock(&lock2)) {
-		bpf_res_spin_unlock(&lock1);
-		return 0;
-	}
-	bpf_res_spin_unlock(&lock1);
-	bpf_res_spin_unlock(&lock2);
+	bpf_res_spin_unlock(&glock);
 	return 0;
 }
 
+/* res_spin_lock_mismatch_2: the global's lock taken, a value's released. */
 SEC("?tc")
-int res_spin_lock_bad_off(struct __sk_buff *ctx)
+int rs_unlock_value_not_held(struct __sk_buff *ctx)
 {
-	struct arr_elem *elem;
+	struct slot *s = slot_at(0);
 
-	elem = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem)
+	if (!s || bpf_res_spin_lock(&glock))
 		return 0;
-	bpf_res_spin_lock((void *)&elem->lock + 1);
+	bpf_res_spin_unlock(&s->lock);
 	return 0;
 }
 
+/* res_spin_lock_irq_mismatch_1: an irq region, then a plain lock released
+ * with irqrestore. */
 SEC("?tc")
-int res_spin_lock_no_lock_map(struct __sk_buff *ctx)
+int rs_irqrestore_of_plain_lock(struct __sk_buff *ctx)
 {
-	bpf_res_spin_lock((void *)&value + 1);
+	struct slot *s = slot_at(0);
+	unsigned long saved;
+
+	if (!s)
+		return 0;
+	bpf_local_irq_save(&saved);
+	if (bpf_res_spin_lock(&glock))
+		return 0;
+	bpf_res_spin_unlock_irqrestore(&glock, &saved);
 	return 0;
 }
 
-/* ---- res_spin_lock.c ---- */
-
-struct bpf_res_spin_lock lockA HIDDEN SEC(".data.A");
-struct bpf_res_spin_lock lockB HIDDEN SEC(".data.RB");
-
+/* res_spin_lock_irq_mismatch_2: taken with irqsave, released plainly. */
 SEC("?tc")
-int res_spin_lock_test(struct __sk_buff *ctx)
+int rs_plain_unlock_of_irqsave(struct __sk_buff *ctx)
 {
-	struct arr_elem *elem1, *elem2;
-	int r;
+	struct slot *s = slot_at(0);
+	unsigned long saved;
 
-	elem1 = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem1)
+	if (!s || bpf_res_spin_lock_irqsave(&glock, &saved))
+		return 0;
+	bpf_res_spin_unlock(&glock);
+	return 0;
+}
+
+/* res_spin_lock_ooo: two locks nested and released in order. */
+SEC("?tc")
+int rs_nested_in_order(struct __sk_buff *ctx)
+{
+	struct slot *s = slot_at(0);
+
+	if (!s || bpf_res_spin_lock(&glock))
+		return 0;
+	if (!bpf_res_spin_lock(&s->lock))
+		bpf_res_spin_unlock(&s->lock);
+	bpf_res_spin_unlock(&glock);
+	return 0;
+}
+
+/* res_spin_lock_ooo_irq: the same with irqsave. */
+SEC("?tc")
+int rs_nested_irqsave_in_order(struct __sk_buff *ctx)
+{
+	struct slot *s = slot_at(0);
+	unsigned long outer, inner;
+
+	if (!s || bpf_res_spin_lock_irqsave(&glock, &outer))
+		return 0;
+	if (!bpf_res_spin_lock_irqsave(&s->lock, &inner))
+		bpf_res_spin_unlock_irqrestore(&s->lock, &inner);
+	bpf_res_spin_unlock_irqrestore(&glock, &outer);
+	return 0;
+}
+
+/* res_spin_lock_ooo_unlock: the outer lock released first. */
+SEC("?tc")
+int rs_unlock_out_of_order(struct __sk_buff *ctx)
+{
+	if (bpf_res_spin_lock(&first_lock))
+		return 0;
+	if (bpf_res_spin_lock(&second_lock))
+		goto out;
+	bpf_res_spin_unlock(&first_lock);
+	bpf_res_spin_unlock(&second_lock);
+	return 0;
+out:
+	bpf_res_spin_unlock(&first_lock);
+	return 0;
+}
+
+/* res_spin_lock_bad_off: one byte into the lock. */
+SEC("?tc")
+int rs_lock_at_odd_offset(struct __sk_buff *ctx)
+{
+	struct slot *s = slot_at(0);
+
+	if (s)
+		bpf_res_spin_lock((void *)s + 1);
+	return 0;
+}
+
+/* res_spin_lock_no_lock_map: a global whose map has no lock. */
+SEC("?tc")
+int rs_lock_in_plain_global(struct __sk_buff *ctx)
+{
+	bpf_res_spin_lock((void *)&plain + 1);
+	return 0;
+}
+
+/* res_spin_lock_test: one value's lock taken through two lookups: the
+ * second take must fail with -EDEADLK (returns 0 then). */
+SEC("?tc")
+int rs_run_aa(struct __sk_buff *ctx)
+{
+	struct slot *x = slot_at(0), *y = slot_at(0);
+	int again, first;
+
+	if (!x || !y)
 		return -1;
-	elem2 = bpf_map_lookup_elem(&arrmap, &(int){0});
-	if (!elem2)
-		return -1;
-
-	r = bpf_res_spin_lock(&elem1->lock);
-	if (r)
-		return r;
-	r = bpf_res_spin_lock(&elem2->lock);
-	if (!r) {
-		bpf_res_spin_unlock(&elem2->lock);
-		bpf_res_spin_unlock(&elem1->lock);
+	first = bpf_res_spin_lock(&x->lock);
+	if (first)
+		return first;
+	again = bpf_res_spin_lock(&y->lock);
+	if (again == 0) {
+		bpf_res_spin_unlock(&y->lock);
+		bpf_res_spin_unlock(&x->lock);
 		return -1;
 	}
-	bpf_res_spin_unlock(&elem1->lock);
-	return r != -EDEADLK;
+	bpf_res_spin_unlock(&x->lock);
+	return again != -EDEADLK;
 }
 
+/* res_spin_lock_test_AB and _BA: A then B, and B then A. */
 SEC("?tc")
-int res_spin_lock_test_AB(struct __sk_buff *ctx)
+int rs_run_ab(struct __sk_buff *ctx)
 {
-	int r;
-
-	r = bpf_res_spin_lock(&lockA);
-	if (r)
-		return !r;
-	if (!bpf_res_spin_lock(&lockB))
-		bpf_res_spin_unlock(&lockB);
-	bpf_res_spin_unlock(&lockA);
+	if (bpf_res_spin_lock(&lock_a))
+		return 0;
+	if (bpf_res_spin_lock(&lock_b) == 0)
+		bpf_res_spin_unlock(&lock_b);
+	bpf_res_spin_unlock(&lock_a);
 	return 0;
 }
 
-int err;
-
 SEC("?tc")
-int res_spin_lock_test_BA(struct __sk_buff *ctx)
+int rs_run_ba(struct __sk_buff *ctx)
 {
-	int r;
-
-	r = bpf_res_spin_lock(&lockB);
-	if (r)
-		return !r;
-	if (!bpf_res_spin_lock(&lockA))
-		bpf_res_spin_unlock(&lockA);
+	if (bpf_res_spin_lock(&lock_b))
+		return 0;
+	if (bpf_res_spin_lock(&lock_a) == 0)
+		bpf_res_spin_unlock(&lock_a);
 	else
-		err = -EDEADLK;
-	bpf_res_spin_unlock(&lockB);
-	return err ?: 0;
+		rs_err = -EDEADLK;
+	bpf_res_spin_unlock(&lock_b);
+	return rs_err;
 }
 
+/*
+ * res_spin_lock_test_held_lock_max: 34 distinct locks held (more than the
+ * kernel's table of 31), then the 35th, slot 32 again: an AA past the
+ * table. Returns 0 for -ETIMEDOUT after at least a quarter second, 1 if the
+ * lock was granted or the wait was short, 2 for another error.
+ */
+#define HELD_MAX_LOCKS 34
+
 SEC("?tc")
-int res_spin_lock_test_held_lock_max(struct __sk_buff *ctx)
+int rs_run_held_max(struct __sk_buff *ctx)
 {
-	struct bpf_res_spin_lock *locks[48] = {};
-	struct arr_elem *e;
-	__u64 time_beg, time;
-	int ret = 0, i;
+	struct bpf_res_spin_lock *held[HELD_MAX_LOCKS + 1] = {};
+	__u64 start, elapsed;
+	int ret = 0, n;
 
-	for (i = 0; i < 34; i++) {
-		int key = i;
+	for (n = 0; n <= HELD_MAX_LOCKS; n++) {
+		struct slot *s = slot_at(n < HELD_MAX_LOCKS ? n : n - 2);
 
-		e = bpf_map_lookup_elem(&arrmap, &key);
-		if (!e)
+		if (!s)
 			return 1;
-		locks[i] = &e->lock;
+		held[n] = &s->lock;
 	}
-
-	for (; i < 48; i++) {
-		int key = i - 2;
-
-		e = bpf_map_lookup_elem(&arrmap, &key);
-		if (!e)
-			return 1;
-		locks[i] = &e->lock;
-	}
-
-	time_beg = bpf_ktime_get_ns();
-	for (i = 0; i < 34; i++) {
-		if (bpf_res_spin_lock(locks[i]))
-			goto end;
-	}
-
-	ret = bpf_res_spin_lock(locks[34]);
-	if (!ret) {
-		bpf_res_spin_unlock(locks[34]);
+	start = bpf_ktime_get_ns();
+	for (n = 0; n < HELD_MAX_LOCKS; n++)
+		if (bpf_res_spin_lock(held[n]))
+			goto release;
+	ret = bpf_res_spin_lock(held[HELD_MAX_LOCKS]);
+	if (ret == 0) {
+		bpf_res_spin_unlock(held[HELD_MAX_LOCKS]);
 		ret = 1;
-		goto end;
+	} else {
+		ret = ret == -ETIMEDOUT ? 0 : 2;
 	}
-
-	ret = ret != -ETIMEDOUT ? 2 : 0;
-
-end:
-	for (i = i - 1; i >= 0; i--)
-		bpf_res_spin_unlock(locks[i]);
-	time = bpf_ktime_get_ns() - time_beg;
-	return ret ?: (time > 1000000000 / 4 ? 0 : 1);
+release:
+	while (n-- > 0)
+		bpf_res_spin_unlock(held[n]);
+	elapsed = bpf_ktime_get_ns() - start;
+	if (ret)
+		return ret;
+	return elapsed > 1000000000 / 4 ? 0 : 1;
 }
 
 /* ---- test_spin_lock_fail.c ---- */
@@ -556,7 +534,7 @@ err:
 unsigned long global_flags;
 
 SEC("?tc")
-int irq_save_bad_arg(struct __sk_buff *ctx)
+int irq_save_not_on_stack(struct __sk_buff *ctx)
 {
 	bpf_local_irq_save(&global_flags);
 	return 0;
@@ -572,26 +550,26 @@ int irq_restore_bad_arg(struct __sk_buff *ctx)
 SEC("?tc")
 int irq_restore_missing_2(struct __sk_buff *ctx)
 {
-	unsigned long flags1;
-	unsigned long flags2;
+	unsigned long fl_a;
+	unsigned long fl_b;
 
-	bpf_local_irq_save(&flags1);
-	bpf_local_irq_save(&flags2);
+	bpf_local_irq_save(&fl_a);
+	bpf_local_irq_save(&fl_b);
 	return 0;
 }
 
 SEC("?tc")
 int irq_restore_missing_3_minus_2(struct __sk_buff *ctx)
 {
-	unsigned long flags1;
-	unsigned long flags2;
-	unsigned long flags3;
+	unsigned long fl_a;
+	unsigned long fl_b;
+	unsigned long fl_c;
 
-	bpf_local_irq_save(&flags1);
-	bpf_local_irq_save(&flags2);
-	bpf_local_irq_save(&flags3);
-	bpf_local_irq_restore(&flags3);
-	bpf_local_irq_restore(&flags2);
+	bpf_local_irq_save(&fl_a);
+	bpf_local_irq_save(&fl_b);
+	bpf_local_irq_save(&fl_c);
+	bpf_local_irq_restore(&fl_c);
+	bpf_local_irq_restore(&fl_b);
 	return 0;
 }
 
@@ -617,15 +595,15 @@ int irq_restore_missing_1_subprog(struct __sk_buff *ctx)
 SEC("?tc")
 int irq_restore_missing_3_minus_2_subprog(struct __sk_buff *ctx)
 {
-	unsigned long flags1;
-	unsigned long flags2;
-	unsigned long flags3;
+	unsigned long fl_a;
+	unsigned long fl_b;
+	unsigned long fl_c;
 
-	local_irq_save(&flags1);
-	local_irq_save(&flags2);
-	local_irq_save(&flags3);
-	local_irq_restore(&flags3);
-	local_irq_restore(&flags2);
+	local_irq_save(&fl_a);
+	local_irq_save(&fl_b);
+	local_irq_save(&fl_c);
+	local_irq_restore(&fl_c);
+	local_irq_restore(&fl_b);
 	return 0;
 }
 
@@ -642,16 +620,16 @@ int irq_balance(struct __sk_buff *ctx)
 SEC("?tc")
 int irq_balance_n(struct __sk_buff *ctx)
 {
-	unsigned long flags1;
-	unsigned long flags2;
-	unsigned long flags3;
+	unsigned long fl_a;
+	unsigned long fl_b;
+	unsigned long fl_c;
 
-	local_irq_save(&flags1);
-	local_irq_save(&flags2);
-	local_irq_save(&flags3);
-	local_irq_restore(&flags3);
-	local_irq_restore(&flags2);
-	local_irq_restore(&flags1);
+	local_irq_save(&fl_a);
+	local_irq_save(&fl_b);
+	local_irq_save(&fl_c);
+	local_irq_restore(&fl_c);
+	local_irq_restore(&fl_b);
+	local_irq_restore(&fl_a);
 	return 0;
 }
 
@@ -665,16 +643,16 @@ static __noinline void local_irq_balance(void)
 
 static __noinline void local_irq_balance_n(void)
 {
-	unsigned long flags1;
-	unsigned long flags2;
-	unsigned long flags3;
+	unsigned long fl_a;
+	unsigned long fl_b;
+	unsigned long fl_c;
 
-	local_irq_save(&flags1);
-	local_irq_save(&flags2);
-	local_irq_save(&flags3);
-	local_irq_restore(&flags3);
-	local_irq_restore(&flags2);
-	local_irq_restore(&flags1);
+	local_irq_save(&fl_a);
+	local_irq_save(&fl_b);
+	local_irq_save(&fl_c);
+	local_irq_restore(&fl_c);
+	local_irq_restore(&fl_b);
+	local_irq_restore(&fl_a);
 }
 
 SEC("?tc")
@@ -704,77 +682,77 @@ int irq_global_subprog(struct __sk_buff *ctx)
 SEC("?tc")
 int irq_restore_ooo(struct __sk_buff *ctx)
 {
-	unsigned long flags1;
-	unsigned long flags2;
+	unsigned long fl_a;
+	unsigned long fl_b;
 
-	bpf_local_irq_save(&flags1);
-	bpf_local_irq_save(&flags2);
-	bpf_local_irq_restore(&flags1);
-	bpf_local_irq_restore(&flags2);
+	bpf_local_irq_save(&fl_a);
+	bpf_local_irq_save(&fl_b);
+	bpf_local_irq_restore(&fl_a);
+	bpf_local_irq_restore(&fl_b);
 	return 0;
 }
 
 SEC("?tc")
 int irq_restore_ooo_3(struct __sk_buff *ctx)
 {
-	unsigned long flags1;
-	unsigned long flags2;
-	unsigned long flags3;
+	unsigned long fl_a;
+	unsigned long fl_b;
+	unsigned long fl_c;
 
-	bpf_local_irq_save(&flags1);
-	bpf_local_irq_save(&flags2);
-	bpf_local_irq_restore(&flags2);
-	bpf_local_irq_save(&flags3);
-	bpf_local_irq_restore(&flags1);
-	bpf_local_irq_restore(&flags3);
+	bpf_local_irq_save(&fl_a);
+	bpf_local_irq_save(&fl_b);
+	bpf_local_irq_restore(&fl_b);
+	bpf_local_irq_save(&fl_c);
+	bpf_local_irq_restore(&fl_a);
+	bpf_local_irq_restore(&fl_c);
 	return 0;
 }
 
-static __noinline void local_irq_save_3(unsigned long *flags1, unsigned long *flags2,
-                                        unsigned long *flags3)
+static __noinline void local_irq_save_3(unsigned long *fl_a, unsigned long *fl_b,
+                                        unsigned long *fl_c)
 {
-	local_irq_save(flags1);
-	local_irq_save(flags2);
-	local_irq_save(flags3);
+	local_irq_save(fl_a);
+	local_irq_save(fl_b);
+	local_irq_save(fl_c);
 }
 
 SEC("?tc")
 int irq_restore_3_subprog(struct __sk_buff *ctx)
 {
-	unsigned long flags1;
-	unsigned long flags2;
-	unsigned long flags3;
+	unsigned long fl_a;
+	unsigned long fl_b;
+	unsigned long fl_c;
 
-	local_irq_save_3(&flags1, &flags2, &flags3);
-	bpf_local_irq_restore(&flags3);
-	bpf_local_irq_restore(&flags2);
-	bpf_local_irq_restore(&flags1);
+	local_irq_save_3(&fl_a, &fl_b, &fl_c);
+	bpf_local_irq_restore(&fl_c);
+	bpf_local_irq_restore(&fl_b);
+	bpf_local_irq_restore(&fl_a);
 	return 0;
 }
 
 SEC("?tc")
 int irq_restore_4_subprog(struct __sk_buff *ctx)
 {
-	unsigned long flags1;
-	unsigned long flags2;
-	unsigned long flags3;
-	unsigned long flags4;
+	unsigned long fl_a;
+	unsigned long fl_b;
+	unsigned long fl_c;
+	unsigned long fl_d;
 
-	local_irq_save_3(&flags1, &flags2, &flags3);
-	bpf_local_irq_restore(&flags3);
-	bpf_local_irq_save(&flags4);
-	bpf_local_irq_restore(&flags4);
-	bpf_local_irq_restore(&flags1);
+	local_irq_save_3(&fl_a, &fl_b, &fl_c);
+	bpf_local_irq_restore(&fl_c);
+	bpf_local_irq_save(&fl_d);
+	bpf_local_irq_restore(&fl_d);
+	bpf_local_irq_restore(&fl_a);
 	return 0;
 }
 
 SEC("?tc")
 int irq_restore_invalid(struct __sk_buff *ctx)
 {
-	unsigned long flags1;
+	unsigned long fl_a;
 	unsigned long flags = 0xfaceb00c;
 
-	bpf_local_irq_save(&flags1);
+	bpf_local_irq_save(&fl_a);
 	bpf_local_irq_restore(&flags);
 	return 0;
 }
@@ -782,10 +760,10 @@ int irq_restore_invalid(struct __sk_buff *ctx)
 SEC("?tc")
 int irq_save_invalid(struct __sk_buff *ctx)
 {
-	unsigned long flags1;
+	unsigned long fl_a;
 
-	bpf_local_irq_save(&flags1);
-	bpf_local_irq_save(&flags1);
+	bpf_local_irq_save(&fl_a);
+	bpf_local_irq_save(&fl_a);
 	return 0;
 }
 
