@@ -261,8 +261,14 @@ static void frozen_queue(int extra, bool held)
 	for (int i = 0; i < n; i++)
 		CHECK_EQ(pthread_kill(fw[i].t, SIGUSR2), 0);
 	TU_WAIT_UNTIL(atomic_load(&fz_in_handler) == n, TU_SETUP_MS);
-	tu_sleep_ms(5); /* into their waits for M */
+	/* Held: the cycle is complete now, timed from here. Otherwise it
+	 * completes when the owner lets go, after the handlers are in their
+	 * waits for M. */
 	t0 = tu_now_ns();
+	if (!held) {
+		tu_sleep_ms(5);
+		t0 = tu_now_ns();
+	}
 	if (held) {
 		uint64_t end = t0 + tu_slack_ns(TU_STALL_NS) + 3 * timeout;
 
