@@ -10,7 +10,7 @@ rc=0
 echo "clang-format --dry-run"
 clang-format --dry-run -Werror $files $cxx_files || rc=1
 echo "cppcheck"
-cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+cppcheck -j"$(nproc)" --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D_GNU_SOURCE -D__CPPCHECK__ \
 	-I include -I src -I tests -I bpf/contract $host_files || rc=1
 echo "layers"
