@@ -194,8 +194,9 @@ void res_spin_lock_init_shared(rqspinlock_t *lock);
  *   (named by the lock word, or found from the held-lock tables) runs on
  *   a CPU or sleeps: when its deadline passes and the owner spent most of
  *   the last stretch runnable but waiting for a CPU
- *   (/proc/self/task/TID/schedstat), or the caller itself spent most of it
- *   off CPU, the wait is extended, never past the wall-clock cap
+ *   (/proc/self/task/TID/schedstat), or waiting for another lock in this
+ *   library all along (its own wait is bounded), or the caller itself spent
+ *   most of it off CPU, the wait is extended, never past the wall-clock cap
  *   (res_spin_set_timeout_cap_ns()) from its start. An owner
  *   that cannot be identified gives no extension on its account (but see
  *   docs/DESIGN.md 6a: a lone fellow waiter may be taken for it). Without
@@ -287,7 +288,8 @@ uint64_t res_spin_get_timeout_ns(void);
  *
  * A wait whose deadline passes while the lock's owner is runnable but not
  * running (preempted under CPU overload) is extended, since the owner would
- * release the lock once it runs; the cap ends such a wait however often it
+ * release the lock once it runs, as is one whose owner waits for another
+ * lock (that wait is bounded itself); the cap ends such a wait however often it
  * was extended: -ETIMEDOUT at the latest at the cap after the phase
  * started (or at its own duration, when that is longer), plus the caller's
  * own time off CPU in that phase, which counts up to one more cap: a call
@@ -377,8 +379,9 @@ struct rqspinlock_stats {
 	uint64_t no_slot;         /**< threads that found the registry full */
 	uint64_t unlock_not_held; /**< unlocks of locks not in the table */
 	/* Appended: older binaries see a prefix of this struct. */
-	/** deadlines moved: the owner was runnable but not running, the
-	 *  waiter itself was off CPU, or a new owner is being watched */
+	/** deadlines moved: the owner was runnable but not running or
+	 *  waited for another lock, the waiter itself was off CPU, or a new
+	 *  owner is being watched */
 	uint64_t deadline_extensions;
 	/* The three below add up to timeout: the owner as last read. */
 	uint64_t timeout_owner_running; /**< owner running (state R) */
