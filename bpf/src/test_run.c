@@ -79,7 +79,7 @@ static bool skb_ctx_in_ok(const struct __sk_buff *c)
  * protocol, in network order, and the packet type. */
 static void eth_trans(const uint8_t *f, uint32_t n, uint32_t *proto, uint32_t *pkt_type)
 {
-	static const uint8_t zero[ETH_ALEN], bcast[ETH_ALEN] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const uint8_t zero[ETH_ALEN];
 	uint16_t p = (uint16_t)(f[12] << 8 | f[13]);
 
 	if (p >= ETH_P_802_3_MIN)
@@ -88,12 +88,11 @@ static void eth_trans(const uint8_t *f, uint32_t n, uint32_t *proto, uint32_t *p
 		*proto = __builtin_bswap16(ETH_P_802_3);
 	else
 		*proto = __builtin_bswap16(ETH_P_802_2);
+	/* loopback's broadcast address is its own, all zeros: ff:ff:.. is multicast */
 	if (!memcmp(f, zero, ETH_ALEN))
 		*pkt_type = PACKET_HOST;
-	else if (!(f[0] & 1))
-		*pkt_type = PACKET_OTHERHOST;
 	else
-		*pkt_type = memcmp(f, bcast, ETH_ALEN) ? PACKET_MULTICAST : PACKET_BROADCAST;
+		*pkt_type = f[0] & 1 ? PACKET_MULTICAST : PACKET_OTHERHOST;
 }
 
 /* A run's packet and context, as the kernel builds them. */
@@ -104,7 +103,8 @@ struct setup {
 		struct xdp_md xdp;
 	} ctx;
 	size_t ctx_size;
-	uint32_t meta; /* xdp: metadata bytes before the data */
+	uint32_t meta;  /* xdp: metadata bytes before the data */
+	uint32_t total; /* the packet's bytes, fragments included */
 };
 
 static int skb_setup(uint32_t type, const struct rqbpf_test_run_opts *o, struct setup *s)
@@ -112,12 +112,13 @@ static int skb_setup(uint32_t type, const struct rqbpf_test_run_opts *o, struct 
 	struct __sk_buff *c = &s->ctx.skb;
 	uint32_t n = o->data_size_in, data = is_l2(type) ? 0 : ETH_HLEN;
 
-	if (n < ETH_HLEN || n > SKB_MAX_DATA)
+	if (n <= ETH_HLEN || n > SKB_MAX_DATA) /* the kernel wants a payload */
 		return -EINVAL;
 	if (o->ctx_in && !skb_ctx_in_ok(c))
 		return -EINVAL;
 	memcpy(s->pkt.buf, o->data_in, n);
 	s->pkt = (struct rqbpf_packet){s->pkt.buf, n, is_l2(type), data, 0, ETH_HLEN};
+	s->total = n;
 	eth_trans(s->pkt.buf, n, &c->protocol, &c->pkt_type);
 	c->len = n - data;
 	if (c->ifindex <= LOOPBACK_IF)
@@ -132,32 +133,38 @@ static int skb_setup(uint32_t type, const struct rqbpf_test_run_opts *o, struct 
 	return 0;
 }
 
-/* The kernel's checks of an xdp_md ctx_in: no data before the metadata, the
- * packet's size as data_end, metadata a multiple of 4 up to 32 bytes, no
- * egress device, and a queue only with a device (rqbpf has none other
- * than the default, loopback's queue 0). */
+/* The kernel's checks of an xdp_md context: no data before the metadata,
+ * data_end (the bytes in the linear part, which the program reaches
+ * directly) at most the packet's size, metadata a multiple of 4 up to 32
+ * bytes, no egress device, and a queue only with a device (rqbpf has none
+ * other than the default, loopback's queue 0). The kernel takes a context
+ * when ctx_in or ctx_out is given: with ctx_out alone it is all zeros, its
+ * linear part empty. The bytes past the linear part are fragments, which
+ * the program cannot reach directly; data_out has them all. */
 static int xdp_setup(const struct rqbpf_test_run_opts *o, struct setup *s)
 {
 	struct xdp_md *c = &s->ctx.xdp;
-	uint32_t n = o->data_size_in;
+	uint32_t n = o->data_size_in, linear = n;
 
-	if (o->ctx_in) {
-		if (c->data_meta || c->data_end != n || c->data > c->data_end ||
+	if (o->ctx_in || o->ctx_out) {
+		if (c->data_meta || c->data_end > n || c->data > c->data_end ||
 		    c->data > XDP_MAX_META || c->data % 4)
 			return -EINVAL;
 		if (c->egress_ifindex || (!c->ingress_ifindex && c->rx_queue_index) ||
 		    (c->ingress_ifindex && c->ingress_ifindex != LOOPBACK_IF) || c->rx_queue_index)
 			return -EINVAL;
 		s->meta = c->data;
+		linear = c->data_end;
 	}
-	if (n > XDP_MAX_DATA || (!n && !o->ctx_in))
+	if (n > XDP_MAX_DATA || n - s->meta < ETH_HLEN) /* meta <= data_end <= n */
 		return -EINVAL;
 	/* the metadata comes from data_in's first bytes, as in the kernel */
 	memcpy(s->pkt.buf, o->data_in, n);
-	s->pkt = (struct rqbpf_packet){s->pkt.buf, n, true, s->meta, 0, 0};
+	s->pkt = (struct rqbpf_packet){s->pkt.buf, linear, true, s->meta, 0, 0};
+	s->total = n;
 	c->data_meta = RQBPF_PKT_VA;
 	c->data = RQBPF_PKT_VA + s->meta;
-	c->data_end = RQBPF_PKT_VA + n;
+	c->data_end = RQBPF_PKT_VA + linear;
 	c->ingress_ifindex = LOOPBACK_IF;
 	c->rx_queue_index = 0;
 	s->ctx_size = sizeof(*c);
@@ -175,7 +182,7 @@ static void ctx_finish(enum pkt_kind k, const struct setup *s, const void *ctx_i
 		if (ctx_in)
 			memcpy(x, ctx_in, sizeof(*x));
 		x->data = s->meta;
-		x->data_end = s->pkt.size - s->meta;
+		x->data_end = s->pkt.size; /* from data_meta, as the kernel gives it */
 		x->data_meta = 0;
 		return;
 	}
@@ -280,7 +287,9 @@ int rqbpf_prog_test_run(const struct rqbpf_prog *prog, struct rqbpf_test_run_opt
 		return ret;
 	if (k == PKT_SKB && !is_l2(prog->lp.prog_type))
 		memset(buf, 0, ETH_HLEN); /* the kernel gives the header back zeroed */
-	ret = copy_out(o->data_out, &o->data_size_out, buf, s.pkt.size);
+	ret = copy_out(o->data_out, &o->data_size_out, buf, s.total);
+	if (!o->ctx_out) /* the kernel leaves ctx_size_out alone then */
+		return ret;
 	ctx_finish(k, &s, o->ctx_in, out_ctx);
 	out = copy_out(o->ctx_out, &o->ctx_size_out, out_ctx, s.ctx_size);
 	return ret ? ret : out;

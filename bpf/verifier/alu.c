@@ -103,6 +103,12 @@ static int ptr_alu(struct venv *env, const struct bpf_insn *in, struct vreg *dst
 	uint8_t op = BPF_OP(in->code);
 	bool dst_ptr = reg_is_pointer(dst), src_ptr = reg_is_pointer(src);
 
+	if (BPF_CLASS(in->code) == BPF_ALU && op == BPF_SUB) {
+		/* a meaningless scalar, which the kernel gives root
+		 * ((u32)data_end - (u32)data, as clang may compute a length) */
+		reg_mark_unknown(dst);
+		return 0;
+	}
 	if (BPF_CLASS(in->code) == BPF_ALU) {
 		verr(env, env->insn_idx, "R%d 32-bit pointer arithmetic prohibited", in->dst_reg);
 		return -1;

@@ -319,13 +319,18 @@ static int ld_abs(struct venv *env, struct vstate *st, int idx)
 		verr(env, idx, "BPF_LD_[ABS|IND] cannot be used inside bpf_spin_lock-ed region");
 		return -1;
 	}
+	for (int i = 0; i < st->nrefs; i++)
+		if (st->refs[i].type == REF_PTR) {
+			vlogf(env, "Unreleased reference id=%u alloc_insn=%d\n", st->refs[i].id,
+			      st->refs[i].insn);
+			verr(env, idx, "BPF_LD_[ABS|IND] would lead to reference leak");
+			return -1;
+		}
 	if (irqs_held(st)) {
 		verr(env, idx,
 		     "BPF_LD_[ABS|IND] cannot be used inside bpf_local_irq_save-ed region");
 		return -1;
 	}
-	if (refs_check_exit(env, st))
-		return -1;
 	if (f->regs[BPF_REG_6].type != T_CTX) {
 		verr(env, idx, "at the time of BPF_LD_ABS|IND R6 != pointer to skb");
 		return -1;
