@@ -88,6 +88,12 @@ static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, b
 	off = (uintptr_t)addr - r->last.base;
 	if (off < r->last.size && size <= r->last.size - off && (!write || r->last.writable))
 		return (void *)(uintptr_t)addr;
+	if (r->pkt) { /* the packet, at its addresses (RQBPF_PKT_VA) */
+		off = (uintptr_t)addr - RQBPF_PKT_VA;
+		if (off < r->pkt->size && size <= r->pkt->size - off &&
+		    (!write || r->pkt->writable))
+			return r->pkt->buf + off;
+	}
 	return rqbpf_mem_slow(r, addr, size, write);
 }
 
