@@ -565,28 +565,34 @@ static void xdp_ctx(const struct frame *f, enum ctx_mode m, struct xdp_md *x)
 	x->data_end = m == CTX_LINEAR && f->n > 20 ? 20 : f->n;
 }
 
+/* libbpf's bpf_test_run_opts and rqbpf_test_run_opts name their fields
+ * alike: @opts gets frame @f, @o's buffers and the context mode @m (@x holds
+ * an xdp ctx_in). */
+#define FILL_OPTS(opts, f, m, x, o)                                                                \
+	do {                                                                                       \
+		(opts).data_in = (f)->b;                                                           \
+		(opts).data_size_in = (f)->n;                                                      \
+		(opts).data_out = (o).data;                                                        \
+		(opts).data_size_out = sizeof((o).data);                                           \
+		(opts).repeat = 1;                                                                 \
+		if ((m) != CTX_NONE) {                                                             \
+			(opts).ctx_out = (o).ctx;                                                  \
+			(opts).ctx_size_out = sizeof((o).ctx);                                     \
+		}                                                                                  \
+		if ((m) >= CTX_META) {                                                             \
+			xdp_ctx(f, m, &(x));                                                       \
+			(opts).ctx_in = &(x);                                                      \
+			(opts).ctx_size_in = sizeof(x);                                            \
+		}                                                                                  \
+	} while (0)
+
 static struct io kernel_packet(struct bpf_program *p, const struct frame *f, enum ctx_mode m)
 {
 	struct io o = {0};
 	struct xdp_md x;
-	struct bpf_test_run_opts opts = {.sz = sizeof(opts),
-	                                 .data_in = f->b,
-	                                 .data_size_in = f->n,
-	                                 .data_out = o.data,
-	                                 .data_size_out = sizeof(o.data),
-	                                 .ctx_out = o.ctx,
-	                                 .ctx_size_out = sizeof(o.ctx),
-	                                 .repeat = 1};
+	struct bpf_test_run_opts opts = {.sz = sizeof(opts)};
 
-	if (m >= CTX_META) {
-		xdp_ctx(f, m, &x);
-		opts.ctx_in = &x;
-		opts.ctx_size_in = sizeof(x);
-	}
-	if (m == CTX_NONE) {
-		opts.ctx_out = NULL;
-		opts.ctx_size_out = 0;
-	}
+	FILL_OPTS(opts, f, m, x, o);
 	o.err = bpf_prog_test_run_opts(bpf_program__fd(p), &opts) ? -errno : 0;
 	o.retval = opts.retval;
 	o.data_size = opts.data_size_out;
@@ -598,23 +604,9 @@ static struct io rqbpf_packet(const struct rqbpf_prog *p, const struct frame *f,
 {
 	struct io o = {0};
 	struct xdp_md x;
-	struct rqbpf_test_run_opts opts = {.data_in = f->b,
-	                                   .data_size_in = f->n,
-	                                   .data_out = o.data,
-	                                   .data_size_out = sizeof(o.data),
-	                                   .ctx_out = o.ctx,
-	                                   .ctx_size_out = sizeof(o.ctx),
-	                                   .repeat = 1};
+	struct rqbpf_test_run_opts opts = {0};
 
-	if (m >= CTX_META) {
-		xdp_ctx(f, m, &x);
-		opts.ctx_in = &x;
-		opts.ctx_size_in = sizeof(x);
-	}
-	if (m == CTX_NONE) {
-		opts.ctx_out = NULL;
-		opts.ctx_size_out = 0;
-	}
+	FILL_OPTS(opts, f, m, x, o);
 	o.err = rqbpf_prog_test_run(p, &opts);
 	if (o.err && o.err != -EINVAL)
 		printf("# rqbpf: %s\n", opts.result.msg);

@@ -325,37 +325,19 @@ static void pkt_compare(const struct bpf_insn *in, const struct vreg *dst, const
 {
 	uint8_t op = BPF_OP(in->code);
 	bool lo_dst = pkt_below(dst, src), lo_src = pkt_below(src, dst);
+	/* With the packet pointer first: "p' < end" and "p' <= end" hold on
+	 * the jump's side, "p' > end" and "p' >= end" fail on the fall's;
+	 * "<" and ">=" prove it below the end (right open). With the end
+	 * first, each is the other way round. */
+	bool on_jump = op == BPF_JLT || op == BPF_JLE, open = op == BPF_JLT || op == BPF_JGE;
 
-	if (BPF_SRC(in->code) != BPF_X || BPF_CLASS(in->code) == BPF_JMP32 || (!lo_dst && !lo_src))
+	if (BPF_SRC(in->code) != BPF_X || BPF_CLASS(in->code) == BPF_JMP32 || (!lo_dst && !lo_src) ||
+	    (op != BPF_JGT && op != BPF_JLT && op != BPF_JGE && op != BPF_JLE))
 		return;
-	switch (op) {
-	case BPF_JGT: /* dst' > end: fall in bounds; end > src': jump below the end */
-		if (lo_dst)
-			pkt_mark_range(fall, dst, false);
-		else
-			pkt_mark_range(jump, src, true);
-		break;
-	case BPF_JLT:
-		if (lo_dst)
-			pkt_mark_range(jump, dst, true);
-		else
-			pkt_mark_range(fall, src, false);
-		break;
-	case BPF_JGE:
-		if (lo_dst)
-			pkt_mark_range(fall, dst, true);
-		else
-			pkt_mark_range(jump, src, false);
-		break;
-	case BPF_JLE:
-		if (lo_dst)
-			pkt_mark_range(jump, dst, false);
-		else
-			pkt_mark_range(fall, src, true);
-		break;
-	default:
-		break;
-	}
+	if (lo_dst)
+		pkt_mark_range(on_jump ? jump : fall, dst, open);
+	else
+		pkt_mark_range(on_jump ? fall : jump, src, !open);
 }
 
 /*
