@@ -645,7 +645,8 @@ static void same_io(const char *prog, int frame, const struct io *k, const struc
 			tu_fail(__FILE__, __LINE__,
 			        "%s, frame %d: data_out byte %u: kernel %02x rqbpf %02x", prog,
 			        frame, i, k->data[i], r->data[i]);
-	if (memcmp(k->ctx, r->ctx, k->ctx_size < sizeof(k->ctx) ? k->ctx_size : sizeof(k->ctx))) {
+	if (memcmp(k->ctx, r->ctx, k->ctx_size < sizeof(k->ctx) ? k->ctx_size : sizeof(k->ctx)) !=
+	    0) {
 		dump("ctx_out kernel", k->ctx,
 		     k->ctx_size < sizeof(k->ctx) ? k->ctx_size : sizeof(k->ctx));
 		dump("ctx_out rqbpf", r->ctx,
@@ -675,7 +676,7 @@ static void same_map(struct bpf_object *ko, struct rqbpf_object *ro, const char 
 		memset(rv, 0, sizeof(rv));
 		CHECK_EQ(bpf_map_lookup_elem(fd, &key, kv), 0);
 		CHECK_EQ(rqbpf_map_lookup(rm, &key, rv), 0);
-		if (memcmp(kv, rv, sizeof(kv)))
+		if (memcmp(kv, rv, sizeof(kv)) != 0)
 			tu_fail(__FILE__, __LINE__, "map %s key %u: values differ", name, key);
 		n++;
 	}
@@ -683,20 +684,26 @@ static void same_map(struct bpf_object *ko, struct rqbpf_object *ro, const char 
 	CHECK_GT(n, 0);
 }
 
+/* socket_handler's events (struct so_event, 28 bytes), in ring order. */
+struct events {
+	uint8_t ev[64][28];
+	int n;
+};
+
 static int add_event(void *ctx, void *data, size_t size)
 {
-	struct records *r = ctx;
+	struct events *e = ctx;
 
-	CHECK_EQ(size, 28);
-	if (r->n < 512 / 4)
-		memcpy(&r->v[r->n++ * 4], data, size);
+	CHECK_EQ(size, sizeof(e->ev[0]));
+	if (e->n < 64)
+		memcpy(e->ev[e->n++], data, size);
 	return 0;
 }
 
 /* The socket filter's events in both rings: the same, in the same order. */
 static void same_events(struct bpf_object *ko, struct rqbpf_object *ro)
 {
-	struct records kr = {0}, rr = {0};
+	struct events kr = {0}, rr = {0};
 	struct rqbpf_ring_buffer *rrb;
 	struct ring_buffer *krb = ring_buffer__new(
 	    bpf_map__fd(bpf_object__find_map_by_name(ko, "rb")), add_event, &kr, NULL);
@@ -708,9 +715,9 @@ static void same_events(struct bpf_object *ko, struct rqbpf_object *ro)
 	CHECK_EQ(rr.n, kr.n);
 	CHECK_GT(kr.n, 0);
 	for (int i = 0; i < kr.n; i++)
-		if (memcmp(&rr.v[i * 4], &kr.v[i * 4], 28)) {
-			dump("event kernel", (const uint8_t *)&kr.v[i * 4], 28);
-			dump("event rqbpf", (const uint8_t *)&rr.v[i * 4], 28);
+		if (memcmp(rr.ev[i], kr.ev[i], sizeof(kr.ev[i])) != 0) {
+			dump("event kernel", kr.ev[i], sizeof(kr.ev[i]));
+			dump("event rqbpf", rr.ev[i], sizeof(rr.ev[i]));
 			tu_fail(__FILE__, __LINE__, "event %d differs", i);
 		}
 	ring_buffer__free(krb);

@@ -331,7 +331,8 @@ static void pkt_compare(const struct bpf_insn *in, const struct vreg *dst, const
 	 * first, each is the other way round. */
 	bool on_jump = op == BPF_JLT || op == BPF_JLE, open = op == BPF_JLT || op == BPF_JGE;
 
-	if (BPF_SRC(in->code) != BPF_X || BPF_CLASS(in->code) == BPF_JMP32 || (!lo_dst && !lo_src) ||
+	if (BPF_SRC(in->code) != BPF_X || BPF_CLASS(in->code) == BPF_JMP32 ||
+	    (!lo_dst && !lo_src) ||
 	    (op != BPF_JGT && op != BPF_JLT && op != BPF_JGE && op != BPF_JLE))
 		return;
 	if (lo_dst)
