@@ -343,14 +343,15 @@ static int ctx_access(struct venv *env, struct vstate *st, int regno, int off, i
 		     regno, reg->off);
 		return -1;
 	}
+	pkt = packet_field(env->prog, off);
 	if (off < 0 || off + size > (int)env->prog->ctx_size ||
-	    !rqbpf_ctx_access_ok(env->prog->prog_type, off, size, write)) {
+	    !rqbpf_ctx_access_ok(env->prog->prog_type, off, size, write) ||
+	    (sign_ext && pkt != T_SCALAR)) { /* a sign-extending load is a scalar's */
 		verr(env, env->insn_idx, "invalid bpf_context access off=%d size=%d", off, size);
 		return -1;
 	}
 	if (write)
 		return 0;
-	pkt = packet_field(env->prog, off);
 	reg_mark_unknown(val);
 	if (pkt != T_SCALAR) {
 		/* the kernel's mark_reg_known_zero() and the field's type */

@@ -523,6 +523,9 @@ int main(int argc, char **argv)
 	       ALU64_IMM(BPF_ADD, R4, 14), JMP_REG(BPF_JGT, R4, R3, 1), EXIT(),
 	       LDX(BPF_B, R0, R2, 0), EXIT()),
 	     "R2 offset is outside of the packet", 7},
+	    {"pkt_ldsx", /* a sign-extending load of data: the kernel refuses it */
+	     P(INSN(BPF_LDX | BPF_MEMSX | BPF_W, R2, R1, 76, 0), RET0()),
+	     "invalid bpf_context access off=76 size=4", 0},
 	    {"pkt_end_arith", P(LDX(BPF_W, R3, R1, 80), ALU64_IMM(BPF_ADD, R3, 1), RET0()),
 	     "R3 pointer arithmetic on pkt_end prohibited", 1},
 	    {"pkt_end_read", P(LDX(BPF_W, R3, R1, 80), LDX(BPF_B, R0, R3, 0), EXIT()),
