@@ -503,7 +503,8 @@ int rqbpf_run_packet(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.irq_seq = 0;
 	r.rcu = false;
 	r.nrec = 0;
-	r.last = (struct rqbpf_region){0, 0, false};
+	/* the context, where most programs read first (as rqbpf_mem_slow() finds it) */
+	r.last = (struct rqbpf_region){(uintptr_t)ctx, ctx_size, true};
 	clear_regs(reg);
 	reg[BPF_REG_1] = (uintptr_t)ctx;
 	ret = interpret(&r, reg, &res->insns, NULL);
