@@ -99,7 +99,7 @@ static const char *mem_check(const struct bpf_insn *in)
 	if (cls == BPF_STX && mode == BPF_ATOMIC && (size == BPF_W || size == BPF_DW))
 		return atomic_ok(in->imm) ? NULL : "unsupported atomic operation";
 	if (cls == BPF_LD && (mode == BPF_ABS || mode == BPF_IND))
-		return "legacy packet access (BPF_ABS/BPF_IND) is not supported";
+		return NULL; /* legacy packet access: the verifier checks its fields */
 	return "unknown load/store opcode";
 }
 

@@ -156,6 +156,44 @@ struct rqbpf_run_result {
 int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
                    struct rqbpf_run_result *res);
 
+/**
+ * Input and output of rqbpf_prog_test_run(), as the kernel's
+ * BPF_PROG_TEST_RUN (libbpf's struct bpf_test_run_opts) has them.
+ */
+struct rqbpf_test_run_opts {
+	const void *data_in; /**< the packet (tc, socket filter, cgroup_skb, xdp) */
+	uint32_t data_size_in;
+	void *data_out;         /**< NULL, or where the packet goes after the runs */
+	uint32_t data_size_out; /**< in: data_out's size; out: the packet's size */
+	const void *ctx_in;     /**< NULL, or the context to start from */
+	uint32_t ctx_size_in;
+	void *ctx_out;                  /**< NULL, or where the context goes after the runs */
+	uint32_t ctx_size_out;          /**< in: ctx_out's size; out: the context's size */
+	uint32_t repeat;                /**< runs (0: one), on the same packet and context */
+	uint32_t retval;                /**< out: the last run's return value (32 bits) */
+	uint32_t duration;              /**< out: mean nanoseconds per run */
+	struct rqbpf_run_result result; /**< out: the last run's result (its fault) */
+};
+
+/**
+ * @brief Run @p prog as BPF_PROG_TEST_RUN does: for a program type with a
+ * packet (tc, socket filter, cgroup_skb: struct __sk_buff; xdp: struct
+ * xdp_md), build the context from the packet and ctx_in with the kernel's
+ * rules, run it with direct packet access (data, data_end, data_meta) and
+ * LD_ABS/LD_IND, and give back the packet and the context the kernel gives
+ * back. Any other type runs on a copy of ctx_in, zero-padded to
+ * rqbpf_prog_ctx_size(), which ctx_out receives.
+ *
+ * Safe on any number of threads at once: each call has its own copies.
+ * @return 0 when every run reached its exit; -EINVAL for input the kernel
+ *  refuses (a packet shorter than an Ethernet header or longer than the
+ *  kernel takes in one page, ctx_in fields the kernel requires to be zero,
+ *  a packet for a type without one); -ENOSPC when data_out or ctx_out is
+ *  too small (it gets what fits); a run's error (rqbpf_prog_run()) with
+ *  opts->result.msg.
+ */
+int rqbpf_prog_test_run(const struct rqbpf_prog *prog, struct rqbpf_test_run_opts *opts);
+
 /** What a map is. */
 struct rqbpf_map_info {
 	const char *name;     /**< libbpf's name ("counters", "obj.bss", ".data.A") */

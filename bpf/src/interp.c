@@ -6,6 +6,7 @@
  * program runs on any number of threads at once. Every load, store and
  * atomic is checked against the run's regions first. */
 #include <errno.h>
+#include <linux/filter.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,7 +230,21 @@ static uint64_t endian(int32_t bits, bool swap, uint64_t v)
 	X(NAME, CLS | BPF_MEM | SZ, addr = DST + (uint64_t)(int64_t)in->off;                       \
 	  p = rqbpf_mem(r, addr, sizeof(T), true); if (!p) goto bad_access; store(p, SZ, V);)
 
+/* LD_ABS/IND: R0 = the packet's bytes at k (IND: k = src + imm, as an int);
+ * outside the packet the function returns 0, as the kernel's does. */
+#define LDABS1(X, SZ, N, NAME)                                                                     \
+	X(ldabs_##NAME, BPF_LD | BPF_ABS | SZ,                                                     \
+	  if (!rqbpf_ld_abs(r->pkt, in->imm, N, &reg[BPF_REG_0])) goto ld_abs_fail;                \
+	  reg[1] = reg[2] = reg[3] = reg[4] = reg[5] = 0;)                                         \
+	X(ldind_##NAME, BPF_LD | BPF_IND | SZ,                                                     \
+	  if (!rqbpf_ld_abs(r->pkt, (int32_t)(uint32_t)(SRC + IMM), N,                             \
+	                    &reg[BPF_REG_0])) goto ld_abs_fail;                                    \
+	  reg[1] = reg[2] = reg[3] = reg[4] = reg[5] = 0;)
+
 #define RQBPF_OPS(X)                                                                               \
+	LDABS1(X, BPF_W, 4, w)                                                                     \
+	LDABS1(X, BPF_H, 2, h)                                                                     \
+	LDABS1(X, BPF_B, 1, b)                                                                     \
 	ALU4(X, BPF_ADD, add, a + b)                                                               \
 	ALU4(X, BPF_SUB, sub, a - b)                                                               \
 	ALU4(X, BPF_MUL, mul, a *b)                                                                \
@@ -378,6 +393,9 @@ jumped:
 		goto out;
 	}
 	NEXT;
+ld_abs_fail:
+	reg[BPF_REG_0] = 0;
+	goto exit;
 bad_access:
 	r->at = in;
 	ret = bad_access(r, addr, size_bytes[(in->code & 0x18) >> 3], CLASS(in->code) != BPF_LDX);
@@ -426,8 +444,37 @@ static inline __attribute__((always_inline)) void clear_regs(uint64_t *reg)
 	reg[6] = reg[7] = reg[8] = reg[9] = reg[10] = 0;
 }
 
+bool rqbpf_ld_abs(const struct rqbpf_packet *pkt, int32_t k, int size, uint64_t *v)
+{
+	int64_t at;
+	uint64_t x = 0;
+
+	if (!pkt)
+		return false;
+	if (k >= 0)
+		at = (int64_t)pkt->data + k;
+	else if (k >= SKF_NET_OFF)
+		at = (int64_t)pkt->net + (k - SKF_NET_OFF);
+	else if (k >= SKF_LL_OFF)
+		at = (int64_t)pkt->mac + (k - SKF_LL_OFF);
+	else
+		return false;
+	if (at < 0 || at + size > (int64_t)pkt->size)
+		return false;
+	for (int i = 0; i < size; i++)
+		x = x << 8 | pkt->buf[at + i];
+	*v = x;
+	return true;
+}
+
 int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
                    struct rqbpf_run_result *res)
+{
+	return rqbpf_run_packet(prog, ctx, ctx_size, NULL, res);
+}
+
+int rqbpf_run_packet(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
+                     const struct rqbpf_packet *pkt, struct rqbpf_run_result *res)
 {
 	struct rqbpf_run r;
 	uint64_t reg[11];
@@ -448,6 +495,7 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.prog = prog;
 	r.ctx = (uintptr_t)ctx;
 	r.ctx_size = ctx_size;
+	r.pkt = pkt;
 	r.at = prog->ops;
 	r.msg = res->msg;
 	r.msg_size = sizeof(res->msg);
@@ -455,7 +503,8 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.irq_seq = 0;
 	r.rcu = false;
 	r.nrec = 0;
-	r.last = (struct rqbpf_region){0, 0, false};
+	/* the context, where most programs read first (as rqbpf_mem_slow() finds it) */
+	r.last = (struct rqbpf_region){(uintptr_t)ctx, ctx_size, true};
 	clear_regs(reg);
 	reg[BPF_REG_1] = (uintptr_t)ctx;
 	ret = interpret(&r, reg, &res->insns, NULL);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* runtime.c: the services a run's interpreter and helpers share: the fault
- * message, and the search of the memory a run may access (its context and
- * the map values) behind rqbpf_mem()'s fast checks of the stack and of the
+ * message, and the search of the memory a run may access (its packet, its
+ * context and the map values) behind rqbpf_mem()'s fast checks of the stack and of the
  * region found last. */
 #include <errno.h>
 #include <stdarg.h>
@@ -53,12 +53,19 @@ static bool in_record(const struct rqbpf_run *r, uintptr_t a, size_t size, struc
 	return false;
 }
 
-/* The context, the map values and the run's ring buffer records, searched
- * in full; a hit is remembered. */
+/* The packet, the context, the map values and the run's ring buffer
+ * records, searched in full; a hit other than the packet is remembered. */
 void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
 {
 	uintptr_t a = (uintptr_t)addr;
 	struct rqbpf_region g = {r->ctx, r->ctx_size, true};
+	const struct rqbpf_packet *p = r->pkt;
+
+	/* the packet, at its addresses below the host's lowest (not cached in
+	 * r->last: the fast paths take host addresses as they are) */
+	if (p && a - RQBPF_PKT_VA < p->size && size <= p->size - (a - RQBPF_PKT_VA) &&
+	    (!write || p->writable))
+		return p->buf + (a - RQBPF_PKT_VA);
 
 	if (!in_region(&g, a, size, write) && !in_map_value(r->prog->obj, a, size, write, &g) &&
 	    !in_record(r, a, size, &g))

@@ -36,12 +36,30 @@ struct rqbpf_record {
 	uint32_t size;
 };
 
+/*
+ * A run's packet (rqbpf_prog_test_run(), test_run.c). Its bytes lie at host
+ * address buf; the program sees them at RQBPF_PKT_VA onwards: the context's
+ * 32-bit data, data_end and data_meta fields hold those addresses, which lie
+ * below the lowest address Linux maps (vm.mmap_min_addr, 64 KiB by default),
+ * so no host region overlaps them and rqbpf_mem() translates them.
+ */
+#define RQBPF_PKT_VA 0x1000u
+
+struct rqbpf_packet {
+	uint8_t *buf;
+	uint32_t size; /* bytes at buf */
+	bool writable; /* the program type may write to its packet */
+	/* LD_ABS/IND: skb->data, the mac and the network header, as offsets in buf */
+	uint32_t data, mac, net;
+};
+
 struct rqbpf_run {
 	const struct rqbpf_prog *prog;
 	uintptr_t ctx;
 	size_t ctx_size;
-	const struct rqbpf_op *at; /* the instruction being run, for fault messages */
-	char *msg;                 /* fault message buffer */
+	const struct rqbpf_packet *pkt; /* NULL: no packet */
+	const struct rqbpf_op *at;      /* the instruction being run, for fault messages */
+	char *msg;                      /* fault message buffer */
 	size_t msg_size;
 	int nheld;
 	uint32_t irq_seq; /* bpf_local_irq_save calls so far: makes each token unique */
@@ -70,11 +88,26 @@ static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, b
 	off = (uintptr_t)addr - r->last.base;
 	if (off < r->last.size && size <= r->last.size - off && (!write || r->last.writable))
 		return (void *)(uintptr_t)addr;
+	if (r->pkt) { /* the packet, at its addresses (RQBPF_PKT_VA) */
+		off = (uintptr_t)addr - RQBPF_PKT_VA;
+		if (off < r->pkt->size && size <= r->pkt->size - off &&
+		    (!write || r->pkt->writable))
+			return r->pkt->buf + off;
+	}
 	return rqbpf_mem_slow(r, addr, size, write);
 }
 
 /* interp.c: decode a linked program for the interpreter (at load). */
 int rqbpf_decode(struct rqbpf_prog *prog);
+
+/* interp.c: rqbpf_prog_run() with a packet (@p pkt, NULL: none). */
+int rqbpf_run_packet(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
+                     const struct rqbpf_packet *pkt, struct rqbpf_run_result *res);
+
+/* interp.c: the bytes an LD_ABS/IND of @p size at offset @p k loads (big
+ * endian), into *@p v; false when they lie outside the packet, which ends
+ * the function with 0 as in the kernel. */
+bool rqbpf_ld_abs(const struct rqbpf_packet *pkt, int32_t k, int size, uint64_t *v);
 
 /* helpers.c: the table's runtime functions, rqbpf_call_<name>() for each
  * row of RQBPF_CALLS (calls.h). */

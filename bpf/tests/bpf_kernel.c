@@ -483,12 +483,315 @@ static void test_kernel_ringbuf(void)
 	}
 }
 
+/* --- packets: bootstrap_net.bpf.c against BPF_PROG_TEST_RUN --- */
+
+struct frame {
+	uint8_t b[128];
+	uint32_t n;
+};
+
+/* An Ethernet frame to @dst (0: 00:..:00, 1: broadcast, 2: multicast, 3:
+ * another host) of protocol @proto, then an IPv4 header (when @proto is
+ * 0x0800 and @ip_len is at least 20) with @ttl, @ip_proto, fragment word
+ * @frag and @ihl, then ports; @n bytes in all. */
+static struct frame make_frame(int dst, uint16_t proto, uint32_t n, uint8_t ttl, uint8_t ip_proto,
+                               uint16_t frag, uint8_t ihl)
+{
+	static const uint8_t dsts[4][6] = {{0},
+	                                   {0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+	                                   {0x01, 0x00, 0x5e, 0, 0, 1},
+	                                   {2, 0, 0, 0, 0, 7}};
+	struct frame f = {.n = n};
+
+	memcpy(f.b, dsts[dst], 6);
+	memcpy(f.b + 6, (const uint8_t[]){2, 0, 0, 0, 0, 9}, 6);
+	f.b[12] = (uint8_t)(proto >> 8);
+	f.b[13] = (uint8_t)proto;
+	for (uint32_t i = 14; i < sizeof(f.b); i++)
+		f.b[i] = (uint8_t)(i * 7);
+	if (proto == 0x0800) {
+		uint8_t *ip = f.b + 14;
+
+		ip[0] = (uint8_t)(0x40 | ihl);
+		ip[2] = (uint8_t)((n - 14) >> 8);
+		ip[3] = (uint8_t)(n - 14);
+		ip[6] = (uint8_t)(frag >> 8);
+		ip[7] = (uint8_t)frag;
+		ip[8] = ttl;
+		ip[9] = ip_proto;
+		ip[10] = 0x12;
+		ip[11] = 0x34;
+	}
+	if (proto < 0x600) { /* 802.3: a raw frame (0xffff) */
+		f.b[14] = 0xff;
+		f.b[15] = 0xff;
+	}
+	return f;
+}
+
+static int packet_frames(struct frame *f)
+{
+	int n = 0;
+
+	f[n++] = make_frame(0, 0x0800, 74, 64, 6, 0, 5);      /* TCP to this host */
+	f[n++] = make_frame(1, 0x0800, 60, 1, 17, 0, 5);      /* UDP broadcast, ttl 1 */
+	f[n++] = make_frame(2, 0x0800, 60, 9, 17, 0x2000, 5); /* a fragment, multicast */
+	f[n++] = make_frame(3, 0x0800, 64, 30, 47, 0, 5);     /* GRE to another host */
+	f[n++] = make_frame(3, 0x0806, 42, 0, 0, 0, 0);       /* ARP */
+	f[n++] = make_frame(0, 0x86dd, 78, 0, 0, 0, 0);       /* IPv6 */
+	f[n++] = make_frame(1, 0x0040, 60, 0, 0, 0, 0);       /* 802.3, raw */
+	f[n++] = make_frame(0, 0x0800, 14, 0, 0, 0, 0);       /* a header only */
+	f[n++] = make_frame(0, 0x0800, 40, 7, 6, 0, 15);      /* ports past the end */
+	f[n++] = make_frame(0, 0x0800, 128, 200, 6, 0, 6);    /* options */
+	return n;
+}
+
+struct io {
+	int err;
+	uint32_t retval, data_size, ctx_size;
+	uint8_t data[256];
+	uint8_t ctx[sizeof(struct __sk_buff)];
+};
+
+/* How a run gets its context: none (xdp), ctx_out only, ctx_in with 4
+ * bytes of metadata, ctx_in with a 20-byte linear part (the rest
+ * fragments). */
+enum ctx_mode { CTX_NONE, CTX_OUT, CTX_META, CTX_LINEAR };
+
+static void xdp_ctx(const struct frame *f, enum ctx_mode m, struct xdp_md *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->data = m == CTX_META ? 4 : 0;
+	x->data_end = m == CTX_LINEAR && f->n > 20 ? 20 : f->n;
+}
+
+/* libbpf's bpf_test_run_opts and rqbpf_test_run_opts name their fields
+ * alike: @opts gets frame @f, @o's buffers and the context mode @m (@x holds
+ * an xdp ctx_in). */
+#define FILL_OPTS(opts, f, m, x, o)                                                                \
+	do {                                                                                       \
+		(opts).data_in = (f)->b;                                                           \
+		(opts).data_size_in = (f)->n;                                                      \
+		(opts).data_out = (o).data;                                                        \
+		(opts).data_size_out = sizeof((o).data);                                           \
+		(opts).repeat = 1;                                                                 \
+		if ((m) != CTX_NONE) {                                                             \
+			(opts).ctx_out = (o).ctx;                                                  \
+			(opts).ctx_size_out = sizeof((o).ctx);                                     \
+		}                                                                                  \
+		if ((m) >= CTX_META) {                                                             \
+			xdp_ctx(f, m, &(x));                                                       \
+			(opts).ctx_in = &(x);                                                      \
+			(opts).ctx_size_in = sizeof(x);                                            \
+		}                                                                                  \
+	} while (0)
+
+static struct io kernel_packet(struct bpf_program *p, const struct frame *f, enum ctx_mode m)
+{
+	struct io o = {0};
+	struct xdp_md x;
+	struct bpf_test_run_opts opts = {.sz = sizeof(opts)};
+
+	FILL_OPTS(opts, f, m, x, o);
+	o.err = bpf_prog_test_run_opts(bpf_program__fd(p), &opts) ? -errno : 0;
+	o.retval = opts.retval;
+	o.data_size = opts.data_size_out;
+	o.ctx_size = opts.ctx_size_out;
+	return o;
+}
+
+static struct io rqbpf_packet(const struct rqbpf_prog *p, const struct frame *f, enum ctx_mode m)
+{
+	struct io o = {0};
+	struct xdp_md x;
+	struct rqbpf_test_run_opts opts = {0};
+
+	FILL_OPTS(opts, f, m, x, o);
+	o.err = rqbpf_prog_test_run(p, &opts);
+	if (o.err && o.err != -EINVAL)
+		printf("# rqbpf: %s\n", opts.result.msg);
+	o.retval = opts.retval;
+	o.data_size = opts.data_size_out;
+	o.ctx_size = opts.ctx_size_out;
+	return o;
+}
+
+static void dump(const char *who, const uint8_t *b, uint32_t n)
+{
+	printf("# %s:", who);
+	for (uint32_t i = 0; i < n; i++)
+		printf(" %02x", b[i]);
+	printf("\n");
+}
+
+static void same_io(const char *prog, int frame, const struct io *k, const struct io *r)
+{
+	if (k->retval != r->retval) {
+		dump("data_out kernel", k->data, 16);
+		dump("data_out rqbpf", r->data, 16);
+	}
+	if (k->err != r->err ||
+	    (!k->err && (k->retval != r->retval || k->data_size != r->data_size ||
+	                 k->ctx_size != r->ctx_size)))
+		tu_fail(__FILE__, __LINE__,
+		        "%s, frame %d: kernel err %d ret %u data %u ctx %u, rqbpf err %d ret %u "
+		        "data %u ctx %u",
+		        prog, frame, k->err, k->retval, k->data_size, k->ctx_size, r->err,
+		        r->retval, r->data_size, r->ctx_size);
+	if (k->err)
+		return;
+	for (uint32_t i = 0; i < k->data_size && i < sizeof(k->data); i++)
+		if (k->data[i] != r->data[i])
+			tu_fail(__FILE__, __LINE__,
+			        "%s, frame %d: data_out byte %u: kernel %02x rqbpf %02x", prog,
+			        frame, i, k->data[i], r->data[i]);
+	if (memcmp(k->ctx, r->ctx, k->ctx_size < sizeof(k->ctx) ? k->ctx_size : sizeof(k->ctx)) !=
+	    0) {
+		dump("ctx_out kernel", k->ctx,
+		     k->ctx_size < sizeof(k->ctx) ? k->ctx_size : sizeof(k->ctx));
+		dump("ctx_out rqbpf", r->ctx,
+		     k->ctx_size < sizeof(k->ctx) ? k->ctx_size : sizeof(k->ctx));
+	}
+	for (uint32_t i = 0; i < k->ctx_size && i < sizeof(k->ctx); i++)
+		if (k->ctx[i] != r->ctx[i])
+			tu_fail(__FILE__, __LINE__,
+			        "%s, frame %d: ctx_out byte %u: kernel %02x rqbpf %02x", prog,
+			        frame, i, k->ctx[i], r->ctx[i]);
+}
+
+/* Every value of map @name in both, by the kernel's keys (4-byte keys). */
+static void same_map(struct bpf_object *ko, struct rqbpf_object *ro, const char *name)
+{
+	int fd = bpf_map__fd(bpf_object__find_map_by_name(ko, name));
+	struct rqbpf_map *rm = rqbpf_object_find_map(ro, name);
+	uint32_t key, next, *prev = NULL;
+	uint8_t kv[64], rv[64];
+	int n = 0;
+
+	CHECK(fd >= 0 && rm != NULL);
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		memset(kv, 0, sizeof(kv));
+		memset(rv, 0, sizeof(rv));
+		CHECK_EQ(bpf_map_lookup_elem(fd, &key, kv), 0);
+		CHECK_EQ(rqbpf_map_lookup(rm, &key, rv), 0);
+		if (memcmp(kv, rv, sizeof(kv)) != 0)
+			tu_fail(__FILE__, __LINE__, "map %s key %u: values differ", name, key);
+		n++;
+	}
+	printf("# map %s: %d entries equal\n", name, n);
+	CHECK_GT(n, 0);
+}
+
+/* socket_handler's events (struct so_event, 28 bytes), in ring order. */
+struct events {
+	uint8_t ev[64][28];
+	int n;
+};
+
+static int add_event(void *ctx, void *data, size_t size)
+{
+	struct events *e = ctx;
+
+	CHECK_EQ(size, sizeof(e->ev[0]));
+	if (e->n < 64)
+		memcpy(e->ev[e->n++], data, size);
+	return 0;
+}
+
+/* The socket filter's events in both rings: the same, in the same order. */
+static void same_events(struct bpf_object *ko, struct rqbpf_object *ro)
+{
+	struct events kr = {0}, rr = {0};
+	struct rqbpf_ring_buffer *rrb;
+	struct ring_buffer *krb = ring_buffer__new(
+	    bpf_map__fd(bpf_object__find_map_by_name(ko, "rb")), add_event, &kr, NULL);
+
+	CHECK(krb != NULL);
+	CHECK_EQ(rqbpf_ring_buffer_new(rqbpf_object_find_map(ro, "rb"), add_event, &rr, &rrb), 0);
+	CHECK_EQ(rqbpf_ring_buffer_consume(rrb), ring_buffer__consume(krb));
+	printf("# ring rb: %d events each\n", kr.n);
+	CHECK_EQ(rr.n, kr.n);
+	CHECK_GT(kr.n, 0);
+	for (int i = 0; i < kr.n; i++)
+		if (memcmp(rr.ev[i], kr.ev[i], sizeof(kr.ev[i])) != 0) {
+			dump("event kernel", kr.ev[i], sizeof(kr.ev[i]));
+			dump("event rqbpf", rr.ev[i], sizeof(rr.ev[i]));
+			tu_fail(__FILE__, __LINE__, "event %d differs", i);
+		}
+	ring_buffer__free(krb);
+	rqbpf_ring_buffer_free(rrb);
+}
+
+/* bootstrap_net.bpf.c: each program on each frame, in the kernel
+ * (BPF_PROG_TEST_RUN) and in rqbpf (rqbpf_prog_test_run): the same return
+ * value, errors, packet and context after the run; then the same maps and
+ * ring buffer records. */
+static void test_kernel_packets(void)
+{
+	static const struct {
+		const char *name;
+		enum ctx_mode ctx;
+	} progs[] = {
+	    {"tc_ingress", CTX_OUT}, {"tc_ttl_dec", CTX_OUT},     {"xdp_pass", CTX_NONE},
+	    {"xdp_swap", CTX_NONE},  {"xdp_swap", CTX_OUT},       {"xdp_swap", CTX_LINEAR},
+	    {"xdp_meta", CTX_META},  {"socket_handler", CTX_OUT}, {"socket_addrs", CTX_OUT}};
+	struct frame f[16];
+	int nf = packet_frames(f), compared = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
+		exit(SKIP);
+	}
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_load("bootstrap_net", *cc, 0);
+		struct bpf_object *ko;
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "bootstrap_net", *cc);
+		ko = bpf_object__open_file(path, NULL);
+		CHECK(ko != NULL);
+		if (bpf_object__load(ko)) {
+			printf("# bootstrap_net (%s): the kernel did not load it\n", *cc);
+			bpf_object__close(ko);
+			rqbpf_object_close(ro);
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+			for (int j = 0; j < nf; j++) {
+				const char *name = progs[i].name;
+				struct io k =
+				    kernel_packet(bpf_object__find_program_by_name(ko, name), &f[j],
+				                  progs[i].ctx);
+				struct io r = rqbpf_packet(bt_prog(ro, name), &f[j], progs[i].ctx);
+
+				same_io(name, j, &k, &r);
+				compared++;
+			}
+		same_map(ko, ro, "tc_stats");
+		same_map(ko, ro, "xdp_by_proto");
+		same_events(ko, ro);
+		bpf_object__close(ko);
+		rqbpf_object_close(ro);
+	}
+	printf("# %d runs compared with the kernel's\n", compared);
+	if (!compared) {
+		printf("# skipped: this kernel loads no packet object\n");
+		exit(SKIP);
+	}
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("bpf_kernel_ringbuf", test_kernel_ringbuf, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_ref", test_kernel_ref, 120, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_sections", test_kernel_sections, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_copy_from_user", test_kernel_copy_from_user, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_bootstrap", test_kernel_bootstrap, 60, TU_SKIPPABLE),
+    TU_TEST("bpf_kernel_packets", test_kernel_packets, 60, TU_SKIPPABLE),
 };
 
 TU_MAIN(tests)

@@ -102,8 +102,20 @@ grep -qx 'retval=21 count=3' <<<"$out" || fail "ctx_in: $out"
 head -c 4096 /dev/zero >"$cin"
 out=$("$bin" run "$cobj" --prog ctx_cb ctx_in "$cin" 2>&1) && fail "ctx_in too large"
 grep -q "larger than the program's context" <<<"$out" || fail "ctx_in too large: $out"
-out=$("$bin" run "$cobj" --prog ctx_cb data_in "$cin" 2>&1) && fail "data_in"
-grep -q 'data_in: packet data is not supported' <<<"$out" || fail "data_in: $out"
+# bpftool's data_in, data_out: tc_ttl_dec takes one from an IPv4 ttl each
+# run, the packet kept from run to run (as the kernel's repeat); 2 threads
+# each from data_in, the first one's packet in data_out.
+nobj=${obj/res_lock/bootstrap_net}
+{ head -c 12 /dev/zero; printf '\x08\x00\x45\x00\x00\x14\x00\x00\x00\x00\x40\x06\x00\x00'; head -c 20 /dev/zero; } >"$cin"
+out=$("$bin" run "$nobj" --prog tc_ttl_dec data_in "$cin" data_out "$cout" repeat 5 --threads 2) ||
+	fail "data_in run"
+grep -qx 'retval=0 count=10' <<<"$out" || fail "data_in: $out"
+[ "$(stat -c %s "$cout")" -eq 46 ] || fail "data_out size"
+[ "$(od -An -tx1 -j22 -N1 "$cout" | tr -d ' ')" = 3b ] || fail "data_out ttl 64 - 5"
+head -c 14 /dev/zero >"$cin" # an Ethernet header only: the kernel refuses it
+out=$("$bin" run "$nobj" --prog tc_ttl_dec data_in "$cin" 2>&1) && fail "data_in header only"
+grep -q "breaks the kernel's rules" <<<"$out" || fail "data_in header only: $out"
+expect_rc 2 "$bin" run "$nobj" --prog tc_ttl_dec data_out "$cout"
 rm -f "$cin" "$cout"
 "$bin" --help | grep -q '^usage: rqbpf' || fail "--help"
 out=$("$bin" --version) || fail "--version exit status"

@@ -2,8 +2,9 @@
 /*
  * libFuzzer target for the loader: open any bytes as an object; when the
  * open succeeds, load it without the verifier and run each program once on a
- * zeroed context (the run-time checks must contain whatever it does). Seeds:
- * the compiled test objects.
+ * zeroed context, and once more on a packet (rqbpf_prog_test_run()) (the
+ * run-time checks must contain whatever it does). Seeds: the compiled test
+ * objects (bootstrap_net's packet programs among them).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rqbpf_object *obj;
 	struct rqbpf_error err;
 	uint8_t ctx[256];
+	/* a 64-byte IPv4 frame, for programs of the types that have a packet
+	 * (unverified: the run-time packet bounds must hold) */
+	static const uint8_t frame[64] = {[12] = 0x08, [14] = 0x45, [17] = 50, [22] = 64};
+	struct rqbpf_test_run_opts pkt = {.data_in = frame, .data_size_in = sizeof(frame)};
 
 	if (rqbpf_object_open_mem(data, size, "fuzz", &obj, &err))
 		return 0;
@@ -34,8 +39,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * business: the held-max object would time out by design. */
 			if (rqbpf_prog_insn_count(p) < 4096 &&
 			    !strstr(rqbpf_prog_name(p), "held") &&
-			    !strstr(rqbpf_prog_name(p), "beyond"))
+			    !strstr(rqbpf_prog_name(p), "beyond")) {
 				(void)rqbpf_prog_run(p, memset(ctx, 0, sizeof(ctx)), n, &res);
+				(void)rqbpf_prog_test_run(p, &pkt); /* with a packet */
+			}
 		}
 	}
 	rqbpf_object_close(obj);

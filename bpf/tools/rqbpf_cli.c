@@ -7,6 +7,7 @@
  *   rqbpf list OBJ
  *   rqbpf run OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]
  *             [--set MAP:KEY=HEXVALUE]... [--dump MAP] [--ringbuf MAP[:FILE]]
+ *             [data_in FILE] [data_out FILE] [data_size_out L]
  *             [ctx_in FILE] [ctx_out FILE] [repeat R]   (as bpftool prog run)
  *   rqbpf verify OBJ [--prog NAME]... [-v]
  *   rqbpf dump OBJ --map NAME
@@ -31,11 +32,13 @@
 #define MAX_SETS    16
 #define MAX_VERIFY  64
 #define MAX_RETVALS 64
+#define MAX_PACKET  65536 /* data_in's and data_out's bytes at most */
 
 static const char usage[] =
     "usage: rqbpf list OBJ\n"
     "       rqbpf run OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]\n"
     "                 [--set MAP:KEY=HEXVALUE]... [--dump MAP] [--ringbuf MAP[:FILE]]\n"
+    "                 [data_in FILE] [data_out FILE] [data_size_out L]\n"
     "                 [ctx_in FILE] [ctx_out FILE] [repeat R]\n"
     "       rqbpf verify OBJ [--prog NAME]... [-v]\n"
     "       rqbpf dump OBJ --map NAME\n"
@@ -43,8 +46,10 @@ static const char usage[] =
 
 struct options {
 	const char *cmd, *obj, *prog, *dump;
-	const char *ringbuf;          /* MAP or MAP:FILE: read its records during the runs */
-	const char *ctx_in, *ctx_out; /* bpftool's keywords: the context's files */
+	const char *ringbuf;            /* MAP or MAP:FILE: read its records during the runs */
+	const char *ctx_in, *ctx_out;   /* bpftool's keywords: the context's files */
+	const char *data_in, *data_out; /* ... and the packet's */
+	long data_size_out;             /* bytes data_out may take */
 	const char *progs[MAX_VERIFY];
 	int nprogs;
 	const char *sets[MAX_SETS];
@@ -134,11 +139,11 @@ static int parse_opt(struct options *o, int argc, char **argv, int *i)
 			return arg_error(o, "bad count '%s' (1 to 100000000)", v);
 	} else if (!strcmp(a, "ctx_in") || !strcmp(a, "ctx_out")) {
 		*(a[4] == 'i' ? &o->ctx_in : &o->ctx_out) = v;
-	} else if (!strncmp(a, "data_", 5)) {
-		return arg_error(o,
-		                 "%s: packet data is not supported (rqbpf runs programs "
-		                 "without packet access)",
-		                 a);
+	} else if (!strcmp(a, "data_in") || !strcmp(a, "data_out")) {
+		*(a[5] == 'i' ? &o->data_in : &o->data_out) = v;
+	} else if (!strcmp(a, "data_size_out")) {
+		if (parse_count(v, &o->data_size_out))
+			return arg_error(o, "bad size '%s' (1 to 100000000)", v);
 	} else if (!strcmp(a, "--dump") || !strcmp(a, "--map")) {
 		o->dump = v;
 	} else if (!strcmp(a, "--ringbuf")) {
@@ -153,7 +158,7 @@ static int parse_opt(struct options *o, int argc, char **argv, int *i)
 
 static int parse_args(struct options *o, int argc, char **argv)
 {
-	*o = (struct options){.threads = 1, .repeat = 1};
+	*o = (struct options){.threads = 1, .repeat = 1, .data_size_out = MAX_PACKET};
 	if (argc < 3)
 		return arg_error(o, "%s", "missing arguments");
 	o->cmd = argv[1];
@@ -333,6 +338,14 @@ struct run_ctx {
 	uint8_t *init;
 	size_t size; /* the program's context size */
 	uint8_t *out;
+	/* data_in: runs through rqbpf_prog_test_run(), each from the packet
+	 * and context the run before left, as the kernel's repeat does */
+	const uint8_t *data;
+	uint32_t data_size;
+	uint8_t *data_out;       /* the first thread's packet after its last run */
+	uint32_t *data_out_size; /* ... its size */
+	uint32_t data_cap;
+	bool has_ctx_in, has_ctx_out; /* ctx_in, ctx_out given (as the kernel has them) */
 };
 
 struct worker {
@@ -374,6 +387,81 @@ static void count_retval(struct worker *w, int64_t v)
 	}
 }
 
+/* One thread's buffers for runs with a packet: in and out swap after each
+ * run, for the packet and the context both. */
+struct packet_bufs {
+	uint8_t *pkt[2], *ctx[2];
+	uint32_t pkt_size, ctx_size;
+	int cur;
+};
+
+/* One run of the packet program of @p w from @p b's current buffers. */
+static int run_packet(struct worker *w, struct packet_bufs *b, struct rqbpf_run_result *res,
+                      int64_t *retval)
+{
+	const struct run_ctx *c = w->ctx;
+	int in = b->cur, out = !b->cur, ret;
+	struct rqbpf_test_run_opts opts = {.data_in = b->pkt[in],
+	                                   .data_size_in = b->pkt_size,
+	                                   .data_out = b->pkt[out],
+	                                   .data_size_out = c->data_cap,
+	                                   .repeat = 1};
+
+	if (c->has_ctx_in) {
+		opts.ctx_in = b->ctx[in];
+		opts.ctx_size_in = b->ctx_size;
+	}
+	if (c->has_ctx_in || c->has_ctx_out) {
+		opts.ctx_out = b->ctx[out];
+		opts.ctx_size_out = (uint32_t)c->size;
+	}
+	ret = rqbpf_prog_test_run(w->prog, &opts);
+	*res = opts.result;
+	if (ret == -EINVAL || ret == -ENOSPC)
+		snprintf(res->msg, sizeof(res->msg), "%s",
+		         ret == -EINVAL ? "the packet or context breaks the kernel's rules (EINVAL)"
+		                        : "data_out is too small (ENOSPC)");
+	if (ret)
+		return ret;
+	b->pkt_size = opts.data_size_out;
+	b->ctx_size = opts.ctx_size_out;
+	b->cur = out;
+	*retval = (int32_t)opts.retval;
+	return 0;
+}
+
+static bool packet_bufs_init(const struct run_ctx *c, struct packet_bufs *b)
+{
+	uint32_t cap = c->data_cap > c->data_size ? c->data_cap : c->data_size;
+
+	*b = (struct packet_bufs){.pkt_size = c->data_size, .ctx_size = (uint32_t)c->size};
+	for (int i = 0; i < 2; i++) {
+		b->pkt[i] = calloc(1, cap + 1);
+		b->ctx[i] = calloc(1, c->size + 1);
+		if (!b->pkt[i] || !b->ctx[i])
+			return false;
+	}
+	memcpy(b->pkt[0], c->data, c->data_size);
+	memcpy(b->ctx[0], c->init, c->size);
+	return true;
+}
+
+static void packet_bufs_done(struct worker *w, struct packet_bufs *b)
+{
+	const struct run_ctx *c = w->ctx;
+
+	if (w == w->first && b->pkt[b->cur] && b->ctx[b->cur]) {
+		memcpy(c->data_out, b->pkt[b->cur],
+		       b->pkt_size < c->data_cap ? b->pkt_size : c->data_cap);
+		memcpy(c->out, b->ctx[b->cur], c->size);
+		*c->data_out_size = b->pkt_size;
+	}
+	for (int i = 0; i < 2; i++) {
+		free(b->pkt[i]);
+		free(b->ctx[i]);
+	}
+}
+
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -383,12 +471,24 @@ static void *work(void *arg)
 	if (ctx)
 		memcpy(ctx, w->ctx->init, ctx_size);
 
+	struct packet_bufs pb = {0};
+	bool packet = w->ctx->data && ctx;
+
+	if (packet && !packet_bufs_init(w->ctx, &pb)) {
+		free(ctx);
+		ctx = NULL;
+	}
 	pthread_barrier_wait(w->start);
 	for (long i = 0; ctx && i < w->repeat; i++) {
 		struct rqbpf_run_result res;
+		int64_t retval = 0;
 		uint64_t t0 = now_ns();
-		int ret = rqbpf_prog_run(w->prog, ctx, ctx_size, &res);
+		int ret = packet ? run_packet(w, &pb, &res, &retval)
+		                 : rqbpf_prog_run(w->prog, ctx, ctx_size, &res);
 		uint64_t dt = now_ns() - t0;
+
+		if (!packet)
+			retval = (int32_t)(uint32_t)res.retval;
 
 		w->ns[i] = dt > UINT32_MAX ? UINT32_MAX : (uint32_t)dt;
 		if (ret) {
@@ -397,9 +497,11 @@ static void *work(void *arg)
 			continue;
 		}
 		/* The program's return value is 32 bits, as BPF_PROG_TEST_RUN reports it. */
-		count_retval(w, (int32_t)(uint32_t)res.retval);
+		count_retval(w, retval);
 	}
-	if (ctx && w == w->first)
+	if (packet)
+		packet_bufs_done(w, &pb);
+	else if (ctx && w == w->first)
 		memcpy(w->ctx->out, ctx, ctx_size);
 	free(ctx);
 	return NULL;
@@ -580,24 +682,68 @@ static int read_ctx_in(const char *path, struct run_ctx *c)
 	return 0;
 }
 
-static int write_ctx_out(const char *path, const struct run_ctx *c)
+/* Reads the whole of @p path (at most MAX_PACKET bytes) into *@p buf. */
+static int read_data_in(const char *path, uint8_t **buf, uint32_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	*buf = calloc(1, MAX_PACKET + 1);
+	if (!f || !*buf) {
+		fprintf(stderr, "rqbpf: data_in %s: %s\n", path, strerror(errno));
+		if (f)
+			fclose(f);
+		return 2;
+	}
+	n = fread(*buf, 1, MAX_PACKET + 1, f);
+	fclose(f);
+	if (n > MAX_PACKET) {
+		fprintf(stderr, "rqbpf: data_in %s: larger than %d bytes\n", path, MAX_PACKET);
+		return 2;
+	}
+	*size = (uint32_t)n;
+	return 0;
+}
+
+static int write_file(const char *what, const char *path, const void *buf, size_t n)
 {
 	FILE *f = fopen(path, "wb");
-	bool ok = f && fwrite(c->out, 1, c->size, f) == c->size;
+	bool ok = f && fwrite(buf, 1, n, f) == n;
 
 	if (f && fclose(f))
 		ok = false;
 	if (!ok)
-		fprintf(stderr, "rqbpf: ctx_out %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "rqbpf: %s %s: %s\n", what, path, strerror(errno));
 	return ok ? 0 : 1;
 }
 
-/* The runs, their context read from ctx_in and written to ctx_out. */
+/* data_in, data_out: the packet's files (@p c->data, @p c->data_out). */
+static int packet_files(const struct options *o, struct run_ctx *c)
+{
+	if (o->data_out && !o->data_in) {
+		fprintf(stderr, "rqbpf: data_out needs data_in\n");
+		return 2;
+	}
+	if (!o->data_in)
+		return 0;
+	c->data_cap = (uint32_t)o->data_size_out;
+	c->data_out = calloc(1, c->data_cap + 1);
+	c->has_ctx_in = o->ctx_in != NULL;
+	c->has_ctx_out = o->ctx_out != NULL;
+	if (!c->data_out)
+		return 1;
+	return read_data_in(o->data_in, (uint8_t **)&c->data, &c->data_size);
+}
+
+/* The runs, their context read from ctx_in and written to ctx_out, their
+ * packet read from data_in and written to data_out. */
 static int run_with_ctx(const struct rqbpf_prog *prog, const struct options *o)
 {
-	struct run_ctx c = {NULL, rqbpf_prog_ctx_size(prog), NULL};
+	struct run_ctx c = {.size = rqbpf_prog_ctx_size(prog)};
+	uint32_t out_size = 0;
 	int ret = 0;
 
+	c.data_out_size = &out_size;
 	if ((o->ctx_in || o->ctx_out) && !c.size) {
 		fprintf(stderr, "rqbpf: %s: the program's type has no context\n",
 		        o->ctx_in ? "ctx_in" : "ctx_out");
@@ -610,11 +756,18 @@ static int run_with_ctx(const struct rqbpf_prog *prog, const struct options *o)
 	if (!ret && o->ctx_in)
 		ret = read_ctx_in(o->ctx_in, &c);
 	if (!ret)
+		ret = packet_files(o, &c);
+	if (!ret)
 		ret = run_threads(prog, o->threads, o->repeat, &c);
 	if (!ret && o->ctx_out)
-		ret = write_ctx_out(o->ctx_out, &c);
+		ret = write_file("ctx_out", o->ctx_out, c.out, c.size);
+	if (!ret && o->data_out)
+		ret = write_file("data_out", o->data_out, c.data_out,
+		                 out_size < c.data_cap ? out_size : c.data_cap);
 	free(c.init);
 	free(c.out);
+	free((void *)c.data);
+	free(c.data_out);
 	return ret;
 }
 

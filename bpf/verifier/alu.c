@@ -2,7 +2,7 @@
 /*
  * alu.c: ALU and ALU64 instructions: scalar arithmetic on ranges, and the
  * pointer arithmetic the kernel allows (adding or subtracting a scalar to
- * a stack, map value or context pointer; subtracting two pointers).
+ * a stack, map value, packet or context pointer; subtracting two pointers).
  */
 #include "vstate.h"
 
@@ -19,8 +19,9 @@ static bool ptr_arith_ok(struct venv *env, const struct vreg *ptr, int regno)
 		     vtype_name(ptr->type));
 		return false;
 	}
-	if (ptr->type == T_MAP_PTR) {
-		verr(env, env->insn_idx, "R%d pointer arithmetic on map_ptr prohibited", regno);
+	if (ptr->type == T_MAP_PTR || ptr->type == T_PACKET_END) {
+		verr(env, env->insn_idx, "R%d pointer arithmetic on %s prohibited", regno,
+		     vtype_name(ptr->type));
 		return false;
 	}
 	return true;
@@ -75,9 +76,25 @@ static int ptr_add_scalar(struct venv *env, struct vreg *dst, const struct vreg 
 			s = zero;
 		}
 		rng_add(&res.r, &s);
+		if (vtype_is_pkt(ptr->type)) {
+			/* a new variable part: its own id, no range yet (the
+			 * kernel keeps the range of a subtraction of a
+			 * non-negative value) */
+			res.id = ++env->id_gen;
+			if (!sub || scalar->r.smin < 0)
+				res.mem_size = 0;
+		}
 	}
 	*dst = res;
 	return 0;
+}
+
+/* Both are pointers into the packet or its end: their difference is a
+ * length (data_end - data), which the kernel gives root as a scalar. */
+static bool packet_pair(const struct vreg *a, const struct vreg *b)
+{
+	return (vtype_is_pkt(a->type) || a->type == T_PACKET_END) &&
+	       (vtype_is_pkt(b->type) || b->type == T_PACKET_END);
 }
 
 static int ptr_alu(struct venv *env, const struct bpf_insn *in, struct vreg *dst,
@@ -86,6 +103,12 @@ static int ptr_alu(struct venv *env, const struct bpf_insn *in, struct vreg *dst
 	uint8_t op = BPF_OP(in->code);
 	bool dst_ptr = reg_is_pointer(dst), src_ptr = reg_is_pointer(src);
 
+	if (BPF_CLASS(in->code) == BPF_ALU && op == BPF_SUB) {
+		/* a meaningless scalar, which the kernel gives root
+		 * ((u32)data_end - (u32)data, as clang may compute a length) */
+		reg_mark_unknown(dst);
+		return 0;
+	}
 	if (BPF_CLASS(in->code) == BPF_ALU) {
 		verr(env, env->insn_idx, "R%d 32-bit pointer arithmetic prohibited", in->dst_reg);
 		return -1;
@@ -96,7 +119,7 @@ static int ptr_alu(struct venv *env, const struct bpf_insn *in, struct vreg *dst
 		return -1;
 	}
 	if (op == BPF_SUB && dst_ptr && src_ptr) {
-		if (dst->type != src->type) {
+		if (dst->type != src->type && !packet_pair(dst, src)) {
 			verr(env, env->insn_idx, "R%d pointer -= pointer prohibited", in->dst_reg);
 			return -1;
 		}

@@ -178,8 +178,13 @@ static void insn_use_def(const struct bpf_insn *in, uint16_t *use, uint16_t *def
 		if (BPF_MODE(in->code) == BPF_ATOMIC)
 			*def = s | (1u << BPF_REG_0);
 		break;
-	case BPF_LD:
+	case BPF_LD: /* ld_imm64; LD_ABS/IND read R6 (and src), clobber R0-R5 */
 		*def = d;
+		if (BPF_MODE(in->code) == BPF_ABS || BPF_MODE(in->code) == BPF_IND) {
+			*use |=
+			    (uint16_t)((1u << BPF_REG_6) | (BPF_MODE(in->code) == BPF_IND ? s : 0));
+			*def = 0x3f;
+		}
 		break;
 	default: /* JMP, JMP32 */
 		if (BPF_OP(in->code) == BPF_CALL) {

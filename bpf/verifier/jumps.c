@@ -7,7 +7,8 @@
  * scalars: same id, in any frame, registers or spilled slots). Comparing a
  * possibly-NULL map value with zero is the null check: every copy of that
  * pointer (same id) becomes a map value on one side and the scalar 0 on the
- * other.
+ * other. Comparing a packet pointer with data_end gives the pointers of its
+ * id a range on the side where it is in bounds.
  */
 #include "vstate.h"
 
@@ -273,6 +274,73 @@ static int scalar_fork(struct venv *env, struct vstate *st, int idx, int *next,
 	return 0;
 }
 
+#define MAX_PACKET_OFF 0xffff
+
+/* The kernel's find_good_pkt_pointers(): on a side where the packet
+ * pointer @r (a copy) is proved at most data_end (@right_open: below it),
+ * every pointer of its type and id in @st may access the bytes before it. */
+static void pkt_mark_range(struct vstate *st, const struct vreg *r, bool right_open)
+{
+	uint32_t range;
+
+	if (r->off < 0 || (r->off == 0 && right_open))
+		return;
+	if (r->r.umax > MAX_PACKET_OFF || r->r.umax + (uint64_t)r->off > MAX_PACKET_OFF)
+		return;
+	range = (uint32_t)r->off + (right_open ? 1 : 0);
+	for (int fr = 0; fr <= st->curframe; fr++) {
+		struct vframe *f = st->frame[fr];
+
+		for (int i = 0; i < V_NREGS + V_SLOTS; i++) {
+			struct vreg *x = i < V_NREGS ? &f->regs[i] : &f->stack[i - V_NREGS].spill;
+
+			if (i >= V_NREGS && f->stack[i - V_NREGS].bytes[0] != S_SPILL)
+				continue;
+			if (x->type == r->type && x->id == r->id && x->mem_size < range)
+				x->mem_size = range;
+		}
+	}
+}
+
+/* data (offset and variable part zero): what data_meta is compared with. */
+static bool is_init_pkt(const struct vreg *r)
+{
+	return r->type == T_PACKET && !r->off && rng_is_const(&r->r) && !r->r.umin;
+}
+
+/* @p is compared as the lower side of @end: data' with data_end, or
+ * data_meta' with data. */
+static bool pkt_below(const struct vreg *p, const struct vreg *end)
+{
+	return (p->type == T_PACKET && end->type == T_PACKET_END) ||
+	       (p->type == T_PACKET_META && is_init_pkt(end));
+}
+
+/* The kernel's try_match_pkt_pointers(): a 64-bit comparison of a packet
+ * pointer with data_end (or of data_meta' with data) gives the side where it
+ * is in bounds its range. @fall continues after the jump, @jump at its
+ * target. */
+static void pkt_compare(const struct bpf_insn *in, const struct vreg *dst, const struct vreg *src,
+                        struct vstate *fall, struct vstate *jump)
+{
+	uint8_t op = BPF_OP(in->code);
+	bool lo_dst = pkt_below(dst, src), lo_src = pkt_below(src, dst);
+	/* With the packet pointer first: "p' < end" and "p' <= end" hold on
+	 * the jump's side, "p' > end" and "p' >= end" fail on the fall's;
+	 * "<" and ">=" prove it below the end (right open). With the end
+	 * first, each is the other way round. */
+	bool on_jump = op == BPF_JLT || op == BPF_JLE, open = op == BPF_JLT || op == BPF_JGE;
+
+	if (BPF_SRC(in->code) != BPF_X || BPF_CLASS(in->code) == BPF_JMP32 ||
+	    (!lo_dst && !lo_src) ||
+	    (op != BPF_JGT && op != BPF_JLT && op != BPF_JGE && op != BPF_JLE))
+		return;
+	if (lo_dst)
+		pkt_mark_range(on_jump ? jump : fall, dst, open);
+	else
+		pkt_mark_range(on_jump ? fall : jump, src, !open);
+}
+
 /*
  * A conditional jump at @idx. On return the current state continues at
  * *next; when both sides are possible, *other (at *other_idx) is the side
@@ -331,6 +399,11 @@ int cond_jump(struct venv *env, struct vstate *st, int idx, int *next, struct vs
 
 		mark_null_checked(env, fork, id, op == BPF_JEQ);
 		mark_null_checked(env, st, id, op != BPF_JEQ);
+	}
+	{
+		const struct vreg d = *dst;
+
+		pkt_compare(in, &d, &src, st, fork);
 	}
 	*next = idx + 1;
 	*other = fork;

@@ -3,7 +3,8 @@
  * mem.c: loads, stores and helper memory arguments. Stack accesses spill
  * and fill registers and track which bytes were written; map value
  * accesses stay inside the value and off its lock; context accesses stay
- * inside the context.
+ * inside the context; packet accesses stay inside the range a comparison
+ * with data_end proved (jumps.c).
  */
 #include <stddef.h>
 #include <string.h>
@@ -313,48 +314,95 @@ static int map_value_access(struct venv *env, struct vstate *st, int regno, int 
 	return 0;
 }
 
-/* The packet pointer field of the context that bytes [@off, @off + @size)
- * overlap, or NULL. The kernel turns these into packet pointers; rqbpf keeps
- * the context as the raw buffer and has no packet pointers, so a read would
- * be a meaningless number and its dereference an "invalid mem access". */
-static const char *packet_field(const struct rqbpf_linked_prog *prog, int off, int size)
+/* The packet pointer type of the context field at @off (4 bytes: the only
+ * size the table lets a program read one at), or T_SCALAR. The kernel
+ * rewrites these loads; rqbpf's runtime gives the packet's addresses there. */
+static uint8_t packet_field(const struct rqbpf_linked_prog *prog, int off)
 {
 	const struct rqbpf_prog_type *t = rqbpf_prog_type_find(prog->prog_type);
-	const struct {
-		int off;
-		const char *name;
-	} fields[] = {{t ? (int)t->data : 0, "data"},
-	              {t ? (int)t->data_end : 0, "data_end"},
-	              {t ? (int)t->data_meta : 0, "data_meta"}};
 
 	if (!t)
-		return NULL;
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		if (off < fields[i].off + 4 && fields[i].off < off + size)
-			return fields[i].name;
-	return NULL;
+		return T_SCALAR;
+	if (off == (int)t->data)
+		return T_PACKET;
+	if (off == (int)t->data_end)
+		return T_PACKET_END;
+	if (off == (int)t->data_meta)
+		return T_PACKET_META;
+	return T_SCALAR;
 }
 
 static int ctx_access(struct venv *env, struct vstate *st, int regno, int off, int size,
                       struct vreg *val, bool write, bool sign_ext)
 {
 	const struct vreg *reg = &cur_frame(st)->regs[regno];
-	const char *pkt = write ? NULL : packet_field(env->prog, off, size);
+	uint8_t pkt;
 
 	if (reg->off || !rng_is_const(&reg->r) || reg->r.umin) {
 		verr(env, env->insn_idx, "dereference of modified ctx ptr R%d off=%d disallowed",
 		     regno, reg->off);
 		return -1;
 	}
-	if (pkt) {
-		verr(env, env->insn_idx, "packet access (ctx->%s) is not supported by rqbpf", pkt);
-		return -1;
-	}
+	pkt = packet_field(env->prog, off);
 	if (off < 0 || off + size > (int)env->prog->ctx_size ||
-	    !rqbpf_ctx_access_ok(env->prog->prog_type, off, size, write)) {
+	    !rqbpf_ctx_access_ok(env->prog->prog_type, off, size, write) ||
+	    (sign_ext && pkt != T_SCALAR)) { /* a sign-extending load is a scalar's */
 		verr(env, env->insn_idx, "invalid bpf_context access off=%d size=%d", off, size);
 		return -1;
 	}
+	if (write)
+		return 0;
+	reg_mark_unknown(val);
+	if (pkt != T_SCALAR) {
+		/* the kernel's mark_reg_known_zero() and the field's type */
+		rng_const(&val->r, 0);
+		val->type = pkt;
+		return 0;
+	}
+	rng_bits(&val->r, size, sign_ext);
+	return 0;
+}
+
+/* May a program of the verified type write to its packet (the kernel's
+ * may_access_direct_pkt_data() for a write)? */
+static bool packet_writable(const struct venv *env)
+{
+	uint32_t t = env->prog->prog_type;
+
+	return t == BPF_PROG_TYPE_SCHED_CLS || t == BPF_PROG_TYPE_SCHED_ACT ||
+	       t == BPF_PROG_TYPE_XDP;
+}
+
+/* Bounds of @size bytes at @off past packet pointer R@regno, as the kernel's
+ * check_packet_access(): inside the range a comparison proved. The kernel
+ * logs two lines; the verdict is its last. */
+static int packet_bounds(struct venv *env, const struct vreg *reg, int regno, int off, int size)
+{
+	if (reg->r.smin < 0) {
+		verr(env, env->insn_idx,
+		     "R%d min value is negative, either use unsigned index or do a if (index >=0) "
+		     "check.",
+		     regno);
+		return -1;
+	}
+	off += reg->off;
+	if (off >= 0 && size > 0 && (int64_t)off + size <= (int64_t)reg->mem_size)
+		return 0;
+	vlogf(env, "invalid access to packet, off=%d size=%d, R%d(id=%u,off=%d,r=%u)\n", off, size,
+	      regno, reg->id, off, reg->mem_size);
+	verr(env, env->insn_idx, "R%d offset is outside of the packet", regno);
+	return -1;
+}
+
+static int packet_access(struct venv *env, const struct vreg *reg, int regno, int off, int size,
+                         bool write, struct vreg *val, bool sign_ext)
+{
+	if (write && !packet_writable(env)) {
+		verr(env, env->insn_idx, "cannot write into packet");
+		return -1;
+	}
+	if (packet_bounds(env, reg, regno, off, size))
+		return -1;
 	if (!write) {
 		reg_mark_unknown(val);
 		rng_bits(&val->r, size, sign_ext);
@@ -380,6 +428,9 @@ int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size
 		return ctx_access(env, st, regno, off, size, val, write, sign_ext);
 	case T_RINGBUF_MEM:
 		return record_access(env, reg, regno, off, size, write, val, sign_ext);
+	case T_PACKET:
+	case T_PACKET_META:
+		return packet_access(env, reg, regno, off, size, write, val, sign_ext);
 	case T_NOT_INIT:
 		verr(env, env->insn_idx, "R%d !read_ok", regno);
 		return -1;
@@ -429,7 +480,7 @@ int mem_check_writable(struct venv *env, struct vstate *st, int regno, int size)
 	struct vframe *f;
 	int off;
 
-	if (reg->type == T_MAP_VALUE || reg->type == T_RINGBUF_MEM) {
+	if (reg->type == T_MAP_VALUE || reg->type == T_RINGBUF_MEM || vtype_is_pkt(reg->type)) {
 		struct vreg ignored;
 
 		return mem_access(env, st, regno, 0, size, true, &ignored, false);
@@ -455,6 +506,8 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 		return map_value_bounds(env, reg, regno, 0, size);
 	if (reg->type == T_RINGBUF_MEM)
 		return region_bounds(env, reg, regno, 0, size, reg->mem_size);
+	if (vtype_is_pkt(reg->type))
+		return packet_bounds(env, reg, regno, 0, size);
 	if (reg->type != T_STACK) {
 		helper_mem_expected(env, reg, regno);
 		return -1;

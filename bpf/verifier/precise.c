@@ -40,8 +40,11 @@
  *    (call_may_return_ptr() in calls.c, next to their signatures), and a
  *    subprogram that may return one at one of its exits (it never
  *    returns a stack pointer);
- *  - a load: mem.c gives a scalar for every load from a map value or the
- *    context (rqbpf has no context field that is a pointer; a program may
+ *  - a 4-byte load through a register that may hold a pointer at the
+ *    offset of a packet pointer field of the program's context (data,
+ *    data_end, data_meta: mem.c gives a packet pointer for those fields);
+ *  - otherwise a load: mem.c gives a scalar for every load from a map
+ *    value or the context (a program may
  *    store a pointer into a map value, but a load from one is always a
  *    scalar), for any narrower load and any load at a
  *    variable offset; only an aligned 8-byte fill of a spilled register
@@ -268,6 +271,7 @@ static bool maybe_round(struct venv *env, struct maybe *in_state, bool *ret_ptr)
 {
 	const struct bpf_insn *insns = env->prog->insns;
 	int n = (int)env->prog->insn_cnt;
+	const struct rqbpf_prog_type *t = rqbpf_prog_type_find(env->prog->prog_type);
 	bool changed = false;
 
 	for (int i = 0; i < n; i++) {
@@ -280,6 +284,11 @@ static bool maybe_round(struct venv *env, struct maybe *in_state, bool *ret_ptr)
 		if (is_exit(in) && (in_state[i].regs & 1u) && !ret_ptr[env->subprog_of[i]])
 			changed = ret_ptr[env->subprog_of[i]] = true;
 		out = ptr_transfer(in, in_state[i], callee_ptr);
+		if (t && in->code == (BPF_LDX | BPF_MEM | BPF_W) &&
+		    (in->off == (int)t->data || in->off == (int)t->data_end ||
+		     in->off == (int)t->data_meta) &&
+		    (in_state[i].regs & (1u << (in->src_reg & 0xf))))
+			set_reg(&out, in->dst_reg, true, false); /* maybe a packet pointer */
 		if (insn_falls_through(in) && insn_next(in, i) < n)
 			changed |= merge_maybe(&in_state[insn_next(in, i)], &out);
 		if (insn_is_jump(in))

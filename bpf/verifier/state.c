@@ -200,6 +200,16 @@ static bool reg_covers(const struct vreg *old, const struct vreg *cur, struct id
 		if (old->mem_size != cur->mem_size)
 			return false;
 		/* fallthrough */
+	case T_PACKET:
+	case T_PACKET_META:
+		/* cur must have at least old's range (the kernel's regsafe()) */
+		if (exact ? old->mem_size != cur->mem_size : old->mem_size > cur->mem_size)
+			return false;
+		return old->off == cur->off &&
+		       (exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r)) &&
+		       check_ids(m, old->id, cur->id);
+	case T_PACKET_END:
+		return true;
 	case T_MAP_VALUE:
 	case T_MAP_VALUE_OR_NULL:
 		return old->off == cur->off && old->map == cur->map &&

@@ -271,8 +271,10 @@ static int atomic_op(struct venv *env, struct vstate *st, int idx)
 		verr(env, idx, "R%d leaks addr into mem", in->src_reg);
 		return -1;
 	}
-	if (cur_frame(st)->regs[in->dst_reg].type == T_CTX) {
-		verr(env, idx, "BPF_ATOMIC stores into R%d ctx is not allowed", in->dst_reg);
+	if (cur_frame(st)->regs[in->dst_reg].type == T_CTX ||
+	    vtype_is_pkt(cur_frame(st)->regs[in->dst_reg].type)) {
+		verr(env, idx, "BPF_ATOMIC stores into R%d %s is not allowed", in->dst_reg,
+		     vtype_name(cur_frame(st)->regs[in->dst_reg].type));
 		return -1;
 	}
 	reg_mark_unknown(&old);
@@ -289,24 +291,62 @@ static int atomic_op(struct venv *env, struct vstate *st, int idx)
 	return 0;
 }
 
-/* BPF_LD_[ABS|IND]: the kernel's checks in its order (only socket filters
- * and tc programs may use them; not holding a lock or an irq flag); where
- * the kernel would accept one, rqbpf refuses it: it has no packet. */
+/* BPF_LD_[ABS|IND]: the kernel's check_ld_abs(), its checks in its order
+ * (only socket filters and tc programs; reserved fields; R6 the unmodified
+ * context; no lock, irq flag or reference held, as the load may end the
+ * run). R0 gets the loaded bytes, R1-R5 become unreadable. */
 static int ld_abs(struct venv *env, struct vstate *st, int idx)
 {
+	const struct bpf_insn *in = &env->prog->insns[idx];
+	struct vframe *f = cur_frame(st);
 	uint32_t t = env->prog->prog_type;
+	uint8_t mode = BPF_MODE(in->code);
 
-	if (t != BPF_PROG_TYPE_SOCKET_FILTER && t != BPF_PROG_TYPE_SCHED_CLS &&
-	    t != BPF_PROG_TYPE_SCHED_ACT)
+	if ((mode != BPF_ABS && mode != BPF_IND) ||
+	    (t != BPF_PROG_TYPE_SOCKET_FILTER && t != BPF_PROG_TYPE_SCHED_CLS &&
+	     t != BPF_PROG_TYPE_SCHED_ACT)) {
 		verr(env, idx, "BPF_LD_[ABS|IND] instructions not allowed for this program type");
-	else if (locks_held(st))
+		return -1;
+	}
+	if (in->dst_reg != BPF_REG_0 || in->off || BPF_SIZE(in->code) == BPF_DW ||
+	    (mode == BPF_ABS && in->src_reg != BPF_REG_0) || in->src_reg > BPF_REG_10) {
+		verr(env, idx, "BPF_LD_[ABS|IND] uses reserved fields");
+		return -1;
+	}
+	if (check_reg_read(env, st, BPF_REG_6))
+		return -1;
+	if (locks_held(st)) {
 		verr(env, idx, "BPF_LD_[ABS|IND] cannot be used inside bpf_spin_lock-ed region");
-	else if (irqs_held(st))
+		return -1;
+	}
+	for (int i = 0; i < st->nrefs; i++)
+		if (st->refs[i].type == REF_PTR) {
+			vlogf(env, "Unreleased reference id=%u alloc_insn=%d\n", st->refs[i].id,
+			      st->refs[i].insn);
+			verr(env, idx, "BPF_LD_[ABS|IND] would lead to reference leak");
+			return -1;
+		}
+	if (irqs_held(st)) {
 		verr(env, idx,
 		     "BPF_LD_[ABS|IND] cannot be used inside bpf_local_irq_save-ed region");
-	else
-		verr(env, idx, "BPF_LD_[ABS|IND] is not supported by rqbpf");
-	return -1;
+		return -1;
+	}
+	if (f->regs[BPF_REG_6].type != T_CTX) {
+		verr(env, idx, "at the time of BPF_LD_ABS|IND R6 != pointer to skb");
+		return -1;
+	}
+	if (mode == BPF_IND && check_reg_read(env, st, in->src_reg))
+		return -1;
+	if (f->regs[BPF_REG_6].off || !rng_is_const(&f->regs[BPF_REG_6].r) ||
+	    f->regs[BPF_REG_6].r.umin) {
+		verr(env, idx, "dereference of modified ctx ptr R6 off=%d disallowed",
+		     f->regs[BPF_REG_6].off);
+		return -1;
+	}
+	for (int r = BPF_REG_1; r <= BPF_REG_5; r++)
+		reg_mark_not_init(&f->regs[r]);
+	reg_mark_unknown(&f->regs[BPF_REG_0]);
+	return 0;
 }
 
 /*

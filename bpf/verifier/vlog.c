@@ -82,6 +82,9 @@ const char *vtype_name(uint8_t type)
 	    [T_MAP_VALUE_OR_NULL] = "map_value_or_null",
 	    [T_RINGBUF_MEM] = "ringbuf_mem",
 	    [T_RINGBUF_MEM_OR_NULL] = "ringbuf_mem_or_null",
+	    [T_PACKET] = "pkt",
+	    [T_PACKET_META] = "pkt_meta",
+	    [T_PACKET_END] = "pkt_end",
 	};
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
@@ -142,6 +145,20 @@ void vlog_reg(FILE *f, const struct venv *env, const struct vreg *r)
 		fprintf(f, "ctx(");
 		if (r->off)
 			fprintf(f, "off=%d", r->off);
+		fprintf(f, ")");
+		return;
+	case T_PACKET:
+	case T_PACKET_META:
+		fprintf(f, "%s(", vtype_name(r->type));
+		if (r->id)
+			fprintf(f, "id=%u,", r->id);
+		if (r->off)
+			fprintf(f, "off=%d,", r->off);
+		fprintf(f, "r=%u", r->mem_size);
+		if (!rng_is_const(&r->r)) {
+			fprintf(f, ",");
+			print_range(f, &r->r);
+		}
 		fprintf(f, ")");
 		return;
 	case T_RINGBUF_MEM:

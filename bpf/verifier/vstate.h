@@ -39,7 +39,17 @@ enum vtype {
 	T_MAP_VALUE_OR_NULL,
 	T_RINGBUF_MEM,         /* a reserved ring buffer record (refs.c) */
 	T_RINGBUF_MEM_OR_NULL, /* ... or NULL: bpf_ringbuf_reserve's result */
+	T_PACKET,              /* ctx->data and pointers made from it (mem.c) */
+	T_PACKET_META,         /* ctx->data_meta ... */
+	T_PACKET_END,          /* ctx->data_end: only compared, never accessed */
 };
+
+/* A pointer into the packet whose range a comparison with data_end (or,
+ * for meta, with data) extends. */
+static inline bool vtype_is_pkt(uint8_t type)
+{
+	return type == T_PACKET || type == T_PACKET_META;
+}
 
 /* A pointer that the program must compare with 0 before it uses it. */
 static inline bool vtype_maybe_null(uint8_t type)
@@ -62,8 +72,11 @@ struct vreg {
 	uint8_t frameno;   /* T_STACK: the frame whose stack it points into */
 	uint16_t map;      /* T_MAP_*: index into prog->maps */
 	int32_t off;       /* pointers: fixed offset. scalar: the delta of an add link */
-	uint32_t mem_size; /* T_RINGBUF_MEM*: the record's size */
+	uint32_t mem_size; /* T_RINGBUF_MEM*: the record's size. T_PACKET*: the
+	                    * kernel's range: bytes past the pointer's base
+	                    * (without off) a comparison proved in the packet */
 	uint32_t id;       /* map value (or null): the lookup's id; 0 for global data.
+	                    * packet: pointers that share a variable part (0: none)
 	                    * ring buffer record: the reference's id (refs.c).
 	                    * scalar: copies of one value share a nonzero id (linked),
 	                    * a copy plus a constant adds a V_ID_ADD flag (below) */

@@ -4,7 +4,8 @@
  *  1. The verifier, on the stream with a fixed map table, must not crash.
  *  2. The stream replaces the program of a template object (its maps:
  *     progs/fuzz_template.bpf.c); when the verifier accepts it, it runs in
- *     rqbpf's interpreter, whose run-time bounds checks must never fire:
+ *     rqbpf's interpreter on a packet (rqbpf_prog_test_run(): direct
+ *     packet access and LD_ABS/IND), whose run-time bounds checks must never fire:
  *     a fault there means the verifier accepted an unsafe program.
  * Each 8 input bytes are one instruction; register fields are taken
  * modulo 11 and map indices modulo the map count, so that more streams
@@ -104,8 +105,9 @@ static void verify_and_run(const uint8_t *data, size_t size)
 	struct rqbpf_object *obj;
 	struct rqbpf_prog *prog;
 	struct bpf_insn insns[MAX_INSNS];
-	struct rqbpf_run_result res;
-	uint8_t ctx[sizeof(struct __sk_buff)] = {0};
+	/* a 64-byte IPv4 frame: the run's packet (direct access, LD_ABS) */
+	uint8_t frame[64] = {[12] = 0x08, [14] = 0x45, [16] = 0, [17] = 50, [22] = 64, [23] = 6};
+	struct rqbpf_test_run_opts opts = {.data_in = frame, .data_size_in = sizeof(frame)};
 	size_t n;
 	int rc;
 
@@ -125,10 +127,11 @@ static void verify_and_run(const uint8_t *data, size_t size)
 	prog->lp.insn_cnt = n;
 	if (rqbpf_object_load(obj, 0, NULL) == 0) {
 		accepted++;
-		rc = rqbpf_prog_run(prog, ctx, sizeof(ctx), &res);
+		rc = rqbpf_prog_test_run(prog, &opts);
 		ran++;
 		if (rc == -EFAULT) {
-			fprintf(stderr, "verifier accepted a program that faulted: %s\n", res.msg);
+			fprintf(stderr, "verifier accepted a program that faulted: %s\n",
+			        opts.result.msg);
 			abort();
 		}
 	}

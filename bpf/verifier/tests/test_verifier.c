@@ -15,6 +15,8 @@
 #define R1  BPF_REG_1
 #define R2  BPF_REG_2
 #define R3  BPF_REG_3
+#define R4  BPF_REG_4
+#define R5  BPF_REG_5
 #define R6  BPF_REG_6
 #define R7  BPF_REG_7
 #define R9  BPF_REG_9
@@ -480,13 +482,67 @@ int main(int argc, char **argv)
 	    {"ldx_memsx_dw", P(INSN(BPF_LDX | BPF_MEMSX | BPF_DW, R0, R1, 0, 0), EXIT()),
 	     "unknown opcode 99", 0},
 	    {"frame_pointer_write", P(MOV64_IMM(R10, 0), RET0()), "frame pointer is read only", 0},
-	    /* Legacy packet loads: the kernel's checks, then rqbpf has no packet. */
-	    {"ld_abs", P(INSN(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0), RET0()),
-	     "BPF_LD_[ABS|IND] is not supported by rqbpf", 0},
+	    /* Legacy packet loads: the kernel's checks (check_ld_abs()), in its order. */
+	    {"ld_abs", P(MOV64_REG(R6, R1), INSN(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0), EXIT()),
+	     NULL, -1},
+	    {"ld_ind",
+	     P(MOV64_REG(R6, R1), MOV64_IMM(R7, 3), INSN(BPF_LD | BPF_IND | BPF_H, 0, R7, 0, 0),
+	       EXIT()),
+	     NULL, -1},
+	    {"ld_abs_no_r6", P(INSN(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0), RET0()), "R6 !read_ok",
+	     0},
+	    {"ld_abs_r6_not_ctx",
+	     P(MOV64_IMM(R6, 0), INSN(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0), RET0()),
+	     "at the time of BPF_LD_ABS|IND R6 != pointer to skb", 1},
+	    {"ld_abs_dw", P(MOV64_REG(R6, R1), INSN(BPF_LD | BPF_ABS | BPF_DW, 0, 0, 0, 0), RET0()),
+	     "BPF_LD_[ABS|IND] uses reserved fields", 1},
+	    {"ld_abs_clobbers_r1",
+	     P(MOV64_REG(R6, R1), INSN(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0), MOV64_REG(R0, R1),
+	       EXIT()),
+	     "R1 !read_ok", 2},
+	    /* Direct packet access (tc): data at 76, data_end at 80. */
+	    {"pkt_checked",
+	     P(MOV64_IMM(R0, 0), LDX(BPF_W, R2, R1, 76), LDX(BPF_W, R3, R1, 80), MOV64_REG(R4, R2),
+	       ALU64_IMM(BPF_ADD, R4, 14), JMP_REG(BPF_JGT, R4, R3, 1), LDX(BPF_B, R0, R2, 13),
+	       EXIT()),
+	     NULL, -1},
+	    {"pkt_checked_end_first", /* if (end >= data + 14): 14 bytes */
+	     P(MOV64_IMM(R0, 0), LDX(BPF_W, R2, R1, 76), LDX(BPF_W, R3, R1, 80), MOV64_REG(R4, R2),
+	       ALU64_IMM(BPF_ADD, R4, 14), JMP_REG(BPF_JGE, R3, R4, 1), EXIT(),
+	       LDX(BPF_H, R0, R2, 12), EXIT()),
+	     NULL, -1},
+	    {"pkt_past_range",
+	     P(MOV64_IMM(R0, 0), LDX(BPF_W, R2, R1, 76), LDX(BPF_W, R3, R1, 80), MOV64_REG(R4, R2),
+	       ALU64_IMM(BPF_ADD, R4, 14), JMP_REG(BPF_JGT, R4, R3, 1), LDX(BPF_B, R0, R2, 14),
+	       EXIT()),
+	     "R2 offset is outside of the packet", 6},
+	    {"pkt_unchecked", P(LDX(BPF_W, R2, R1, 76), LDX(BPF_B, R0, R2, 0), EXIT()),
+	     "R2 offset is outside of the packet", 1},
+	    {"pkt_jump_side", /* the jump side is past the end */
+	     P(MOV64_IMM(R0, 0), LDX(BPF_W, R2, R1, 76), LDX(BPF_W, R3, R1, 80), MOV64_REG(R4, R2),
+	       ALU64_IMM(BPF_ADD, R4, 14), JMP_REG(BPF_JGT, R4, R3, 1), EXIT(),
+	       LDX(BPF_B, R0, R2, 0), EXIT()),
+	     "R2 offset is outside of the packet", 7},
+	    {"pkt_ldsx", /* a sign-extending load of data: the kernel refuses it */
+	     P(INSN(BPF_LDX | BPF_MEMSX | BPF_W, R2, R1, 76, 0), RET0()),
+	     "invalid bpf_context access off=76 size=4", 0},
+	    {"pkt_end_arith", P(LDX(BPF_W, R3, R1, 80), ALU64_IMM(BPF_ADD, R3, 1), RET0()),
+	     "R3 pointer arithmetic on pkt_end prohibited", 1},
+	    {"pkt_end_read", P(LDX(BPF_W, R3, R1, 80), LDX(BPF_B, R0, R3, 0), EXIT()),
+	     "R3 invalid mem access 'pkt_end'", 1},
+	    {"pkt_len", /* data_end - data: a scalar */
+	     P(LDX(BPF_W, R2, R1, 76), LDX(BPF_W, R0, R1, 80), ALU64_REG(BPF_SUB, R0, R2), EXIT()),
+	     NULL, -1},
+	    {"pkt_var_off_new_range", /* data + x has a new id and no range */
+	     P(MOV64_IMM(R0, 0), LDX(BPF_W, R2, R1, 76), LDX(BPF_W, R3, R1, 80), MOV64_REG(R4, R2),
+	       ALU64_IMM(BPF_ADD, R4, 14), JMP_REG(BPF_JGT, R4, R3, 4), LDX(BPF_B, R5, R2, 0),
+	       ALU64_IMM(BPF_AND, R5, 7), ALU64_REG(BPF_ADD, R2, R5), LDX(BPF_B, R0, R2, 0),
+	       EXIT()),
+	     "R2 offset is outside of the packet", 9},
 	    {"ld_abs_irq_saved",
-	     P(MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8), KCALL(RQBPF_KF_LOCAL_IRQ_SAVE),
-	       INSN(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0), RET0()),
-	     "BPF_LD_[ABS|IND] cannot be used inside bpf_local_irq_save-ed region", 3},
+	     P(MOV64_REG(R6, R1), MOV64_REG(R1, R10), ALU64_IMM(BPF_ADD, R1, -8),
+	       KCALL(RQBPF_KF_LOCAL_IRQ_SAVE), INSN(BPF_LD | BPF_ABS | BPF_B, 0, 0, 0, 0), RET0()),
+	     "BPF_LD_[ABS|IND] cannot be used inside bpf_local_irq_save-ed region", 4},
 	    /* Which registers may hold a pointer (precise.c): each case makes
 	     * one by a route the forward pass must follow, then adds an
 	     * unbounded scalar to it on a path that would be pruned if the
