@@ -11,7 +11,7 @@
  * A value that is not valid is reported on stderr and the default stays.
  * The parsers take any string (tests/test_env.c fuzzes them: fuzz_env).
  * Each layer applies its own setting: the registry its capacity
- * (registry.c), the slow paths their mode (fallback.c), the reporter its
+ * (registry.c), the slow paths their mode (tas.c), the reporter its
  * hook (report.c). Uses nothing of the library.
  */
 #include <errno.h>

@@ -2,7 +2,7 @@
 /*
  * Layer 1, the lock word and the MCS queue (the kernel's qspinlock.h role):
  * one copy of each transition, shared by the resilient slow paths
- * (slowpath.c, fallback.c, pshared.c) and the baseline QL (qlock.c). Uses
+ * (slowpath.c, tas.c, pshared.c) and the baseline QL (qlock.c). Uses
  * only layer 0 (registry.h: queue nodes live in the per-thread record, tails
  * name registry slots). It knows nothing about timeouts, held-lock tables
  * or deadlocks.
