@@ -233,10 +233,10 @@ static double ns_ratio(const double *ns, int reps, int l, int ref)
 	return paired_ratio(ns, reps, l, ref);
 }
 
-/* The named-only types in the run (the experiments of locks_table.c and the
- * inline fast path) against QL and, where ql-notable ran, against that
- * control (QL's CAS and store inline, as in all of them): what a held-lock
- * table alone costs on QL's own lock. */
+/* The named-only types in the run (the experiments of
+ * held_table_experiments.c and the inline fast path) against QL and, where
+ * ql-notable ran, against that control (QL's CAS and store inline, as in all
+ * of them): what a held-lock table alone costs on QL's own lock. */
 static void print_table_share(FILE *f, const struct config *cfg, const double *ns, int ql)
 {
 	int ctl = bench_find_lock(cfg, "ql-notable");

@@ -102,7 +102,7 @@ const struct lk_ops *lk_find(const char *name);
 const struct lk_ops *lk_table(size_t *n);
 void lk_ck_register(const struct lk_ops **out, size_t *n);
 const struct lk_ops *lk_inline_ops(void);      /* locks_inline.c */
-const struct lk_ops *lk_table_ops(size_t *n);  /* locks_table.c */
+const struct lk_ops *lk_table_ops(size_t *n);  /* held_table_experiments.c */
 const struct lk_ops *lk_unlock_ops(size_t *n); /* locks_unlock.c */
 
 /*
