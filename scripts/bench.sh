@@ -527,7 +527,9 @@ hammer = read("hammer.txt")
 parts = {
     "mutex": block(sweep, "rqspinlock (RQL) vs glibc pthread_mutex"),
     "hammer": block(hammer, "Hammer") + "\n\n" + block(hammer, "Goals"),
-    "machine": read("machine.txt").strip(),
+    # The machine, not the date: the doc describes the present run (git dates it).
+    "machine": "\n".join(l for l in read("machine.txt").strip().splitlines()
+                         if not l.startswith("date:")),
     "throughput": block(sweep, "Throughput"),
     "ratio": block(sweep, "rqspinlock (RQL) vs qspinlock"),
     "goals": block(sweep, "Goals"),
@@ -558,6 +560,11 @@ try:
                                  "lookup throughput", "Goals"))
 except FileNotFoundError:
     pass
+for name in ("dropin", "bpf"):  # each step's whole report (absent when skipped)
+    try:
+        parts[name] = read(name + ".txt").strip()
+    except FileNotFoundError:
+        pass
 text = open(doc).read()
 for name, body in parts.items():
     text = re.sub(r"(<!-- bench:%s -->\n```\n).*?(```\n<!-- /bench:%s -->)" % (name, name),
