@@ -309,8 +309,8 @@ static void test_maps_fork_stalled_reader(void)
  * grace period in flight, held up by a stalled reader) must not wait for a
  * grace period: the gate reopens only when that thread goes on. Map B's free
  * elements run out inside the handler and the rest wait on the retire stacks,
- * which only a grace period (closed gate) can recycle: before the fix the
- * handler waited for them for ever, and so did fork(). Now those updates get
+ * which only a grace period (closed gate) can recycle: a handler that waited
+ * for them would wait for ever, and so would fork(). Those updates get
  * -ENOMEM, fork() returns once the reader leaves, and after quiesce map B
  * has count + free == capacity.
  */
@@ -516,11 +516,11 @@ static void test_maps_fork_quiesce_no_thread(void)
  * rqmap_quiesce(). The interrupted call is rqmap_quiesce() (over_quiesce)
  * or replacing updates, deletes and lookups (over_ops), which often help a
  * grace period, while the 4 hammer threads keep urcu's update side busy.
- * Before the fix, children hung in the resumed quiesce (its reclaim thread
- * was the parent's) or in urcu_memb_synchronize_rcu() (a grace-period wait
- * of the forking thread that went on in the child), or crashed in their new
- * reclaim thread (a dead thread's reader record left in urcu's registry,
- * zeroed when that thread reused its stack).
+ * What it catches: a child that hangs in the resumed quiesce (waiting for
+ * the parent's reclaim thread) or in urcu_memb_synchronize_rcu() (a
+ * grace-period wait of the forking thread that goes on in the child), or
+ * crashes in its new reclaim thread (a dead thread's reader record left in
+ * urcu's registry, zeroed when that thread reuses its stack).
  */
 enum hf_call { HF_NONE, HF_QUIESCE, HF_UPDATE, HF_DELETE, HF_LOOKUP, HF_CALLS };
 static const char *const hf_call_names[HF_CALLS] = {"other", "quiesce", "update", "delete",
