@@ -12,7 +12,7 @@ clang-format --dry-run -Werror $files $cxx_files || rc=1
 echo "cppcheck"
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D_GNU_SOURCE -D__CPPCHECK__ \
-	-I include -I src -I tests -I bpf/contract $host_files || rc=1
+	-I include -I src -I tests -I bpf/contract -I util $host_files || rc=1
 echo "layers"
 # src/: a file of layer N (its header comment says "Layer N") includes only
 # private headers of layers <= N (docs/DESIGN.md, "Source layout").

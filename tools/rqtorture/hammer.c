@@ -129,12 +129,12 @@ static void *hammer_worker(void *arg)
 	while (atomic_load_explicit(&run->running, memory_order_relaxed) < run->threads)
 		cpu_relax();
 	uint64_t wait0 = thread_wait_ns();
-	h->start_ns = now_ns();
+	h->start_ns = rqu_now_ns();
 	if (run->gap < 0)
 		hammer_plain(h, ops, lock);
 	else
 		hammer_gap(h, ops, lock);
-	h->end_ns = now_ns();
+	h->end_ns = rqu_now_ns();
 	h->wait_ns = thread_wait_ns() - wait0;
 	return NULL;
 }
