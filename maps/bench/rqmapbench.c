@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "rqu_clock.h"
+#include "rqu_parse.h"
 #include "rqu_stats.h"
 
 #define NKINDS   3
@@ -281,6 +282,7 @@ int main(int argc, char **argv)
 	bool ran[NMIXES] = {true, true, true};
 	const char *csv_path = NULL;
 	uint32_t keys = 4096;
+	uint64_t v;
 	FILE *csv = NULL;
 
 	if (max_threads < 8)
@@ -288,16 +290,23 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "t:r:d:k:m:c:")) != -1) {
 		switch (opt) {
 		case 't':
-			max_threads = atoi(optarg);
-			break;
 		case 'r':
-			reps = atoi(optarg);
-			break;
 		case 'd':
-			ms = atoi(optarg);
-			break;
 		case 'k':
-			keys = (uint32_t)strtoul(optarg, NULL, 0);
+			if (rqu_parse_decimal(optarg, opt == 'k' ? UINT32_MAX : INT32_MAX, &v)) {
+				fprintf(stderr,
+				        "rqmapbench: -%c takes a decimal number, not '%s'\n", opt,
+				        optarg);
+				return 2;
+			}
+			if (opt == 't')
+				max_threads = (int)v;
+			else if (opt == 'r')
+				reps = (int)v;
+			else if (opt == 'd')
+				ms = (int)v;
+			else
+				keys = (uint32_t)v;
 			break;
 		case 'm':
 			if (!parse_mixes(optarg, ran)) {
