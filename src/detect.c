@@ -247,6 +247,9 @@ struct rq_link {
 	uint32_t depth;               /* held-table depth when read (rq_held_depth_acquire()) */
 	uint32_t widx;                /* held index of the waiting context's entry */
 	bool frozen;                  /* holds it through a tagged entry (frozen_culprit()) */
+	/* A frozen queue head that the previous member waits behind
+	 * (find_queue_blocker()), or NULL. */
+	const struct rq_thread *behind;
 };
 
 /*
@@ -428,6 +431,86 @@ static bool frozen_culprit(struct rq_lockview *v, const struct rq_thread *cand)
 }
 
 /*
+ * Does the queue behind @from, a node queued on @lock, lead to a node of
+ * @w through live links? Each successor must still be in the generation it
+ * linked with and waiting (not signalled: its state is what it linked
+ * with), queued on @lock, and its thread must not note that it heads the
+ * queue (a successor that found a leaving head's mark heads without a
+ * signal). The nodes are the registry's memory; @lock is compared, never
+ * read through.
+ */
+static bool queue_leads_to(const struct rq_qnode *from, const rqspinlock_t *lock,
+                           const struct rq_thread *w)
+{
+	uint32_t bound = rq_slot_bound();
+	const struct rq_qnode *n = from;
+
+	for (uint32_t hop = 0; hop < bound * RQ_NR_NODES; hop++) {
+		/* relaxed, here and below: evidence that two checks confirm
+		 * (frozen links, rq_check_cycle()) */
+		uint64_t link = atomic_load_explicit(&n->next, memory_order_relaxed);
+		uint32_t tail = (uint32_t)link, slot = (tail >> RQ_TAIL_SLOT_OFFSET) - 1;
+		const struct rq_thread *t;
+
+		if (!tail || rq_link_is_mark(link) || slot >= bound)
+			return false;
+		t = rq_thread_at(slot);
+		n = rq_decode_tail(tail);
+		if (atomic_load_explicit(&n->locked, memory_order_relaxed) !=
+		        (uint32_t)(link >> 32) ||
+		    atomic_load_explicit(&n->lock, memory_order_relaxed) != (uintptr_t)lock ||
+		    holds_note(t, RQ_NOTE_HEAD, lock, false))
+			return false;
+		if (t == w)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does @cand, stuck waiting for another lock, head @lock's queue from a
+ * frozen context (a node signalled to head it, or one its frozen wait notes
+ * heading), with @w queued behind it? Then @w waits for @cand's frozen
+ * context whatever the lock word shows: only the head signals its
+ * successor, and a free lock is taken meanwhile by threads that never
+ * queued (rq_try_steal()), not by @w.
+ */
+static bool frozen_head_blocks(const struct rq_thread *cand, const rqspinlock_t *lock,
+                               const struct rq_thread *w)
+{
+	bool noted = holds_note(cand, RQ_NOTE_HEAD, lock, true);
+
+	for (uint32_t i = 0; i < RQ_NR_NODES; i++) {
+		const struct rq_qnode *node = &cand->nodes[i];
+		/* relaxed: as in queue_leads_to() */
+		uint32_t st =
+		    atomic_load_explicit(&node->locked, memory_order_relaxed) & RQ_NODE_STATE_MASK;
+
+		if (atomic_load_explicit(&node->lock, memory_order_relaxed) == (uintptr_t)lock &&
+		    (st == RQ_NODE_HEAD || (noted && st == RQ_NODE_WAIT)) &&
+		    queue_leads_to(node, lock, w))
+			return true;
+	}
+	return false;
+}
+
+/* Does @w wait for @lock in its queue, behind the head (no note that it
+ * heads the queue or holds the pending bit, a node queued on @lock)? */
+static bool queued_behind(const struct rq_thread *w, const rqspinlock_t *lock)
+{
+	if (holds_note(w, RQ_NOTE_HEAD, lock, false) || holds_note(w, RQ_NOTE_PENDING, lock, false))
+		return false;
+	for (uint32_t i = 0; i < RQ_NR_NODES; i++)
+		/* relaxed: as in queue_leads_to() */
+		if (atomic_load_explicit(&w->nodes[i].lock, memory_order_relaxed) ==
+		        (uintptr_t)lock &&
+		    (atomic_load_explicit(&w->nodes[i].locked, memory_order_relaxed) &
+		     RQ_NODE_STATE_MASK) == RQ_NODE_WAIT)
+			return true;
+	return false;
+}
+
+/*
  * Does a thread other than @t list @lock as held, or claim it through a
  * tagged entry that is not its current wait (an owner between a slow
  * entry's or trylock's CAS and its mark, or releasing it)? Then @t's
@@ -593,6 +676,20 @@ struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self
 }
 
 /*
+ * For the deadline path: is @t stuck in a wait of this library (its
+ * innermost context waits for a lock)? *@gen gets its wait generation,
+ * which moves when that wait ends or another begins.
+ */
+bool rq_stuck_waiting(struct rq_thread *t, uint32_t *gen)
+{
+	struct rq_link l = {.t = t};
+
+	read_wait(&l);
+	*gen = l.gen;
+	return l.waits != NULL;
+}
+
+/*
  * What @t, if it is stuck waiting, claims about @lock below its waiting
  * context (RQ_CLAIM_NONE when it is not waiting); @l gets its wait.
  */
@@ -663,11 +760,40 @@ static bool find_waiting_holder(struct rq_lockview *v, struct rq_link *out)
 	return false;
 }
 
+/*
+ * The next link when @w (the previous member, or the caller) waits in @v's
+ * lock's queue behind a frozen head: the stuck thread whose frozen context
+ * heads the queue (frozen_head_blocks()). Scans every slot, but only for a
+ * waiter queued behind the head.
+ */
+static bool find_queue_blocker(struct rq_lockview *v, const struct rq_thread *w,
+                               struct rq_link *out)
+{
+	uint32_t bound = rq_slot_bound();
+
+	if (!queued_behind(w, v->lock))
+		return false;
+	for (uint32_t s = 0; s < bound; s++) {
+		struct rq_thread *t = rq_thread_at(s);
+
+		if (t != w && waiting_claim(t, v, out) == RQ_CLAIM_MAYBE &&
+		    frozen_head_blocks(t, v->lock, w)) {
+			out->frozen = true;
+			out->behind = w;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Does @l still hold @v's lock (the lock it linked by), as when it was found? */
 static bool link_still_holds(const struct rq_link *l, struct rq_lockview *v)
 {
 	enum rq_claim claim = claim_below(l->t, v, l->widx);
 
+	if (l->behind)
+		return claim == RQ_CLAIM_MAYBE && queued_behind(l->behind, v->lock) &&
+		       frozen_head_blocks(l->t, v->lock, l->behind);
 	if (!l->frozen)
 		return claim == RQ_CLAIM_HELD && held_believable(v, l->t);
 	return claim == RQ_CLAIM_MAYBE && frozen_culprit(v, l->t);
@@ -736,7 +862,8 @@ int rq_check_cycle(struct rq_thread *self, rqspinlock_t *lock, struct rq_cycle *
 	for (uint32_t hop = 0; hop < RQ_MAX_CHAIN; hop++) {
 		struct rq_link *l = &path[hop];
 
-		if (!find_waiting_holder(&want, l)) {
+		if (!find_waiting_holder(&want, l) &&
+		    !find_queue_blocker(&want, hop ? path[hop - 1].t : self, l)) {
 			/* A view older than its owner's wait: look again
 			 * once its waiter (the previous link) has a fresh one. */
 			if (want.uncertified)

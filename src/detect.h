@@ -27,6 +27,13 @@ struct rq_cycle {
 
 /* The thread that most likely holds @lock (not @self), or NULL. */
 struct rq_thread *rq_find_owner(rqspinlock_t *lock, const struct rq_thread *self);
+/*
+ * Is @t stuck waiting for a lock (its innermost context waits)? *@gen gets
+ * its wait generation: the same value at two reads means the same wait
+ * lasted from one to the other. A lock's owner stuck in a wait is blocked,
+ * not faulty: its own wait is bounded and detection covers cycles.
+ */
+bool rq_stuck_waiting(struct rq_thread *t, uint32_t *gen);
 /* Clear the pending bit of free private @lock if no thread of this
  * process notes it (its holder is gone); true if cleared. */
 bool rq_clear_orphaned_pending(rqspinlock_t *lock, const struct rq_thread *self);

@@ -115,12 +115,22 @@ static struct rq_thread *read_owner(struct rq_attempt *w, struct rq_sched *cur)
 	return o;
 }
 
-/* A new owner (or the first read): accounting restarts from @cur. */
-static void rebase(struct rq_attempt *w, const struct rq_sched *cur)
+/* A new owner (or the first read): accounting restarts from @cur, and
+ * from @o's wait, if it is stuck in one. */
+static void rebase(struct rq_attempt *w, const struct rq_sched *cur, struct rq_thread *o)
 {
 	if (w->first.tid != cur->tid)
 		w->first = *cur;
 	w->base = *cur;
+	w->base_stuck = rq_stuck_waiting(o, &w->base_wait);
+}
+
+/* Was @o stuck in one and the same wait from the last read until now? */
+static bool stuck_since_base(const struct rq_attempt *w, struct rq_thread *o)
+{
+	uint32_t gen;
+
+	return w->base_stuck && rq_stuck_waiting(o, &gen) && gen == w->base_wait;
 }
 
 /*
@@ -162,6 +172,7 @@ static void owner_times(struct rq_attempt *w, const struct rq_sched *cur)
 static bool deadline_final(struct rq_attempt *w, uint64_t now)
 {
 	struct rq_sched cur;
+	struct rq_thread *o = NULL;
 	uint64_t step = 0, self_off = w->off_cpu - w->check_off, hard;
 	bool owner = false, cleared = false;
 
@@ -176,7 +187,7 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 	} else if (2 * self_off > now - w->check_at) {
 		/* We were off CPU most of the time ourselves: we did not watch. */
 		step = self_off;
-	} else if (!read_owner(w, &cur)) {
+	} else if (!(o = read_owner(w, &cur))) {
 		return true;
 	} else {
 		owner = true;
@@ -184,6 +195,12 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 			/* Not measured yet: watch it for an eighth of the duration. */
 			step = w->duration / 8;
 			w->first.tid = 0;
+		} else if (stuck_since_base(w, o)) {
+			/* The owner waited for another lock all along: blocked,
+			 * not faulty. Its own wait is bounded, and detection
+			 * ends a cycle through it; it holds our lock only as
+			 * long as that wait lasts. */
+			step = cur.when - w->base.when;
 		} else if (2 * runnable_ns(&w->base, &cur) > cur.when - w->base.when) {
 			step = runnable_ns(&w->base, &cur);
 		}
@@ -214,7 +231,7 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 	}
 	rq_stat_inc(w->self, RQ_STAT_EXTEND);
 	if (owner)
-		rebase(w, &cur);
+		rebase(w, &cur, o);
 	w->check_at = now;
 	w->check_off = w->off_cpu;
 	w->deadline = now + step < hard ? now + step : hard;
@@ -225,12 +242,14 @@ static bool deadline_final(struct rq_attempt *w, uint64_t now)
 static void deadline_probe(struct rq_attempt *w)
 {
 	struct rq_sched cur;
+	struct rq_thread *o;
 
 	w->probe_at = UINT64_MAX;
 	w->check_at = w->last_poll;
 	w->check_off = w->off_cpu;
-	if (read_owner(w, &cur))
-		rebase(w, &cur);
+	o = read_owner(w, &cur);
+	if (o)
+		rebase(w, &cur, o);
 }
 
 static int run_checks(struct rq_attempt *w)

@@ -57,6 +57,8 @@ struct rq_attempt {
 		uint64_t check_off;    /* off_cpu then */
 		struct rq_sched first; /* owner accounting: first read (tid 0: none) */
 		struct rq_sched base;  /* owner accounting: read at the last check */
+		uint32_t base_wait;    /* the owner's wait generation then */
+		bool base_stuck;       /* the owner was stuck in that wait then */
 	};
 	struct {                            /* detection */
 		uint64_t suspect;           /* cycle awaiting confirmation (rq_check_cycle) */

@@ -25,6 +25,7 @@
  *  - timeout_teardown_ends: the teardown that follows a real timeout ends
  *    once the lock has moved on, however many waiters queue again.
  */
+#include <sched.h>
 #include <stdbool.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -428,6 +429,71 @@ static void test_waiter_starved_small_cap(void)
 	res_spin_set_timeout_ns(0);
 }
 
+/*
+ * The owner waits for another lock: A holds H and waits, as L's queue head,
+ * for L, which B holds asleep for 1.5 timeouts (the pending waiter P ahead
+ * of A times out on B's account). C waits for H meanwhile. A is blocked,
+ * not faulty, and its own wait is bounded: C's deadline moves while A stays
+ * in that one wait, and C takes H once A has had L, instead of failing at
+ * one timeout on A's account (DESIGN.md 6a).
+ */
+struct h_then_l {
+	rqspinlock_t *h, *l;
+	atomic_int has_h, result;
+};
+
+static void *h_then_l_fn(void *arg)
+{
+	struct h_then_l *a = arg;
+	int r;
+
+	CHECK_EQ(res_spin_lock(a->h), 0);
+	atomic_store(&a->has_h, 1);
+	r = res_spin_lock(a->l);
+	if (r == 0)
+		res_spin_unlock(a->l);
+	res_spin_unlock(a->h);
+	atomic_store(&a->result, r);
+	return NULL;
+}
+
+static void test_owner_waits(void)
+{
+	const uint64_t timeout = 200 * TU_NS_PER_MS;
+	rqspinlock_t l = RQSPINLOCK_INIT, h = RQSPINLOCK_INIT;
+	struct h_then_l a = {.h = &h, .l = &l};
+	struct tu_holder b;
+	struct tu_waiter p, c;
+	pthread_t at;
+	struct sched_param fifo = {.sched_priority = 1}, other = {.sched_priority = 0};
+	int rp, rc;
+	bool rt;
+
+	res_spin_set_timeout_ns(timeout);
+	tu_holder_start(&b, &l, timeout * 3 / 2);
+	tu_waiter_start(&p, &l);
+	TU_WAIT_UNTIL(TU_PENDING(tu_word(&l)) != 0, TU_SETUP_MS);
+	tu_thread_start(&at, h_then_l_fn, &a);
+	TU_WAIT_UNTIL(atomic_load(&a.has_h) && TU_TAIL(tu_word(&l)) != 0, TU_SETUP_MS);
+	/* C real-time where allowed (root, as in CI): its own time off CPU,
+	 * which a loaded machine makes long, would move its deadline too and
+	 * hide the rule under test. */
+	rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) == 0;
+	tu_waiter_start(&c, &h);
+	if (rt)
+		CHECK_EQ(pthread_setschedparam(pthread_self(), SCHED_OTHER, &other), 0);
+	tu_thread_join(at);
+	rp = tu_waiter_join(&p);
+	rc = tu_waiter_join(&c);
+	printf("# pending waiter %d, A %d, C %d after %.1f ms%s\n", rp, atomic_load(&a.result), rc,
+	       (double)(c.end - c.start) / 1e6, rt ? " (C real-time)" : "");
+	CHECK(rp == 0 || rp == -ETIMEDOUT);
+	CHECK_EQ(atomic_load(&a.result), 0);
+	CHECK_EQ(rc, 0);
+	tu_holder_join(&b);
+	res_spin_set_timeout_ns(0);
+}
+
 static void test_owner_unknown(void)
 {
 	rqspinlock_t lock = RQSPINLOCK_INIT;
@@ -765,6 +831,7 @@ static const struct tu_test tests[] = {
     TU_TEST("timeout_owner_spins", test_owner_spins, 60, TU_TAS | TU_OVERLOAD),
     TU_TEST("timeout_owner_blocked", test_owner_blocked, 40, TU_TAS),
     TU_TEST("timeout_owner_unknown", test_owner_unknown, 40, TU_TAS),
+    TU_TEST("timeout_owner_waits", test_owner_waits, 30, 0),
     TU_TEST("timeout_waiter_starved", test_waiter_starved, 40, TU_TAS | TU_OVERLOAD),
     TU_TEST("timeout_waiter_starved_small_cap", test_waiter_starved_small_cap, 40, TU_OVERLOAD),
     TU_TEST("timeout_cap_setter", test_cap_setter, 20, 0),

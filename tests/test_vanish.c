@@ -170,6 +170,10 @@ static void test_storm_head(void)
  * cycle B -> L -> head -> M -> B must end in -EDEADLK within milliseconds,
  * not in a timeout (2 s here); the other frozen waiters' tagged entries for
  * L claim nothing.
+ * With @held, the owner keeps L meanwhile: B is queued behind the frozen
+ * head, so the cycle is complete whoever holds L (a running owner, or
+ * threads that take the free lock without queueing, as under a profiler's
+ * storm), and must end in -EDEADLK while the owner still holds L.
  */
 static atomic_int fz_results[3], fz_in_handler;
 static _Thread_local int fz_index = -1;
@@ -208,7 +212,18 @@ static void *fz_waiter_fn(void *arg)
 	return NULL;
 }
 
-static void frozen_queue(int extra)
+/* Has the cycle been broken: B returned, or a frozen waiter's handler did? */
+static bool frozen_cycle_broken(struct m_then_l *b, int n)
+{
+	if (atomic_load(&b->done))
+		return true;
+	for (int i = 0; i < n; i++)
+		if (atomic_load(&fz_results[i]) != 1)
+			return true;
+	return false;
+}
+
+static void frozen_queue(int extra, bool held)
 {
 	const uint64_t timeout = 2 * TU_NS_PER_S;
 	rqspinlock_t l = RQSPINLOCK_INIT;
@@ -246,19 +261,34 @@ static void frozen_queue(int extra)
 	for (int i = 0; i < n; i++)
 		CHECK_EQ(pthread_kill(fw[i].t, SIGUSR2), 0);
 	TU_WAIT_UNTIL(atomic_load(&fz_in_handler) == n, TU_SETUP_MS);
-	tu_sleep_ms(5); /* into their waits for M */
+	/* Held: the cycle is complete now, timed from here. Otherwise it
+	 * completes when the owner lets go, after the handlers are in their
+	 * waits for M. */
 	t0 = rqu_now_ns();
+	if (!held) {
+		tu_sleep_ms(5);
+		t0 = rqu_now_ns();
+	}
+	if (held) {
+		uint64_t end = t0 + tu_slack_ns(TU_STALL_NS) + 3 * timeout;
+
+		while (!frozen_cycle_broken(&behind, n) && rqu_now_ns() < end)
+			tu_sleep_ms(1);
+		took = rqu_now_ns() - t0;
+	}
 	tu_holder_join(&owner); /* the pending waiter takes L and leaves */
 	wait_done(&behind.done, tu_slack_ns(TU_STALL_NS) + 3 * timeout,
 	          "B behind the frozen queue");
-	took = rqu_now_ns() - t0;
+	if (!held)
+		took = rqu_now_ns() - t0;
 	for (int i = 0; i < n; i++) {
 		wait_done(&fw[i].done, tu_slack_ns(TU_STALL_NS) + 3 * timeout, "frozen waiter");
 		tu_thread_join(fw[i].t);
 		CHECK_EQ(atomic_load(&fw[i].result), 0);
 	}
 	tu_thread_join(behind.t);
-	printf("# %d extra frozen waiters: B %d, handlers", extra, atomic_load(&behind.result));
+	printf("# %d extra frozen waiters%s: B %d, handlers", extra,
+	       held ? ", L held meanwhile" : "", atomic_load(&behind.result));
 	for (int i = 0; i < n; i++)
 		printf(" %d", atomic_load(&fz_results[i]));
 	printf(", %.1f ms\n", (double)took / 1e6);
@@ -279,9 +309,16 @@ static void frozen_queue(int extra)
 
 static void test_frozen_queue(void)
 {
-	frozen_queue(0);
-	frozen_queue(1);
-	frozen_queue(2);
+	frozen_queue(0, false);
+	frozen_queue(1, false);
+	frozen_queue(2, false);
+}
+
+static void test_frozen_queue_held(void)
+{
+	frozen_queue(0, true);
+	frozen_queue(1, true);
+	frozen_queue(2, true);
 }
 
 /*
@@ -1009,6 +1046,7 @@ static void test_process_shared(void)
 static const struct tu_test tests[] = {
     TU_TEST("core_storm_head", test_storm_head, 40, TU_TAS),
     TU_TEST("deadlock_frozen_queue", test_frozen_queue, 60, 0),
+    TU_TEST("deadlock_frozen_queue_held", test_frozen_queue_held, 60, 0),
     TU_TEST("core_storm_all", test_storm_all, 40, TU_TAS),
     TU_TEST("core_word_changed", test_word_changed, 60, TU_TAS),
     TU_TEST("core_nested_head", test_nested_head, 40, TU_TAS),
