@@ -1,6 +1,6 @@
 /*
  * Promela model of the rqspinlock protocol (src/lock.c, src/slowpath.c,
- * src/held.c, src/detect.c, src/fallback.c, src/timeout.c, src/lockword.h,
+ * src/held.c, src/detect.c, src/tas.c, src/timeout.c, src/lockword.h,
  * src/report.c, include/rqspinlock/inline.h).
  *
  * Read docs/MODEL.md first: it explains the encoding, the properties and

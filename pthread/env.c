@@ -7,15 +7,17 @@
 
 #include <rqspinlock.h>
 
+#include "rqu_parse.h"
+
 #define NS_PER_MS 1000000ull
 
 int rqp_parse_on_fail(const char *s, enum rqp_on_fail *policy)
 {
-	if (!s || strcmp(s, "default") == 0)
+	if (!s || rqu_word_is(s, "default"))
 		*policy = RQP_ON_FAIL_DEFAULT;
-	else if (strcmp(s, "return") == 0)
+	else if (rqu_word_is(s, "return"))
 		*policy = RQP_ON_FAIL_RETURN;
-	else if (strcmp(s, "abort") == 0)
+	else if (rqu_word_is(s, "abort"))
 		*policy = RQP_ON_FAIL_ABORT;
 	else
 		return -EINVAL;
@@ -25,19 +27,12 @@ int rqp_parse_on_fail(const char *s, enum rqp_on_fail *policy)
 int rqp_parse_timeout_ms(const char *s, uint64_t *ns)
 {
 	const uint64_t max_ms = RQSPINLOCK_MAX_TIMEOUT_NS / NS_PER_MS;
-	uint64_t ms = 0;
+	uint64_t ms;
 
 	*ns = 0;
 	if (!s || !*s)
 		return 0;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		ms = ms * 10 + (uint64_t)(*s - '0');
-		if (ms > max_ms) /* also stops any overflow */
-			return -EINVAL;
-	}
-	if (ms == 0)
+	if (rqu_parse_decimal(s, max_ms, &ms) || ms == 0)
 		return -EINVAL;
 	*ns = ms * NS_PER_MS;
 	return 0;

@@ -21,8 +21,9 @@ enum rqp_on_fail {
 	RQP_ON_FAIL_ABORT,
 };
 
-/* RQSPINLOCK_PTHREAD_ON_FAIL: unset or "default", "return" or "abort"; 0
- * with the policy, -EINVAL for anything else. */
+/* RQSPINLOCK_PTHREAD_ON_FAIL: unset or "default", "return" or "abort", in
+ * any case (util/rqu_parse.h, the library's rule); 0 with the policy,
+ * -EINVAL for anything else. */
 int rqp_parse_on_fail(const char *s, enum rqp_on_fail *policy);
 
 /* RQSPINLOCK_PTHREAD_TIMEOUT_MS: decimal digits only, a number of

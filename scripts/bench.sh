@@ -36,7 +36,7 @@
 # two-thread hammer; --core only the tight loop, the uncontended pair and the
 # hammer, with the goals (the CPU and the goals against glibc and QL, in
 # goals.txt, also printed at the end of a full run); --publish copies
-# the last run into bench/results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
+# the last run into docs/bench-results/ and docs/img/ and refreshes docs/BENCHMARKS.md.
 # Exit status: 0 when every step ran (FAILURE verdicts are reported, not fatal),
 # 1 when the tool could not run or detected a hang.
 #
@@ -498,12 +498,12 @@ EOF
 	ls -1 "$out"/*.png
 }
 
-# --publish: copy the last run into the repository (bench/results/, docs/img/)
+# --publish: copy the last run into the repository (docs/bench-results/, docs/img/)
 # and refresh the generated tables of docs/BENCHMARKS.md between its
 # <!-- bench:NAME --> markers.
 publish() {
-	mkdir -p bench/results docs/img
-	cp "$out"/*.txt "$out"/*.csv "$out"/*.json "$out"/*.dat bench/results/
+	mkdir -p docs/bench-results docs/img
+	cp "$out"/*.txt "$out"/*.csv "$out"/*.json "$out"/*.dat docs/bench-results/
 	cp "$out"/*.png docs/img/
 	python3 - "$out" docs/BENCHMARKS.md <<'PY'
 import re, sys
@@ -527,7 +527,9 @@ hammer = read("hammer.txt")
 parts = {
     "mutex": block(sweep, "rqspinlock (RQL) vs glibc pthread_mutex"),
     "hammer": block(hammer, "Hammer") + "\n\n" + block(hammer, "Goals"),
-    "machine": read("machine.txt").strip(),
+    # The machine, not the date: the doc describes the present run (git dates it).
+    "machine": "\n".join(l for l in read("machine.txt").strip().splitlines()
+                         if not l.startswith("date:")),
     "throughput": block(sweep, "Throughput"),
     "ratio": block(sweep, "rqspinlock (RQL) vs qspinlock"),
     "goals": block(sweep, "Goals"),
@@ -558,13 +560,18 @@ try:
                                  "lookup throughput", "Goals"))
 except FileNotFoundError:
     pass
+for name in ("dropin", "bpf"):  # each step's whole report (absent when skipped)
+    try:
+        parts[name] = read(name + ".txt").strip()
+    except FileNotFoundError:
+        pass
 text = open(doc).read()
 for name, body in parts.items():
     text = re.sub(r"(<!-- bench:%s -->\n```\n).*?(```\n<!-- /bench:%s -->)" % (name, name),
                   lambda m: m.group(1) + body + "\n" + m.group(2), text, flags=re.S)
 open(doc, "w").write(text)
 PY
-	echo "bench: results copied to bench/results/ and docs/img/; docs/BENCHMARKS.md tables refreshed"
+	echo "bench: results copied to docs/bench-results/ and docs/img/; docs/BENCHMARKS.md tables refreshed"
 }
 
 bpf_section() {

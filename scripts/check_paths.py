@@ -18,7 +18,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 TOPS = ("src", "bpf", "maps", "tools", "tests", "docs", "scripts", "pthread", "model",
-        "include", "man", "examples", "cmake", ".ci", "bench")
+        "include", "man", "examples", "cmake", ".ci", "bench", "util")
 EXTS = ("c", "h", "md", "sh", "py", "txt", "cmake", "in", "map", "pml", "cpp", "bpf.c", "json")
 # A line that says the path is another project's, or a build output's.
 FOREIGN = re.compile(r"linux|kernel|libbpf|upstream|origin|github|selftests|bootstrap|glibc|"

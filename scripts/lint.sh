@@ -12,7 +12,7 @@ clang-format --dry-run -Werror $files $cxx_files || rc=1
 echo "cppcheck"
 cppcheck -j"$(nproc)" --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--inline-suppr --suppress=missingIncludeSystem -D__GNUC__ -D_GNU_SOURCE -D__CPPCHECK__ \
-	-I include -I src -I tests -I bpf/contract $host_files || rc=1
+	-I include -I src -I tests -I bpf/contract -I util $host_files || rc=1
 echo "layers"
 # src/: a file of layer N (its header comment says "Layer N") includes only
 # private headers of layers <= N (docs/DESIGN.md, "Source layout").
@@ -52,6 +52,14 @@ scripts/check_bpf_floors.sh || rc=1
 echo "paths"
 # Every file a doc or a comment names exists (scripts/check_paths.py).
 python3 scripts/check_paths.py || rc=1
+echo "history"
+# Docs describe the present: no commit hashes in them (CHANGELOG.md and git
+# keep the history).
+if grep -n -P '\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b' \
+	$(git ls-files 'docs/*.md' README.md CONTRIBUTING.md); then
+	echo "docs name commits (above): history goes to CHANGELOG.md"
+	rc=1
+fi
 echo "atomics"
 # Shipped code (not the tests): each non-relaxed atomic names its order and
 # what it pairs with (scripts/check_atomics.py).

@@ -5,9 +5,8 @@
  * thread's scheduler accounting. Uses only layer 0; the bounded wait that
  * uses them is timeout.c (layer 5).
  */
-#include <time.h>
-
 #include "clock.h"
+#include "rqu_clock.h"
 
 static _Atomic uint64_t rq_timeout = RQSPINLOCK_DEFAULT_TIMEOUT_NS;
 /* 0: RQSPINLOCK_DEFAULT_CAP_FACTOR timeouts */
@@ -15,10 +14,7 @@ static _Atomic uint64_t rq_cap;
 
 uint64_t rq_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return rqu_now_ns();
 }
 
 uint64_t rq_timeout_ns(void)

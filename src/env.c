@@ -8,10 +8,11 @@
  *   RQSPINLOCK_REPORT  1, yes, true or on (any case): print failures on stderr;
  *                      0, no, false, off or empty: do not
  *
- * A value that is not valid is reported on stderr and the default stays.
- * The parsers take any string (tests/test_env.c fuzzes them: fuzz_env).
+ * Numbers and words follow the project's one rule (util/rqu_parse.h, below
+ * layer 0: libc only). A value that is not valid is reported on stderr
+ * and the default stays. The parsers take any string (tests/test_env.c fuzzes them: fuzz_env).
  * Each layer applies its own setting: the registry its capacity
- * (registry.c), the slow paths their mode (fallback.c), the reporter its
+ * (registry.c), the slow paths their mode (tas.c), the reporter its
  * hook (report.c). Uses nothing of the library.
  */
 #include <errno.h>
@@ -21,40 +22,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "registry.h"
+#include "rqu_parse.h"
 
 static struct rq_env rq_env_values;
 
 int rq_env_parse_slots(const char *s, uint32_t *slots)
 {
-	uint32_t v = 0;
+	uint64_t v;
 
 	if (!s) {
 		*slots = RQSPINLOCK_MAX_THREADS;
 		return 0;
 	}
-	if (!*s)
+	if (rqu_parse_decimal(s, RQSPINLOCK_MAX_THREADS, &v) || v < 1)
 		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (uint32_t)(*s - '0');
-		if (v > RQSPINLOCK_MAX_THREADS) /* also stops any overflow */
-			return -EINVAL;
-	}
-	if (v < 1)
-		return -EINVAL;
-	*slots = v;
+	*slots = (uint32_t)v;
 	return 0;
 }
 
 int rq_env_parse_mode(const char *s, enum rqspinlock_mode *mode)
 {
-	if (!s || strcasecmp(s, "queued") == 0)
+	if (!s || rqu_word_is(s, "queued"))
 		*mode = RQSPINLOCK_MODE_QUEUED;
-	else if (strcasecmp(s, "tas") == 0)
+	else if (rqu_word_is(s, "tas"))
 		*mode = RQSPINLOCK_MODE_TAS;
 	else
 		return -EINVAL;
@@ -70,12 +62,12 @@ int rq_env_parse_report(const char *s, bool *on)
 	if (!s)
 		return 0;
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
-		if (strcasecmp(s, yes[i]) == 0) {
+		if (rqu_word_is(s, yes[i])) {
 			*on = true;
 			return 0;
 		}
 	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-		if (strcasecmp(s, no[i]) == 0)
+		if (rqu_word_is(s, no[i]))
 			return 0;
 	return -EINVAL;
 }

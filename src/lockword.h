@@ -2,7 +2,7 @@
 /*
  * Layer 1, the lock word and the MCS queue (the kernel's qspinlock.h role):
  * one copy of each transition, shared by the resilient slow paths
- * (slowpath.c, fallback.c, shared.c) and the baseline QL (qlock.c). Uses
+ * (slowpath.c, tas.c, pshared.c) and the baseline QL (qlock.c). Uses
  * only layer 0 (registry.h: queue nodes live in the per-thread record, tails
  * name registry slots). It knows nothing about timeouts, held-lock tables
  * or deadlocks.
@@ -15,7 +15,7 @@
  *   bits  8-15  pending byte  bit 8: the pending bit, held by the one waiter
  *                             allowed to take the lock next (the pending
  *                             waiter, or the queue head once it claimed it);
- *                             bit 15: the process-shared mark (shared.c)
+ *                             bit 15: the process-shared mark (pshared.c)
  *   bits 16-17  tail index    which of the tail thread's 4 queue nodes
  *   bits 18-31  tail slot     registry slot of the last queued thread, plus 1
  *
@@ -48,7 +48,7 @@
 #define RQ_TAIL_IDX_BITS       2
 #define RQ_TAIL_SLOT_OFFSET    (RQ_TAIL_IDX_OFFSET + RQ_TAIL_IDX_BITS)
 #define RQ_TAIL_MASK           0xffff0000u
-/* Process-shared (marked) locks (shared.c): in the pending byte, which is
+/* Process-shared (marked) locks (pshared.c): in the pending byte, which is
  * otherwise only 0 or 1. */
 #define RQ_SHARED_MARK (1u << 15)
 /* ... and bits 9..14 of that byte count its acquisitions (modulo 64): a

@@ -2,7 +2,7 @@
 /*
  * Layer 6, the slow paths, each one bounded wait or a few (timeout.h): the
  * resilient queued slow path (slowpath.c), the test-and-set paths
- * (fallback.c), process-shared locks (shared.c), and the undoing and
+ * (tas.c), process-shared locks (pshared.c), and the undoing and
  * reporting of a failed attempt (report.c). Uses layers 0 to 5.
  */
 #ifndef RQ_SLOWPATH_H
@@ -72,7 +72,7 @@ static inline int rq_pending_to_locked_noted(struct rq_thread *t, _Atomic uint32
 /* ---- slow paths ---- */
 /*
  * The slow path: after the AA check, one of three: a process-shared lock's
- * test-and-set loop (shared.c), the test-and-set path (fallback.c: the TAS
+ * test-and-set loop (pshared.c), the test-and-set path (tas.c: the TAS
  * mode, and threads without a registry slot, which have no queue nodes), or
  * the resilient queued path (slowpath.c). It lives with the queued path, so
  * that the compiler inlines the common case into it: in lock.c, with the
@@ -86,7 +86,7 @@ int rq_tas_slowpath(struct rq_attempt *w);
 int rq_trylock_fallback(struct rq_attempt *w);
 extern _Atomic int rq_mode;
 
-/* ---- shared.c: process-shared (marked) locks ---- */
+/* ---- pshared.c: process-shared (marked) locks ---- */
 bool rq_shared_trylock(_Atomic uint32_t *word);
 int rq_shared_slowpath(struct rq_attempt *w);
 

@@ -276,7 +276,7 @@ static int run_checks(struct rq_attempt *w)
 /*
  * A wait phase's clock starts (at its second poll: waits shorter than one
  * poll interval never read it), or starts over when its loop cleared the
- * deadline (a process-shared lock changed hands, shared.c): the deadline
+ * deadline (a process-shared lock changed hands, pshared.c): the deadline
  * and the cap run from now; the yield and nap schedule and the deadlock
  * checks keep the pace they took from the phase's start.
  */

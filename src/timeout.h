@@ -42,7 +42,7 @@ struct rq_attempt {
 		uint32_t timeouts;   /* length in timeouts (rq_wait_start()) */
 		uint64_t duration;   /* ns; set when the clock starts */
 		uint64_t start;      /* first clock poll (0 before; kept by a restart) */
-		uint64_t deadline;   /* 0 until the first poll, or to restart (shared.c) */
+		uint64_t deadline;   /* 0 until the first poll, or to restart (pshared.c) */
 		uint64_t last_poll;  /* to discount time spent off CPU */
 		uint64_t next_check; /* next deadlock check */
 		uint32_t spin;
@@ -126,7 +126,7 @@ int rq_wait_poll(struct rq_attempt *w);
  * it must not keep the context it interrupted frozen for long. */
 #define RQ_PHASE_TRYLOCK 1u
 /* A process-shared lock: its deadline restarts whenever the waiter sees the
- * lock change hands (shared.c), so the phase bounds one owner that never
+ * lock change hands (pshared.c), so the phase bounds one owner that never
  * releases (a process that died holding it); two timeouts, as the TAS path,
  * since owners in other processes are invisible to the owner accounting. */
 #define RQ_PHASE_SHARED 2u

@@ -38,6 +38,8 @@
 #include <rqspinlock/qspinlock.h>
 
 #include "fastpath_check.h"
+#include "rqu_clock.h"
+#include "rqu_stats.h"
 
 enum {
 	KEEP_NULL = 1,
@@ -200,21 +202,6 @@ static ql_spinlock_t the_ql;
 static rqspinlock_t *volatile lockp = &the_lock;
 static rqspinlock_t *volatile qlp = (rqspinlock_t *)(void *)&the_ql;
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* ns per pair of @v, or a negative value when a pair failed. */
 static double run_variant(const struct variant *v, long pairs)
 {
@@ -226,13 +213,13 @@ static double run_variant(const struct variant *v, long pairs)
 	 * entry there */
 	STORE(&t->locks[0], RQSPINLOCK_HELD_NONE);
 	STORE(&t->cnt, v->cnt);
-	t0 = now_ns();
+	t0 = (double)rqu_now_ns();
 	for (long i = 0; i < pairs; i++) {
 		if (v->lock(l) != 0)
 			return -1;
 		v->unlock(l);
 	}
-	t0 = (now_ns() - t0) / (double)pairs;
+	t0 = ((double)rqu_now_ns() - t0) / (double)pairs;
 	STORE(&t->cnt, 0);
 	return t0;
 }
@@ -264,7 +251,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (size_t v = 0; v < NV; v++)
-		qsort(ns[v], (size_t)reps, sizeof(double), cmp_double);
+		rqu_sort_doubles(ns[v], (size_t)reps);
 	printf("ns per uncontended pair (median of %d interleaved runs of %ld pairs)\n", reps,
 	       pairs);
 	for (size_t v = 0; v < NV; v++)

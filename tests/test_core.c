@@ -106,10 +106,10 @@ static rqspinlock_t try_lock_shared;
 
 static void *trylock_other(void *arg)
 {
-	uint64_t t0 = tu_now_ns();
+	uint64_t t0 = rqu_now_ns();
 	int r = res_spin_trylock(&try_lock_shared);
 
-	*(uint64_t *)arg = tu_now_ns() - t0;
+	*(uint64_t *)arg = rqu_now_ns() - t0;
 	return (void *)(intptr_t)r;
 }
 

@@ -36,9 +36,9 @@ static void test_aa(void)
 	res_spin_set_timeout_ns(TU_LONG_TIMEOUT_NS);
 	tu_stats(&before);
 	CHECK_EQ(res_spin_lock(&a), 0);
-	t0 = tu_now_ns();
+	t0 = rqu_now_ns();
 	CHECK_EQ(res_spin_lock(&a), -EDEADLK);
-	CHECK_LT(tu_now_ns() - t0, TU_LONG_TIMEOUT_NS / 4);
+	CHECK_LT(rqu_now_ns() - t0, TU_LONG_TIMEOUT_NS / 4);
 	CHECK_EQ(tu_word(&a), tu_owner()); /* still held by us */
 	CHECK_EQ(res_spin_trylock(&a), -EBUSY);
 	CHECK_EQ(res_spin_lock_irqsave(&a, &flags), -EDEADLK);
@@ -87,7 +87,7 @@ static void *ab_worker(void *arg)
 static void test_abba_many(void)
 {
 	struct abba_many s = {.a = RQSPINLOCK_INIT, .b = RQSPINLOCK_INIT};
-	uint64_t deadline = tu_now_ns() + 10 * TU_NS_PER_S;
+	uint64_t deadline = rqu_now_ns() + 10 * TU_NS_PER_S;
 	pthread_t t[ABBA_THREADS];
 	long iters = 0, timeouts = 0;
 	int found = 0;
@@ -95,7 +95,7 @@ static void test_abba_many(void)
 	res_spin_set_timeout_ns(0);
 	for (int i = 0; i < ABBA_THREADS; i++)
 		tu_thread_start(&t[i], ab_worker, &s);
-	for (; !found && iters < 100000000 && tu_now_ns() < deadline; iters++) {
+	for (; !found && iters < 100000000 && rqu_now_ns() < deadline; iters++) {
 		int r;
 
 		if (res_spin_lock(&s.b) != 0)
@@ -160,9 +160,9 @@ static void *ring_worker(void *arg)
 		s->res[i].r = 0;
 		return NULL;
 	}
-	t0 = tu_now_ns();
+	t0 = rqu_now_ns();
 	s->res[i].r = res_spin_lock(want);
-	s->res[i].elapsed = tu_now_ns() - t0;
+	s->res[i].elapsed = rqu_now_ns() - t0;
 	if (s->res[i].r == 0)
 		res_spin_unlock(want);
 	res_spin_unlock(mine);
@@ -259,10 +259,10 @@ static void test_chain(void)
 
 static int lock_timed(rqspinlock_t *l, uint64_t *elapsed)
 {
-	uint64_t t0 = tu_now_ns();
+	uint64_t t0 = rqu_now_ns();
 	int r = res_spin_lock(l);
 
-	*elapsed = tu_now_ns() - t0;
+	*elapsed = rqu_now_ns() - t0;
 	return r;
 }
 
@@ -802,8 +802,8 @@ static void test_report_hook_change(void)
 	res_spin_set_report_hook(hook_a, &cookie_a);
 	for (int i = 0; i < 2; i++)
 		tu_thread_start(&t[i], aa_failer, &locks[i]);
-	end = tu_now_ns() + (uint64_t)tu_scaled(500) * TU_NS_PER_MS;
-	while (tu_now_ns() < end) {
+	end = rqu_now_ns() + (uint64_t)tu_scaled(500) * TU_NS_PER_MS;
+	while (rqu_now_ns() < end) {
 		res_spin_set_report_hook(hook_b, &cookie_b);
 		res_spin_set_report_hook(hook_a, &cookie_a);
 		changes += 2;
@@ -873,9 +873,9 @@ static void *stale_side(void *arg)
 
 	CHECK_EQ(res_spin_lock(mine), 0);
 	pthread_barrier_wait(&s->both_hold);
-	t0 = tu_now_ns();
+	t0 = rqu_now_ns();
 	s->r[i] = res_spin_lock(want);
-	s->ns[i] = tu_now_ns() - t0;
+	s->ns[i] = rqu_now_ns() - t0;
 	if (s->r[i] == 0)
 		res_spin_unlock(want);
 	res_spin_unlock(mine);

@@ -133,7 +133,7 @@ static bool table_waited(uint64_t since)
 {
 	uint32_t w = tu_word(&tf.table);
 
-	if (tu_now_ns() - since > 2 * TU_NS_PER_MS ||
+	if (rqu_now_ns() - since > 2 * TU_NS_PER_MS ||
 	    atomic_load_explicit(&tf.stop, memory_order_relaxed))
 		return true;
 	return atomic_load_explicit(&tf.queued, memory_order_acquire) >= tf.nwaiters &&
@@ -158,7 +158,7 @@ static void *holder_fn(void *arg)
 		atomic_store_explicit(&tf.phase, TF_HELD, memory_order_release);
 		/* until the waiters wait for the table lock behind the worker:
 		 * their first checks start as they begin to wait */
-		for (uint64_t since = tu_now_ns(); !table_waited(since);)
+		for (uint64_t since = rqu_now_ns(); !table_waited(since);)
 			sched_yield();
 		tu_busy_ns(3000);
 		o->uses++;
@@ -170,11 +170,11 @@ static void *holder_fn(void *arg)
 static void *worker_fn(void *arg)
 {
 	/* Not scaled: a race is looked for, the same time in every build. */
-	uint64_t end = tu_now_ns() + 2000 * TU_NS_PER_MS;
+	uint64_t end = rqu_now_ns() + 2000 * TU_NS_PER_MS;
 	int round = 0;
 
 	(void)arg;
-	while (tu_now_ns() < end) {
+	while (rqu_now_ns() < end) {
 		struct tf_object *o = object_new(round);
 
 		atomic_store_explicit(&tf.queued, 0, memory_order_relaxed);

@@ -146,9 +146,9 @@ static void *recycled_thread(void *arg)
 		res_spin_lock_init(&locks[i]);
 		CHECK_EQ(res_spin_lock(&locks[i]), 0);
 	}
-	t0 = tu_now_ns();
+	t0 = rqu_now_ns();
 	a->result = res_spin_lock(a->abandoned);
-	a->elapsed = tu_now_ns() - t0;
+	a->elapsed = rqu_now_ns() - t0;
 	for (int i = a->held - 1; i >= 0; i--)
 		res_spin_unlock(&locks[i]);
 	return NULL;
@@ -333,19 +333,20 @@ static void *reinit_dier(void *arg)
 static void test_reinit_contended(void)
 {
 	struct reinit_run r = {.lock = RQSPINLOCK_INIT};
-	uint64_t end = tu_now_ns() + (uint64_t)tu_scaled(1500) * TU_NS_PER_MS;
+	uint64_t end = rqu_now_ns() + (uint64_t)tu_scaled(1500) * TU_NS_PER_MS;
 	pthread_t t[REINIT_CONTENDERS], dier;
 	long rounds = 0;
 
 	res_spin_set_timeout_ns(20 * TU_NS_PER_MS);
 	for (int i = 0; i < REINIT_CONTENDERS; i++)
 		tu_thread_start(&t[i], reinit_contender, &r);
-	while (tu_now_ns() < end) {
+	while (rqu_now_ns() < end) {
 		tu_thread_start(&dier, reinit_dier, &r.lock);
 		tu_thread_join(dier);
 		/* A waiter holds the pending bit (or the abandoned lock's
 		 * waiters all gave up just now: reset anyway). */
-		TU_WAIT_UNTIL(TU_PENDING(tu_word(&r.lock)) != 0 || tu_now_ns() >= end, TU_SETUP_MS);
+		TU_WAIT_UNTIL(TU_PENDING(tu_word(&r.lock)) != 0 || rqu_now_ns() >= end,
+		              TU_SETUP_MS);
 		res_spin_lock_init(&r.lock);
 		if (res_spin_lock(&r.lock) == 0) {
 			reinit_cs(&r);
@@ -513,11 +514,11 @@ static void garbage_test(int keep_tail)
 
 		tu_set_context("garbage word %ld: 0x%08x", i, v);
 		atomic_store_explicit(&l.val, v, memory_order_relaxed);
-		t0 = tu_now_ns();
+		t0 = rqu_now_ns();
 		r = res_spin_lock(&l);
-		if (tu_now_ns() - t0 > bound || (r != 0 && r != -ETIMEDOUT && r != -EDEADLK))
+		if (rqu_now_ns() - t0 > bound || (r != 0 && r != -ETIMEDOUT && r != -EDEADLK))
 			tu_fail(__FILE__, __LINE__, "word 0x%08x: %d after %.1f ms", v, r,
-			        (double)(tu_now_ns() - t0) / 1e6);
+			        (double)(rqu_now_ns() - t0) / 1e6);
 		counts[r == 0 ? 0 : r == -ETIMEDOUT ? 1 : 2]++;
 		if (r == 0)
 			res_spin_unlock(&l);

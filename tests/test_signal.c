@@ -101,13 +101,13 @@ static void probe_handler(int sig)
 	/* Acquire: pairs with the release in probe_reset(). */
 	rqspinlock_t *lock = atomic_load_explicit(&probe.lock, memory_order_acquire);
 	int saved_errno = errno;
-	uint64_t t0 = tu_now_ns();
+	uint64_t t0 = rqu_now_ns();
 	int r;
 
 	(void)sig;
 	atomic_store_explicit(&probe.entered, 1, memory_order_relaxed);
 	r = res_spin_lock(lock);
-	probe.elapsed = tu_now_ns() - t0;
+	probe.elapsed = rqu_now_ns() - t0;
 	if (r == 0)
 		res_spin_unlock(lock);
 	atomic_store_explicit(&probe.result, r, memory_order_relaxed);
@@ -327,7 +327,7 @@ static void ovf_round(uint64_t *seed)
 static void test_signal_overflow(void)
 {
 	struct rqspinlock_stats before, after;
-	uint64_t end = tu_now_ns() + (uint64_t)(300 * tu_scale()) * TU_NS_PER_MS;
+	uint64_t end = rqu_now_ns() + (uint64_t)(300 * tu_scale()) * TU_NS_PER_MS;
 	pthread_t self = pthread_self(), sender;
 	uint64_t seed = 1;
 	long rounds = 0;
@@ -338,7 +338,7 @@ static void test_signal_overflow(void)
 	do {
 		ovf_round(&seed);
 		rounds++;
-	} while (tu_now_ns() < end && !ovf_bad);
+	} while (rqu_now_ns() < end && !ovf_bad);
 	atomic_store_explicit(&ovf_stop, 1, memory_order_relaxed);
 	tu_thread_join(sender);
 	tu_stats(&after);

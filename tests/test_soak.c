@@ -90,7 +90,7 @@ static long soak_run(long total, int nthreads)
 {
 	struct soak *s = calloc(1, sizeof(*s));
 	pthread_t t[64];
-	uint64_t t0 = tu_now_ns();
+	uint64_t t0 = rqu_now_ns();
 	struct rqspinlock_stats st;
 	long sum = 0, errors;
 	double secs;
@@ -102,7 +102,7 @@ static long soak_run(long total, int nthreads)
 		tu_thread_start(&t[i], soak_worker, s);
 	for (int i = 0; i < nthreads; i++)
 		tu_thread_join(t[i]);
-	secs = (double)(tu_now_ns() - t0) / 1e9;
+	secs = (double)(rqu_now_ns() - t0) / 1e9;
 	for (int i = 0; i < SOAK_LOCKS; i++) {
 		sum += s->counters[i];
 		CHECK_EQ(tu_word(&s->locks[i]), 0);

@@ -115,8 +115,8 @@ static void *hammer_main(void *arg)
 	pin_to(h->cpu);
 	/* At least one acquisition each, however slow the start (a hang is
 	 * the watchdog's). */
-	while (tu_now_ns() < h->end || h->ops == 0) {
-		uint64_t t0 = tu_now_ns();
+	while (rqu_now_ns() < h->end || h->ops == 0) {
+		uint64_t t0 = rqu_now_ns();
 		int r = res_spin_lock(h->lock);
 
 		if (r == 0) {
@@ -125,7 +125,7 @@ static void *hammer_main(void *arg)
 			res_spin_unlock(h->lock);
 			h->ops++;
 		} else if (r == -ETIMEDOUT) {
-			t0 = tu_now_ns() - t0;
+			t0 = rqu_now_ns() - t0;
 			h->timeouts++;
 			if (t0 < h->shortest_timeout)
 				h->shortest_timeout = t0;
@@ -169,7 +169,7 @@ static void test_overload(void)
 	res_spin_reset_stats();
 	res_spin_set_report_hook(print_owner, NULL);
 	overload_start(&o, OVERLOAD_THREADS);
-	end = tu_now_ns() + (uint64_t)tu_scaled(2500) * TU_NS_PER_MS;
+	end = rqu_now_ns() + (uint64_t)tu_scaled(2500) * TU_NS_PER_MS;
 	for (int i = 0; i < 2; i++) {
 		h[i] = (struct hammer){&o, &lock, o.cpus[i], end, &counter, 0, 0, 0, UINT64_MAX};
 		tu_thread_start(&th[i], hammer_main, &h[i]);
@@ -266,9 +266,9 @@ static uint64_t timed_failure(rqspinlock_t *lock, int cpu)
 
 	if (cpu >= 0)
 		pin_to(cpu);
-	t0 = tu_now_ns();
+	t0 = rqu_now_ns();
 	r = res_spin_lock(lock);
-	t0 = tu_now_ns() - t0;
+	t0 = rqu_now_ns() - t0;
 	CHECK_EQ(r, -ETIMEDOUT);
 	return t0;
 }
@@ -687,7 +687,7 @@ static void *wave_main(void *arg)
 		atomic_fetch_add(&v->acquired, 1);
 		res_spin_unlock(&v->lock);
 		if (held_long) /* after the unlock: the stall is over */
-			atomic_store(&v->hold_end, tu_now_ns());
+			atomic_store(&v->hold_end, rqu_now_ns());
 	}
 	return NULL;
 }
@@ -715,7 +715,7 @@ static void test_teardown_ends(void)
 	atomic_store(&v.hold, 1);
 	TU_WAIT_UNTIL(atomic_load(&v.hold_end) != 0, 10 * TU_SETUP_MS);
 	end = atomic_load(&v.hold_end);
-	while (tu_now_ns() < end + WAVE_TIMEOUT_NS * RQSPINLOCK_DEFAULT_CAP_FACTOR)
+	while (rqu_now_ns() < end + WAVE_TIMEOUT_NS * RQSPINLOCK_DEFAULT_CAP_FACTOR)
 		tu_sleep_ms(10);
 	atomic_store(&v.stop, 1);
 	for (int i = 0; i < WAVE_THREADS; i++)
@@ -767,12 +767,12 @@ static int shared_handover_round(uint64_t *waited)
 	res_spin_lock_init_shared(&lock);
 	atomic_store_explicit(&lock.val, word, memory_order_relaxed);
 	tu_waiter_start(&w, &lock);
-	start = last = tu_now_ns();
+	start = last = rqu_now_ns();
 	while (!tu_waiter_done(&w) && last - start < SHARED_HOLD_NS) {
 		uint64_t now;
 
 		tu_sleep_ns(SHARED_HANDOVER_NS);
-		now = tu_now_ns();
+		now = rqu_now_ns();
 		gap = now - last > gap ? now - last : gap;
 		last = now;
 		word = shared_next(word);

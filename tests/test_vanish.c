@@ -51,10 +51,10 @@ static void arrive(struct tu_waiter *w, rqspinlock_t *l, int pending)
 /* Wait at most @p bound for @p done to be set; fail with @p what otherwise. */
 static void wait_done(atomic_int *done, uint64_t bound, const char *what)
 {
-	uint64_t end = tu_now_ns() + bound;
+	uint64_t end = rqu_now_ns() + bound;
 
 	while (!atomic_load_explicit(done, memory_order_relaxed)) {
-		if (tu_now_ns() > end)
+		if (rqu_now_ns() > end)
 			tu_fail(__FILE__, __LINE__, "%s: no return after %.0f ms", what,
 			        (double)bound / 1e6);
 		tu_sleep_ms(1);
@@ -264,23 +264,23 @@ static void frozen_queue(int extra, bool held)
 	/* Held: the cycle is complete now, timed from here. Otherwise it
 	 * completes when the owner lets go, after the handlers are in their
 	 * waits for M. */
-	t0 = tu_now_ns();
+	t0 = rqu_now_ns();
 	if (!held) {
 		tu_sleep_ms(5);
-		t0 = tu_now_ns();
+		t0 = rqu_now_ns();
 	}
 	if (held) {
 		uint64_t end = t0 + tu_slack_ns(TU_STALL_NS) + 3 * timeout;
 
-		while (!frozen_cycle_broken(&behind, n) && tu_now_ns() < end)
+		while (!frozen_cycle_broken(&behind, n) && rqu_now_ns() < end)
 			tu_sleep_ms(1);
-		took = tu_now_ns() - t0;
+		took = rqu_now_ns() - t0;
 	}
 	tu_holder_join(&owner); /* the pending waiter takes L and leaves */
 	wait_done(&behind.done, tu_slack_ns(TU_STALL_NS) + 3 * timeout,
 	          "B behind the frozen queue");
 	if (!held)
-		took = tu_now_ns() - t0;
+		took = rqu_now_ns() - t0;
 	for (int i = 0; i < n; i++) {
 		wait_done(&fw[i].done, tu_slack_ns(TU_STALL_NS) + 3 * timeout, "frozen waiter");
 		tu_thread_join(fw[i].t);
@@ -350,11 +350,11 @@ static void keep_max(atomic_ullong *max, uint64_t v)
 
 static void alrm_timed_lock(rqspinlock_t *l, rqspinlock_t *then)
 {
-	uint64_t t0 = tu_now_ns(), c0 = thread_cpu_ns();
+	uint64_t t0 = rqu_now_ns(), c0 = thread_cpu_ns();
 	int r = res_spin_lock(l);
 
 	keep_max(&alrm_worst_cpu, thread_cpu_ns() - c0);
-	keep_max(&alrm_worst, tu_now_ns() - t0);
+	keep_max(&alrm_worst, rqu_now_ns() - t0);
 	atomic_fetch_add_explicit(&alrm_calls, 1, memory_order_relaxed);
 	if (r != 0 && r != -ETIMEDOUT && r != -EDEADLK)
 		tu_fail(__FILE__, __LINE__, "unexpected result %d", r);
@@ -989,10 +989,10 @@ static void *shared_worker_fn(void *arg)
 	struct shared_worker *w = arg;
 
 	for (long i = 0; i < w->iters; i++) {
-		uint64_t t0 = tu_now_ns(), dt;
+		uint64_t t0 = rqu_now_ns(), dt;
 		int r = res_spin_lock(&w->area->lock);
 
-		dt = tu_now_ns() - t0;
+		dt = rqu_now_ns() - t0;
 		if (dt > w->worst)
 			w->worst = dt;
 		if (r == 0) {

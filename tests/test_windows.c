@@ -59,9 +59,9 @@ static void handler(int sig)
 
 	(void)sig;
 	atomic_store_explicit(&sc.in_handler, 1, memory_order_relaxed);
-	t0 = tu_now_ns();
+	t0 = rqu_now_ns();
 	sc.handler_ret = res_spin_lock(&lock_b);
-	sc.handler_ns = tu_now_ns() - t0;
+	sc.handler_ns = rqu_now_ns() - t0;
 	if (sc.handler_ret == 0)
 		res_spin_unlock(&lock_b);
 }
@@ -132,9 +132,9 @@ static void *thread_y(void *arg)
 	CHECK_EQ(res_spin_lock(&lock_b), 0);
 	atomic_store(&sc.y_holds_b, 1);
 	TU_WAIT_UNTIL(atomic_load(&sc.go_y), TU_SETUP_MS);
-	t0 = tu_now_ns();
+	t0 = rqu_now_ns();
 	sc.y_ret = res_spin_lock(&lock_h);
-	sc.y_ns = tu_now_ns() - t0;
+	sc.y_ns = rqu_now_ns() - t0;
 	if (sc.y_ret == 0)
 		res_spin_unlock(&lock_h);
 	res_spin_unlock(&lock_b);
@@ -328,12 +328,12 @@ static atomic_int aa_entered; /* the handler started: the releaser's cue */
 
 static void aa_handler(int sig)
 {
-	uint64_t t0 = tu_now_ns();
+	uint64_t t0 = rqu_now_ns();
 
 	(void)sig;
 	atomic_store_explicit(&aa_entered, 1, memory_order_relaxed);
 	aa_ret = res_spin_lock(aa_lock);
-	aa_ns = tu_now_ns() - t0;
+	aa_ns = rqu_now_ns() - t0;
 	if (aa_ret == 0)
 		res_spin_unlock(aa_lock);
 }

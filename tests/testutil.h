@@ -34,6 +34,8 @@
 
 #include <rqspinlock.h>
 
+#include "rqu_clock.h" /* rqu_now_ns(): monotonic ns, async-signal-safe */
+
 #define TU_NS_PER_MS 1000000ULL
 #define TU_NS_PER_S  1000000000ULL
 
@@ -115,19 +117,10 @@ tu_fail(const char *file, int line, const char *fmt, ...)
 #define CHECK_GT(a, b) TU_CHECK_OP(a, >, b, #a, #b)
 #define CHECK_GE(a, b) TU_CHECK_OP(a, >=, b, #a, #b)
 
-/* Monotonic time in nanoseconds; async-signal-safe. */
-static inline uint64_t tu_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * TU_NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 /* Monotonic time in seconds. */
 static inline double tu_now_s(void)
 {
-	return (double)tu_now_ns() / (double)TU_NS_PER_S;
+	return (double)rqu_now_ns() / (double)TU_NS_PER_S;
 }
 
 static inline void tu_sleep_ns(uint64_t ns)
@@ -147,9 +140,9 @@ static inline void tu_sleep_ms(unsigned ms)
 /* Busy-wait @p ns: keeps a critical section busy without sleeping. */
 static inline void tu_busy_ns(uint64_t ns)
 {
-	uint64_t end = tu_now_ns() + ns;
+	uint64_t end = rqu_now_ns() + ns;
 
-	while (tu_now_ns() < end)
+	while (rqu_now_ns() < end)
 		;
 }
 
@@ -189,9 +182,9 @@ static inline uint64_t tu_slack_ns(uint64_t ns)
 /* Spin (yielding) until @p cond holds; fail after @p ms milliseconds. */
 #define TU_WAIT_UNTIL(cond, ms)                                                                    \
 	do {                                                                                       \
-		uint64_t tu_end_ = tu_now_ns() + (uint64_t)(ms)*TU_NS_PER_MS;                      \
+		uint64_t tu_end_ = rqu_now_ns() + (uint64_t)(ms)*TU_NS_PER_MS;                     \
 		while (!(cond)) {                                                                  \
-			if (tu_now_ns() > tu_end_)                                                 \
+			if (rqu_now_ns() > tu_end_)                                                \
 				tu_fail(__FILE__, __LINE__, "timed out waiting for %s", #cond);    \
 			sched_yield();                                                             \
 		}                                                                                  \
@@ -244,9 +237,9 @@ static inline void *tu_waiter_fn(void *arg)
 {
 	struct tu_waiter *w = arg;
 
-	w->start = tu_now_ns();
+	w->start = rqu_now_ns();
 	w->result = res_spin_lock(w->lock);
-	w->end = tu_now_ns();
+	w->end = rqu_now_ns();
 	if (w->result == 0)
 		res_spin_unlock(w->lock);
 	atomic_store_explicit(&w->done, 1, memory_order_relaxed);
@@ -329,12 +322,12 @@ static inline void tu_install_handler(int sig, void (*fn)(int))
 /* Waits for @p pid at most @p secs seconds; SIGKILL and fail on overrun. */
 static inline int tu_wait_child(pid_t pid, unsigned secs)
 {
-	uint64_t end = tu_now_ns() + secs * TU_NS_PER_S;
+	uint64_t end = rqu_now_ns() + secs * TU_NS_PER_S;
 	int status = 0;
 	pid_t r;
 
 	while ((r = waitpid(pid, &status, WNOHANG)) == 0) {
-		if (tu_now_ns() > end) {
+		if (rqu_now_ns() > end) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			tu_fail(__FILE__, __LINE__, "forked child still running after %u s", secs);
@@ -402,7 +395,7 @@ static inline void tu_cs_check(const struct tu_cs *cs, long n)
 static inline int tu_run_threads(int n, void *(*fn)(void *), void *arg, unsigned max_ms,
                                  atomic_int *stop)
 {
-	uint64_t end = tu_now_ns() + max_ms * TU_NS_PER_MS;
+	uint64_t end = rqu_now_ns() + max_ms * TU_NS_PER_MS;
 	struct timespec now, deadline;
 	pthread_t t[64];
 	int stopped = 0;
@@ -420,7 +413,7 @@ static inline int tu_run_threads(int n, void *(*fn)(void *), void *arg, unsigned
 		deadline.tv_nsec -= 1000000000L;
 	}
 	for (int i = 0; i < n; i++) {
-		if (!stopped && tu_now_ns() < end &&
+		if (!stopped && rqu_now_ns() < end &&
 		    pthread_timedjoin_np(t[i], NULL, &deadline) == 0)
 			continue;
 		stopped = 1;
@@ -571,10 +564,10 @@ __attribute__((format(printf, 1, 2))) static inline void tu_set_context(const ch
 static inline void *tu_watchdog(void *arg)
 {
 	static const char msg[] = "not ok - watchdog: test still running, ending it\n";
-	uint64_t end = tu_now_ns() + tu_watchdog_secs * TU_NS_PER_S;
+	uint64_t end = rqu_now_ns() + tu_watchdog_secs * TU_NS_PER_S;
 
 	(void)arg;
-	while (tu_now_ns() < end) {
+	while (rqu_now_ns() < end) {
 		if (atomic_load_explicit(&tu_watchdog_quit, memory_order_relaxed))
 			return NULL;
 		tu_sleep_ms(10);
@@ -758,11 +751,11 @@ static inline int tu_main(int argc, char **argv, const struct tu_test *tests, si
 		tu_check_mode();
 		printf("# %s: mode %s, RQ_TEST_SCALE %g\n", tests[i].name,
 		       tu_is_tas() ? "tas" : "queued", tu_scale());
-		t0 = tu_now_ns();
+		t0 = rqu_now_ns();
 		tests[i].fn();
 		if (!(tests[i].flags & TU_NO_WATCHDOG))
 			tu_stop_watchdog();
-		printf("ok - %s (%.0f ms)\n", tests[i].name, (double)(tu_now_ns() - t0) / 1e6);
+		printf("ok - %s (%.0f ms)\n", tests[i].name, (double)(rqu_now_ns() - t0) / 1e6);
 		return 0;
 	}
 	fprintf(stderr, "usage: %s TEST | --list | --ctest\n", argv[0]);

@@ -31,6 +31,8 @@
 #include <unistd.h>
 
 #include "rqbpf.h"
+#include "rqu_clock.h"
+#include "rqu_stats.h"
 
 #define MAX_T    64
 #define MAX_REPS 51
@@ -59,14 +61,6 @@ static atomic_long errors;
 static long error_count(void)
 {
 	return atomic_load_explicit(&errors, memory_order_relaxed);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The program's logic in C: look up element 0, lock, increment, unlock. */
@@ -136,7 +130,7 @@ static double measure(enum variant v, int nthreads, double secs)
 
 	/* relaxed: pthread_create() orders it before the workers' loads */
 	atomic_store_explicit(&stop, 0, memory_order_relaxed);
-	t0 = now_ns();
+	t0 = rqu_now_ns();
 	for (int i = 0; i < nthreads; i++) {
 		w[i] = (struct worker){.v = v};
 		if (pthread_create(&w[i].tid, NULL, work, &w[i]))
@@ -149,20 +143,7 @@ static double measure(enum variant v, int nthreads, double secs)
 		pthread_join(w[i].tid, NULL);
 		total += w[i].runs;
 	}
-	return (double)total / ((double)(now_ns() - t0) / 1e9);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return (double)total / ((double)(rqu_now_ns() - t0) / 1e9);
 }
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -205,15 +186,15 @@ static void per_insn(void)
 
 	memset(&ctx, 0, sizeof(ctx));
 	for (int k = 0; k < 11; k++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = rqu_now_ns();
 
 		for (int i = 0; i < 200; i++)
 			rqbpf_prog_run(alu, &ctx, sizeof(ctx), &res);
-		ns[k] = (double)(now_ns() - t0) / 200 / (double)res.insns;
+		ns[k] = (double)(rqu_now_ns() - t0) / 200 / (double)res.insns;
 	}
 	printf("\nInterpreter cost: alu_loop, %llu instructions per run: %.2f ns per instruction "
 	       "(median of 11)\n",
-	       (unsigned long long)res.insns, median(ns, 11));
+	       (unsigned long long)res.insns, rqu_median(ns, 11));
 }
 
 /* What callgrind counts: @p iters runs of one variant. */
@@ -241,7 +222,7 @@ static void print_table(const int *threads, int nt, double res[][NV][MAX_REPS], 
 		double m[NV];
 
 		for (int v = 0; v < NV; v++)
-			m[v] = median(res[t][v], reps);
+			m[v] = rqu_median(res[t][v], (size_t)reps);
 		printf("%7d %11.0f %11.0f %11.0f ", threads[t], m[V_RQBPF], m[V_RQBPF_SPIN],
 		       m[V_C]);
 		if (no_kernel)
@@ -254,7 +235,7 @@ static void print_table(const int *threads, int nt, double res[][NV][MAX_REPS], 
 	}
 	printf("ns per run on one thread (1e9 / runs/s at the first thread count):");
 	for (int v = 0; v < NV; v++) {
-		double m = median(res[0][v], reps);
+		double m = rqu_median(res[0][v], (size_t)reps);
 
 		if (m > 0)
 			printf(" %s %.1f", vname[v], 1e9 / m);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "rqu_clock.h"
 
 /* The per-run path's pieces (argument checks, the held-lock record),
  * inlined into each helper so that its constant arguments fold away. */
@@ -91,24 +92,12 @@ static uint32_t prandom(void)
 {
 	static _Thread_local uint64_t state;
 
-	if (!state) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		state = ((uint64_t)ts.tv_nsec << 20) ^ (uintptr_t)&state ^ 0x9e3779b97f4a7c15ull;
-	}
+	if (!state)
+		state = (rqu_now_ns() << 20) ^ (uintptr_t)&state ^ 0x9e3779b97f4a7c15ull;
 	state ^= state >> 12;
 	state ^= state << 25;
 	state ^= state >> 27;
 	return (uint32_t)((state * 0x2545f4914f6cdd1dull) >> 32);
-}
-
-static uint64_t ktime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -497,7 +486,7 @@ int rqbpf_call_ringbuf_query(struct rqbpf_run *r, uint64_t *reg)
 int rqbpf_call_ktime_get_ns(struct rqbpf_run *r, uint64_t *reg)
 {
 	(void)r;
-	reg[BPF_REG_0] = ktime_ns();
+	reg[BPF_REG_0] = rqu_now_ns();
 	return 0;
 }
 

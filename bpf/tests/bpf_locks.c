@@ -56,7 +56,7 @@ static void test_abba(void)
 		atomic_int stop = 0;
 		struct ab_arg args[16];
 		pthread_t t[16];
-		uint64_t end = tu_now_ns() + tu_slack_ns(20 * TU_NS_PER_S);
+		uint64_t end = rqu_now_ns() + tu_slack_ns(20 * TU_NS_PER_S);
 		int64_t r = 0;
 		long ba_runs = 0, timeouts = 0;
 
@@ -66,7 +66,7 @@ static void test_abba(void)
 			args[i] = (struct ab_arg){obj, &stop, 0};
 			tu_thread_start(&t[i], ab_thread, &args[i]);
 		}
-		while (r != EDEADLK_ && tu_now_ns() < end) {
+		while (r != EDEADLK_ && rqu_now_ns() < end) {
 			r = bt_run(obj, "order_ba");
 			CHECK(r == 0 || r == EDEADLK_ || r == ETIMEDOUT_);
 			timeouts += r == ETIMEDOUT_;
@@ -86,14 +86,14 @@ static void test_held_max(void)
 {
 	for (const char *const *cc = bt_compilers; *cc; cc++) {
 		struct rqbpf_object *obj = bt_load("res_lock", *cc, 0);
-		uint64_t t0 = tu_now_ns();
+		uint64_t t0 = rqu_now_ns();
 
 		if (!obj)
 			continue;
 		/* The kernel's lock times out here (it tracks 31 locks and
 		 * nothing else); the lock word names this thread. */
 		CHECK_EQ(bt_run(obj, "beyond_held_table"), EDEADLK_);
-		CHECK_LT(tu_now_ns() - t0, RQSPINLOCK_DEFAULT_TIMEOUT_NS);
+		CHECK_LT(rqu_now_ns() - t0, RQSPINLOCK_DEFAULT_TIMEOUT_NS);
 		rqbpf_object_close(obj);
 	}
 }

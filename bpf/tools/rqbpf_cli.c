@@ -28,6 +28,8 @@
 
 #include <bpf/libbpf.h>
 #include "rqbpf.h"
+#include "rqu_clock.h"
+#include "rqu_parse.h"
 
 #define MAX_SETS    16
 #define MAX_VERIFY  64
@@ -65,30 +67,11 @@ static int bad_usage(const char *why)
 	return 2;
 }
 
-/* The decimal number [@s, @end), at most @max: digits only (no space or
- * sign), at least one. */
-static int parse_decimal(const char *s, const char *end, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (s == end)
-		return -1;
-	for (; s < end; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > max)
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static int parse_count(const char *s, long *out)
 {
 	uint64_t v;
 
-	if (!s || parse_decimal(s, s + strlen(s), 100000000, &v) || v < 1)
+	if (!s || rqu_parse_decimal(s, 100000000, &v) || v < 1)
 		return -1;
 	*out = (long)v;
 	return 0;
@@ -321,7 +304,7 @@ static int set_map(struct rqbpf_object *obj, const char *spec)
 	if (!colon || !eq || eq < colon || (size_t)(colon - spec) >= sizeof(name))
 		return -EINVAL;
 	snprintf(name, sizeof(name), "%.*s", (int)(colon - spec), spec);
-	if (parse_decimal(colon + 1, eq, UINT32_MAX, &key))
+	if (rqu_parse_decimal_n(colon + 1, (size_t)(eq - colon - 1), UINT32_MAX, &key))
 		return -EINVAL;
 	k = (uint32_t)key;
 	m = rqbpf_object_find_map(obj, name);
@@ -363,14 +346,6 @@ struct worker {
 	int faults;
 	char fault[160];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void count_retval(struct worker *w, int64_t v)
 {
@@ -482,10 +457,10 @@ static void *work(void *arg)
 	for (long i = 0; ctx && i < w->repeat; i++) {
 		struct rqbpf_run_result res;
 		int64_t retval = 0;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = rqu_now_ns();
 		int ret = packet ? run_packet(w, &pb, &res, &retval)
 		                 : rqbpf_prog_run(w->prog, ctx, ctx_size, &res);
-		uint64_t dt = now_ns() - t0;
+		uint64_t dt = rqu_now_ns() - t0;
 
 		if (!packet)
 			retval = (int32_t)(uint32_t)res.retval;

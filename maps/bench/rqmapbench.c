@@ -30,6 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rqu_clock.h"
+#include "rqu_parse.h"
+#include "rqu_stats.h"
+
 #define NKINDS   3
 #define MAX_REPS 31
 
@@ -132,22 +136,23 @@ static double run_once(enum rqmap_lock_kind kind, enum op_mix mix, int nthreads,
 {
 	struct run r = {.mix = mix, .keys = keys};
 	pthread_t th[256];
-	struct timespec t0, t1, d = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	uint64_t t0, t1;
 	double secs;
 
 	r.m = make_map(kind, keys);
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&th[i], NULL, bench_thread, &r);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = rqu_now_ns();
 	/* release: pairs with bench_thread()'s acquire of go */
 	atomic_store_explicit(&r.go, true, memory_order_release);
 	nanosleep(&d, NULL);
 	/* relaxed: a flag; nothing is published with it */
 	atomic_store_explicit(&r.stop, true, memory_order_relaxed);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t1 = rqu_now_ns();
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
-	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	secs = (double)(t1 - t0) * 1e-9;
 	/* relaxed: after pthread_join(), which orders the threads' adds */
 	*errors += atomic_load_explicit(&r.errors, memory_order_relaxed);
 	if (atomic_load_explicit(&r.errors, memory_order_relaxed))
@@ -156,19 +161,6 @@ static double run_once(enum rqmap_lock_kind kind, enum op_mix mix, int nthreads,
 		        atomic_load_explicit(&r.last_err, memory_order_relaxed));
 	rqmap_hash_destroy(r.m);
 	return (double)atomic_load_explicit(&r.ops, memory_order_relaxed) / secs;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Medians of one mix at one thread count, and the errors of all its runs. */
@@ -199,7 +191,7 @@ static void bench_mix(enum op_mix mix, const int *threads, int nt, int reps, int
 				                     ms, &p->errors);
 			}
 		for (int k = 0; k < NKINDS; k++)
-			p->med[k] = median(s[k], reps);
+			p->med[k] = rqu_median(s[k], (size_t)reps);
 		printf("%7d %14.0f %14.0f %14.0f %10.3f %10.3f %7lu\n", p->threads, p->med[0],
 		       p->med[1], p->med[2], p->med[0] / p->med[1], p->med[0] / p->med[2],
 		       p->errors);
@@ -290,6 +282,7 @@ int main(int argc, char **argv)
 	bool ran[NMIXES] = {true, true, true};
 	const char *csv_path = NULL;
 	uint32_t keys = 4096;
+	uint64_t v;
 	FILE *csv = NULL;
 
 	if (max_threads < 8)
@@ -297,16 +290,23 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "t:r:d:k:m:c:")) != -1) {
 		switch (opt) {
 		case 't':
-			max_threads = atoi(optarg);
-			break;
 		case 'r':
-			reps = atoi(optarg);
-			break;
 		case 'd':
-			ms = atoi(optarg);
-			break;
 		case 'k':
-			keys = (uint32_t)strtoul(optarg, NULL, 0);
+			if (rqu_parse_decimal(optarg, opt == 'k' ? UINT32_MAX : INT32_MAX, &v)) {
+				fprintf(stderr,
+				        "rqmapbench: -%c takes a decimal number, not '%s'\n", opt,
+				        optarg);
+				return 2;
+			}
+			if (opt == 't')
+				max_threads = (int)v;
+			else if (opt == 'r')
+				reps = (int)v;
+			else if (opt == 'd')
+				ms = (int)v;
+			else
+				keys = (uint32_t)v;
 			break;
 		case 'm':
 			if (!parse_mixes(optarg, ran)) {

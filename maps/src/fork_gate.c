@@ -101,7 +101,7 @@ static bool forker_in_section(void)
 
 static void fork_prepare(void)
 {
-	uint64_t start = rqmap_mono_ns(), bound = FORK_DRAIN_TIMEOUTS * res_spin_get_timeout_ns();
+	uint64_t start = rqu_now_ns(), bound = FORK_DRAIN_TIMEOUTS * res_spin_get_timeout_ns();
 
 	rqmap_tls_forking = true;
 	atomic_signal_fence(memory_order_seq_cst); /* a handler sees it */
@@ -118,7 +118,7 @@ static void fork_prepare(void)
 	 * acquire, pairing with rqmap_urcu_exit()'s release. None of the calls
 	 * is this thread's: they run with signals blocked. */
 	while (atomic_load_explicit(&urcu_in_flight, memory_order_seq_cst)) {
-		if (rqmap_mono_ns() - start > bound) {
+		if (rqu_now_ns() - start > bound) {
 			tls_fork_undrained = true;
 			break;
 		}

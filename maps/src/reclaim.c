@@ -308,8 +308,8 @@ struct rqfl_node *rqmap_pop_or_wait(struct rqfl *fl)
 			if (any_pending())
 				deadline = 0;
 			else if (!deadline)
-				deadline = rqmap_mono_ns() + POP_WAIT_NS;
-			else if (rqmap_mono_ns() > deadline)
+				deadline = rqu_now_ns() + POP_WAIT_NS;
+			else if (rqu_now_ns() > deadline)
 				return NULL;
 			if (i < 100)
 				sched_yield();

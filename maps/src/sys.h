@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The few system services the maps' lower floors share: naps, the monotonic
- * clock, blocking every signal. All async-signal-safe. */
+ * clock (util/), blocking every signal. All async-signal-safe. */
 #ifndef RQMAP_SYS_H
 #define RQMAP_SYS_H
 
@@ -9,17 +9,11 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "rqu_clock.h" /* rqu_now_ns(): the monotonic clock */
+
 static inline void rqmap_nap_us(long us)
 {
 	nanosleep(&(struct timespec){0, us * 1000}, NULL);
-}
-
-static inline uint64_t rqmap_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000U + (uint64_t)ts.tv_nsec;
 }
 
 /* Block every signal; returns the mask to restore. */

@@ -142,7 +142,7 @@ static void test_maps_fork_child_uses_map(void)
 		tu_thread_start(&t[i], hammer, (void *)i);
 	tu_sleep_ms(50);
 	for (int f = 0; f < forks && hung < MAX_HUNG; f++, done++) {
-		uint64_t start = tu_now_ns(), took;
+		uint64_t start = rqu_now_ns(), took;
 		int status = 0;
 		pid_t pid = fork(), r;
 
@@ -150,9 +150,9 @@ static void test_maps_fork_child_uses_map(void)
 		if (pid == 0)
 			child_run(CHILD_OPS);
 		while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
-		       tu_now_ns() - start < HUNG_S * TU_NS_PER_S)
+		       rqu_now_ns() - start < HUNG_S * TU_NS_PER_S)
 			tu_sleep_ms(5);
-		took = tu_now_ns() - start;
+		took = rqu_now_ns() - start;
 		if (r != 0 && took > slowest)
 			slowest = took;
 		if (r == 0) {
@@ -278,14 +278,14 @@ static void test_maps_fork_stalled_reader(void)
 	}
 	CHECK_EQ(rqmap_hash_create(&attr, &map), 0);
 	stall_reclaimer(&reader, stalled_reader);
-	start = tu_now_ns();
+	start = rqu_now_ns();
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0)
 		stalled_child_run();
-	forked = tu_now_ns() - start;
+	forked = rqu_now_ns() - start;
 	while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
-	       tu_now_ns() - start < HUNG_S * TU_NS_PER_S)
+	       rqu_now_ns() - start < HUNG_S * TU_NS_PER_S)
 		tu_sleep_ms(5);
 	if (r == 0) {
 		kill(pid, SIGKILL);
@@ -309,8 +309,8 @@ static void test_maps_fork_stalled_reader(void)
  * grace period in flight, held up by a stalled reader) must not wait for a
  * grace period: the gate reopens only when that thread goes on. Map B's free
  * elements run out inside the handler and the rest wait on the retire stacks,
- * which only a grace period (closed gate) can recycle: before the fix the
- * handler waited for them for ever, and so did fork(). Now those updates get
+ * which only a grace period (closed gate) can recycle: a handler that waited
+ * for them would wait for ever, and so would fork(). Those updates get
  * -ENOMEM, fork() returns once the reader leaves, and after quiesce map B
  * has count + free == capacity.
  */
@@ -347,8 +347,8 @@ static void *gate_reader(void *arg)
 	atomic_store(&reader_stalled, 1);
 	while (!atomic_load(&gate_forking))
 		tu_sleep_ms(1);
-	start = tu_now_ns();
-	while (!atomic_load(&gate_handler_started) && tu_now_ns() - start < 3 * TU_NS_PER_S)
+	start = rqu_now_ns();
+	while (!atomic_load(&gate_handler_started) && rqu_now_ns() - start < 3 * TU_NS_PER_S)
 		tu_sleep_ms(1);
 	tu_sleep_ms(300);
 	rqmap_read_unlock();
@@ -368,11 +368,11 @@ static void *gate_kicker(void *arg)
 /* fork() hung in the handler: report it and end the test process. */
 static void *gate_watchdog(void *arg)
 {
-	uint64_t start = tu_now_ns();
+	uint64_t start = rqu_now_ns();
 
 	(void)arg;
 	while (!atomic_load(&gate_quit)) {
-		if (tu_now_ns() - start > 20 * TU_NS_PER_S) {
+		if (rqu_now_ns() - start > 20 * TU_NS_PER_S) {
 			fprintf(stderr,
 			        "not ok - fork() still in the handler after 20 s "
 			        "(handler started %d, done %d)\n",
@@ -516,11 +516,11 @@ static void test_maps_fork_quiesce_no_thread(void)
  * rqmap_quiesce(). The interrupted call is rqmap_quiesce() (over_quiesce)
  * or replacing updates, deletes and lookups (over_ops), which often help a
  * grace period, while the 4 hammer threads keep urcu's update side busy.
- * Before the fix, children hung in the resumed quiesce (its reclaim thread
- * was the parent's) or in urcu_memb_synchronize_rcu() (a grace-period wait
- * of the forking thread that went on in the child), or crashed in their new
- * reclaim thread (a dead thread's reader record left in urcu's registry,
- * zeroed when that thread reused its stack).
+ * What it catches: a child that hangs in the resumed quiesce (waiting for
+ * the parent's reclaim thread) or in urcu_memb_synchronize_rcu() (a
+ * grace-period wait of the forking thread that goes on in the child), or
+ * crashes in its new reclaim thread (a dead thread's reader record left in
+ * urcu's registry, zeroed when that thread reuses its stack).
  */
 enum hf_call { HF_NONE, HF_QUIESCE, HF_UPDATE, HF_DELETE, HF_LOOKUP, HF_CALLS };
 static const char *const hf_call_names[HF_CALLS] = {"other", "quiesce", "update", "delete",
@@ -548,7 +548,7 @@ static _Atomic uint64_t *hf_slowest_resumed_ns;
 
 static void hf_handler(int sig)
 {
-	uint64_t start = tu_now_ns(), took;
+	uint64_t start = rqu_now_ns(), took;
 	int saved = errno;
 	pid_t pid;
 
@@ -556,11 +556,11 @@ static void hf_handler(int sig)
 	atomic_store(&hf_where, atomic_load(&hf_call));
 	pid = fork();
 	if (pid == 0) {
-		atomic_store(&hf_child_since, tu_now_ns());
+		atomic_store(&hf_child_since, rqu_now_ns());
 		(void)res_spin_set_timeout_ns(TU_NS_PER_MS); /* as child_run() */
 		atomic_store(&hf_in_child, 1);
 	} else {
-		took = tu_now_ns() - start;
+		took = rqu_now_ns() - start;
 		if (took > atomic_load(&hf_slowest_fork_ns))
 			atomic_store(&hf_slowest_fork_ns, took);
 		atomic_store(&hf_forked, pid < 0 ? -1 : (int)pid + 1);
@@ -649,7 +649,7 @@ static void hf_main_loop(bool over_quiesce)
 
 		hf_call_once(hf_next_call(over_quiesce, i), key, i);
 		if (atomic_load(&hf_in_child)) {
-			uint64_t took = tu_now_ns() - atomic_load(&hf_child_since);
+			uint64_t took = rqu_now_ns() - atomic_load(&hf_child_since);
 
 			if (took > atomic_load(hf_slowest_resumed_ns))
 				atomic_store(hf_slowest_resumed_ns, took);
@@ -668,23 +668,23 @@ struct hf_result {
  * sent then mostly interrupts that call. */
 static void hf_aim(enum hf_call want)
 {
-	uint64_t start = tu_now_ns();
+	uint64_t start = rqu_now_ns();
 
-	while (atomic_load(&hf_call) != (int)want && tu_now_ns() - start < 100 * TU_NS_PER_MS)
+	while (atomic_load(&hf_call) != (int)want && rqu_now_ns() - start < 100 * TU_NS_PER_MS)
 		sched_yield();
 }
 
 /* Waits for child @pid at most HUNG_S seconds and counts how it ended. */
 static void hf_reap(pid_t pid, int f, struct hf_result *res)
 {
-	uint64_t start = tu_now_ns(), took;
+	uint64_t start = rqu_now_ns(), took;
 	int status = 0;
 	pid_t r;
 
 	while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
-	       tu_now_ns() - start < HUNG_S * TU_NS_PER_S)
+	       rqu_now_ns() - start < HUNG_S * TU_NS_PER_S)
 		tu_sleep_ms(5);
-	took = tu_now_ns() - start;
+	took = rqu_now_ns() - start;
 	if (r == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
@@ -725,10 +725,10 @@ static void *hf_kicker(void *arg)
 		tu_sleep_ms(1 + (int)(tu_rand(&rnd) % 8));
 		hf_aim(hf_phase_call(res->over_quiesce, f));
 		atomic_store(&hf_forked, 0);
-		sent = tu_now_ns();
+		sent = rqu_now_ns();
 		pthread_kill(hf_main, SIGUSR1);
 		while (!(forked = atomic_load(&hf_forked))) {
-			if (tu_now_ns() - sent > HUNG_S * TU_NS_PER_S)
+			if (rqu_now_ns() - sent > HUNG_S * TU_NS_PER_S)
 				tu_fail(__FILE__, __LINE__, "fork %d: no fork() after %d s", f,
 				        HUNG_S);
 			tu_sleep_ms(1);

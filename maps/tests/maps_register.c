@@ -5,8 +5,9 @@
  * first map call). The link wraps liburcu's registration
  * (-Wl,--wrap=urcu_memb_register_thread) so that the signal is raised at
  * its entry, the worst instant: the handler must run only once the thread
- * is registered, and its map call must work (without the fix, liburcu's
- * "already registered" assertion aborted the process).
+ * is registered, and its map call must work (a handler that registered
+ * first would trip liburcu's "already registered" assertion, which aborts
+ * the process).
  */
 #include "testutil.h"
 

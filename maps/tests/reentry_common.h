@@ -101,21 +101,18 @@ static inline void reentry_handler(int sig)
 	struct reentry_thread *rt = re_self;
 	int saved = errno, cur, ret;
 	uint32_t hk, j;
-	uint64_t v, got;
-
-	struct timespec t0, t1;
+	uint64_t v, got, t0;
 
 	(void)sig;
 	if (!rt || atomic_load_explicit(&re_abort, memory_order_relaxed))
 		goto out; /* after a failure, let the thread finish quickly */
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = rqu_now_ns();
 	cur = atomic_load_explicit(&rt->cur, memory_order_relaxed);
 	hk = rt->hkey_for[cur >= 0 ? cur : 0];
 	j = hk - handler_key(re_tid, 0);
 	v = rt->hval[j] == NO_VALUE ? 1 : rt->hval[j] + 1;
 	ret = rqmap_hash_update(re_map, &hk, &v, RQMAP_ANY);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > HANDLER_SLOW_NS)
+	if (rqu_now_ns() - t0 > HANDLER_SLOW_NS)
 		rt->n_slow++; /* see HANDLER_SLOW_NS */
 	if (ret == 0) {
 		rt->hval[j] = v;

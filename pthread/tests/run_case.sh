@@ -94,13 +94,13 @@ default)
 	exit 1
 	;;
 badenv)
-	err=$(RQSPINLOCK_PTHREAD_TIMEOUT_MS=18446744073710 RQSPINLOCK_PTHREAD_ON_FAIL=Abort \
+	err=$(RQSPINLOCK_PTHREAD_TIMEOUT_MS=18446744073710 RQSPINLOCK_PTHREAD_ON_FAIL=abrt \
 		LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}" "$prog" "$case" 2>&1 >/dev/null)
 	rc=$?
 	echo "$err"
 	if [ "$rc" -eq 0 ] &&
 		grep -q '^rqspinlock-pthread: ignoring RQSPINLOCK_PTHREAD_TIMEOUT_MS="18446744073710"' <<<"$err" &&
-		grep -q '^rqspinlock-pthread: ignoring RQSPINLOCK_PTHREAD_ON_FAIL="Abort"' <<<"$err"; then
+		grep -q '^rqspinlock-pthread: ignoring RQSPINLOCK_PTHREAD_ON_FAIL="abrt"' <<<"$err"; then
 		exit 0
 	fi
 	echo "run_case: want status 0 and both values reported as ignored, got status $rc" >&2

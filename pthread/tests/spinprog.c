@@ -38,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rqu_clock.h"
+
 #define NR_THREADS 16
 #define NR_PAIRS   (NR_THREADS / 2)
 
@@ -512,11 +514,6 @@ static void freed_until(int phase)
 			sched_yield();
 }
 
-static long freed_ns(const struct timespec *a, const struct timespec *b)
-{
-	return (b->tv_sec - a->tv_sec) * 1000000000L + b->tv_nsec - a->tv_nsec;
-}
-
 /* Both waiters called lock on the table lock and, under the drop-in, wait
  * (the word read for observation only: an int on glibc, never so). */
 static int freed_table_waited(void)
@@ -533,7 +530,7 @@ static void *freed_holder(void *arg)
 	(void)arg;
 	while (!atomic_load(&fr.stop)) {
 		pthread_spinlock_t *o;
-		struct timespec t0, t;
+		uint64_t t0, t;
 
 		if (atomic_load(&fr.round) == seen) {
 			sched_yield();
@@ -547,15 +544,14 @@ static void *freed_holder(void *arg)
 		/* until both waiters wait for the table lock (2 ms at most;
 		 * under the drop-in the word shows one holding its pending
 		 * byte and the other its queue's tail), then 3 us more */
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = rqu_now_ns();
 		do {
 			sched_yield();
-			clock_gettime(CLOCK_MONOTONIC, &t);
-		} while (!freed_table_waited() && !atomic_load(&fr.stop) &&
-		         freed_ns(&t0, &t) < 2000000);
+			t = rqu_now_ns();
+		} while (!freed_table_waited() && !atomic_load(&fr.stop) && t - t0 < 2000000);
 		do
-			clock_gettime(CLOCK_MONOTONIC, &t0);
-		while (freed_ns(&t, &t0) < 3000);
+			t0 = rqu_now_ns();
+		while (t0 - t < 3000);
 		pthread_spin_unlock(o);
 	}
 	return NULL;
@@ -619,15 +615,14 @@ static int freed_round(int round)
  * (the main thread may have a registry slot from before). */
 static void *freed_worker(void *arg)
 {
-	struct timespec t0, t;
+	uint64_t t0 = rqu_now_ns(), t;
 	int bad = 0;
 
 	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		bad |= freed_round(fr.rounds++);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (!bad && freed_ns(&t0, &t) < FREED_MS * 1000000L);
+		t = rqu_now_ns();
+	} while (!bad && t - t0 < (uint64_t)FREED_MS * 1000000);
 	if (bad)
 		atomic_store(&fr.bad, 1);
 	atomic_store(&fr.stop, 1);

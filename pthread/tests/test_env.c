@@ -35,11 +35,13 @@ static void check_on_fail(const char *s)
 	enum rqp_on_fail p = RQP_ON_FAIL_UNSET;
 	int rc = rqp_parse_on_fail(s, &p);
 
-	if (strcmp(s, "return") == 0 || strcmp(s, "abort") == 0 || strcmp(s, "default") == 0) {
+	/* any case, as the library's words (RQSPINLOCK_MODE) */
+	if (strcasecmp(s, "return") == 0 || strcasecmp(s, "abort") == 0 ||
+	    strcasecmp(s, "default") == 0) {
 		CHECK_EQ(rc, 0);
-		CHECK_EQ(p, s[0] == 'a'   ? RQP_ON_FAIL_ABORT
-		            : s[0] == 'r' ? RQP_ON_FAIL_RETURN
-		                          : RQP_ON_FAIL_DEFAULT);
+		CHECK_EQ(p, (s[0] | 0x20) == 'a'   ? RQP_ON_FAIL_ABORT
+		            : (s[0] | 0x20) == 'r' ? RQP_ON_FAIL_RETURN
+		                                   : RQP_ON_FAIL_DEFAULT);
 	} else {
 		CHECK_EQ(rc, -EINVAL);
 		CHECK_EQ(p, RQP_ON_FAIL_UNSET);
@@ -88,7 +90,7 @@ static void test_timeout(void)
 static void test_on_fail(void)
 {
 	static const char *const cases[] = {"abort",  "return", "default", "Abort", "abort ",
-	                                    "Return", "",       "1",       "abrt",  "defaults"};
+	                                    "RETURN", "",       "1",       "abrt",  "defaults"};
 	enum rqp_on_fail p = RQP_ON_FAIL_UNSET;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

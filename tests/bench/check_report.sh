@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check_report.sh SOURCE_DIR structure|browser: the results page that
-# scripts/bench_report.py makes, from the published run in bench/results/
+# scripts/bench_report.py makes, from the published run in docs/bench-results/
 # (copied to a temporary directory).
 #   structure  summary.txt starts with the headline and has one row per
 #              result of each section; summary.csv has the same rows;
@@ -32,7 +32,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 out=$tmp/results
-cp -r "$src/bench/results" "$out"
+cp -r "$src/docs/bench-results" "$out"
 rm -f "$out"/index.html "$out"/summary.* "$out"/report-*.png
 python3 "$src/scripts/bench_report.py" "$out" >"$tmp/stdout"
 

@@ -13,13 +13,6 @@
 
 #include "rqtorture.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Median of n values (sorted copy), plus min and max. */
 double bench_median(const double *v, int n, double *mn, double *mx)
 {
@@ -28,12 +21,12 @@ double bench_median(const double *v, int n, double *mn, double *mx)
 	if (n > 256)
 		n = 256;
 	memcpy(s, v, sizeof(double) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	rqu_sort_doubles(s, (size_t)n);
 	if (mn)
 		*mn = s[0];
 	if (mx)
 		*mx = s[n - 1];
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	return rqu_median_sorted(s, (size_t)n);
 }
 
 struct sweep {
@@ -350,7 +343,7 @@ static double time_pairs(const struct config *cfg, const struct lk_ops *ops, uin
 	ops->init(&s->lock);
 	if (ops->node_init)
 		ops->node_init(&n);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = rqu_now_ns();
 	if (tight) {
 		*errors += tight(&s->lock, iters);
 	} else {
@@ -362,7 +355,7 @@ static double time_pairs(const struct config *cfg, const struct lk_ops *ops, uin
 			ops->unlock(&s->lock, &n);
 		}
 	}
-	uint64_t dt = now_ns() - t0;
+	uint64_t dt = rqu_now_ns() - t0;
 	free(s);
 	return iters ? (double)dt / (double)iters : 0;
 }

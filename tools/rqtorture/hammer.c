@@ -129,12 +129,12 @@ static void *hammer_worker(void *arg)
 	while (atomic_load_explicit(&run->running, memory_order_relaxed) < run->threads)
 		cpu_relax();
 	uint64_t wait0 = thread_wait_ns();
-	h->start_ns = now_ns();
+	h->start_ns = rqu_now_ns();
 	if (run->gap < 0)
 		hammer_plain(h, ops, lock);
 	else
 		hammer_gap(h, ops, lock);
-	h->end_ns = now_ns();
+	h->end_ns = rqu_now_ns();
 	h->wait_ns = thread_wait_ns() - wait0;
 	return NULL;
 }
@@ -233,10 +233,10 @@ static double ns_ratio(const double *ns, int reps, int l, int ref)
 	return paired_ratio(ns, reps, l, ref);
 }
 
-/* The named-only types in the run (the experiments of locks_table.c and the
- * inline fast path) against QL and, where ql-notable ran, against that
- * control (QL's CAS and store inline, as in all of them): what a held-lock
- * table alone costs on QL's own lock. */
+/* The named-only types in the run (the experiments of
+ * held_table_experiments.c and the inline fast path) against QL and, where
+ * ql-notable ran, against that control (QL's CAS and store inline, as in all
+ * of them): what a held-lock table alone costs on QL's own lock. */
 static void print_table_share(FILE *f, const struct config *cfg, const double *ns, int ql)
 {
 	int ctl = bench_find_lock(cfg, "ql-notable");

@@ -81,10 +81,10 @@ static void record_failure(struct inj_thread *t, int err, uint64_t ns)
 /* Take a lock, timing the call. */
 static int timed_lock(struct inj_thread *t, struct lk_slot *s, union lk_node *n, uint64_t *ns)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = rqu_now_ns();
 	int err = t->ops->lock(&s->lock, n);
 
-	*ns = now_ns() - t0;
+	*ns = rqu_now_ns() - t0;
 	return err;
 }
 
@@ -263,13 +263,13 @@ static int start_timer(struct inj_thread *t)
 static void align_holds(struct inj_thread *t)
 {
 	int k = t->cfg->inject;
-	uint64_t give_up = now_ns() + 4 * t->cfg->hold_ns + 100000;
+	uint64_t give_up = rqu_now_ns() + 4 * t->cfg->hold_ns + 100000;
 
 	/* Relaxed: a hint; the locks themselves order the data. */
 	atomic_fetch_add_explicit(&t->g->holding, 1, memory_order_relaxed);
 	/* Yield, not spin: with more members than CPUs the last one must get to run. */
 	while (k > 1 && atomic_load_explicit(&t->g->holding, memory_order_relaxed) < k &&
-	       now_ns() < give_up)
+	       rqu_now_ns() < give_up)
 		sched_yield();
 }
 
@@ -364,9 +364,9 @@ static int group_threads(const struct config *cfg, int k)
 
 static void wait_duration(const struct config *cfg)
 {
-	uint64_t t0 = now_ns(), dur = (uint64_t)(cfg->duration_s * 1e9);
+	uint64_t t0 = rqu_now_ns(), dur = (uint64_t)(cfg->duration_s * 1e9);
 
-	for (uint64_t el = 0; el < dur; el = now_ns() - t0) {
+	for (uint64_t el = 0; el < dur; el = rqu_now_ns() - t0) {
 		if (cfg->progress)
 			fprintf(stderr, "\r  inject %-6s %6.1f/%.1f s ", inject_name(cfg->inject),
 			        (double)el / 1e9, cfg->duration_s);
@@ -414,7 +414,7 @@ int inject_run(const struct config *cfg, const struct lk_ops *ops, struct inject
 	if (cfg->via_signal)
 		install_handler();
 	(void)res_spin_get_stats(&before);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = rqu_now_ns();
 	for (int i = 0; i < n; i++) {
 		struct inj_thread *t = &ts[i];
 		t->idx = i;
@@ -443,7 +443,7 @@ int inject_run(const struct config *cfg, const struct lk_ops *ops, struct inject
 		_exit(3);
 	}
 	join_or_die(&ts[0].th, started, sizeof(*ts), grace_ns(cfg, ops, n), "inject");
-	r->secs = (double)(now_ns() - t0) / 1e9;
+	r->secs = (double)(rqu_now_ns() - t0) / 1e9;
 	for (int i = 0; i < started; i++)
 		sum_thread(r, &ts[i]);
 	r->lib = before;

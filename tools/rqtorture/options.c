@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "rqtorture.h"
+#include "rqu_parse.h"
 
 static const char usage_text[] =
     "Usage: rqtorture [MODE] [OPTIONS]\n"
@@ -172,22 +173,6 @@ static int bad(const char *what, const char *arg)
 	return -EINVAL;
 }
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	/* digits only: strtoull alone would take leading space, a sign, and
-	 * wrap a negative number */
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int parse_secs(const char *s, double *out)
 {
 	char *end;
@@ -271,7 +256,7 @@ static int parse_threads(struct config *cfg, const char *arg)
 			        RQT_MAX_LIST);
 			return -E2BIG;
 		}
-		if (parse_u64(tok, RQT_MAX_THR, &v) || v == 0)
+		if (rqu_parse_decimal(tok, RQT_MAX_THR, &v) || v == 0)
 			return bad("thread count", tok);
 		cfg->threads[cfg->nthreads++] = (int)v;
 	}
@@ -290,7 +275,7 @@ static int parse_storm(struct config *cfg, const char *arg)
 	     tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
 
-		if (cfg->nstorm >= RQT_MAX_LIST || parse_u64(tok, 100000, &v) || v == 0)
+		if (cfg->nstorm >= RQT_MAX_LIST || rqu_parse_decimal(tok, 100000, &v) || v == 0)
 			return bad("storm rate", tok);
 		cfg->storm_hz[cfg->nstorm++] = (unsigned)v;
 	}
@@ -331,33 +316,33 @@ static int parse_number(struct config *cfg, int opt, const char *arg)
 	case OPT_WARMUP:
 		return parse_secs(arg, &cfg->warmup_s) ? bad("warm-up", arg) : 0;
 	case OPT_NESTED:
-		err = parse_u64(arg, RQT_MAX_NEST, &v) || v == 0;
+		err = rqu_parse_decimal(arg, RQT_MAX_NEST, &v) || v == 0;
 		cfg->nested = (int)v;
 		break;
 	case OPT_REPS:
-		err = parse_u64(arg, 255, &v) || v == 0;
+		err = rqu_parse_decimal(arg, 255, &v) || v == 0;
 		cfg->reps = (int)v;
 		break;
 	case OPT_OVERLOAD:
-		err = parse_u64(arg, RQT_MAX_OVERLOAD, &v);
+		err = rqu_parse_decimal(arg, RQT_MAX_OVERLOAD, &v);
 		cfg->overload = (int)v;
 		break;
 	case OPT_LAT:
-		err = parse_u64(arg, 1u << 30, &v);
+		err = rqu_parse_decimal(arg, 1u << 30, &v);
 		cfg->lat_every = (unsigned)v;
 		break;
 	case OPT_GAPS:
-		err = parse_u64(arg, RQT_MAX_GAPS, &v) || v == 0;
+		err = rqu_parse_decimal(arg, RQT_MAX_GAPS, &v) || v == 0;
 		cfg->gaps = (int)v;
 		break;
 	case OPT_CAP:
-		err = parse_u64(arg, 3600ull * 1000000, &v) || v == 0;
+		err = rqu_parse_decimal(arg, 3600ull * 1000000, &v) || v == 0;
 		cfg->cap_ns = v * 1000;
 		break;
 	case OPT_TIMEOUT:
 	case OPT_HOLD:
 	case OPT_TIMER:
-		err = parse_u64(arg, 3600ull * 1000000, &v) || (opt == OPT_TIMER && v == 0);
+		err = rqu_parse_decimal(arg, 3600ull * 1000000, &v) || (opt == OPT_TIMER && v == 0);
 		*(opt == OPT_TIMEOUT ? &cfg->timeout_ns
 		  : opt == OPT_HOLD  ? &cfg->hold_ns
 		                     : &cfg->timer_ns) = v * 1000;
@@ -370,7 +355,7 @@ static int parse_number(struct config *cfg, int opt, const char *arg)
 		                : opt == OPT_STUTTER  ? &cfg->stutter_ms
 		                : opt == OPT_SEED     ? &cfg->seed
 		                                      : &cfg->iters;
-		err = parse_u64(arg, opt == OPT_SEED ? UINT64_MAX : 1ull << 40, dst);
+		err = rqu_parse_decimal(arg, opt == OPT_SEED ? UINT64_MAX : 1ull << 40, dst);
 		if (opt == OPT_ITERS && *dst == 0)
 			err = 1;
 	}

@@ -6,7 +6,7 @@
  *   options.c  command line, --help
  *   locks.c    lock-type table (uniform vtable), own ticket/TAS peers
  *   locks_ck.c Concurrency Kit peers (MCS, CLH, ticket) from libck-dev
- *   util.c     clock, calibrated delays, PRNG, pinning
+ *   util.c     calibrated delays, PRNG, pinning (the clock: util/rqu_clock.h)
  *   hist.c     log-scale latency histograms, recovery buckets
  *   torture.c  writer threads, one timed run, stutter, progress, watchdog
  *   inject.c   AA / ABBA / ABBCCA deadlock injection, direct and from signals
@@ -25,6 +25,9 @@
 
 #include <rqspinlock.h>
 #include <rqspinlock/qspinlock.h>
+
+#include "rqu_clock.h" /* rqu_now_ns() */
+#include "rqu_stats.h"
 
 #ifdef RQT_HAVE_CK
 #include <ck_spinlock.h>
@@ -102,7 +105,7 @@ const struct lk_ops *lk_find(const char *name);
 const struct lk_ops *lk_table(size_t *n);
 void lk_ck_register(const struct lk_ops **out, size_t *n);
 const struct lk_ops *lk_inline_ops(void);      /* locks_inline.c */
-const struct lk_ops *lk_table_ops(size_t *n);  /* locks_table.c */
+const struct lk_ops *lk_table_ops(size_t *n);  /* held_table_experiments.c */
 const struct lk_ops *lk_unlock_ops(size_t *n); /* locks_unlock.c */
 
 /*
@@ -152,7 +155,6 @@ struct lk_slot {
 
 /* ---- utilities ----------------------------------------------------- */
 
-uint64_t now_ns(void);
 void delay_calibrate(void);
 void delay_ns(uint64_t ns);
 void sleep_ns(uint64_t ns);

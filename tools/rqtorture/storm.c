@@ -60,7 +60,7 @@ static void storm_handler(int sig)
 	(void)sig;
 	if (!s)
 		return;
-	t0 = now_ns();
+	t0 = rqu_now_ns();
 	s->handler++;
 	err = res_spin_lock(&storm_h);
 	if (err == 0) {
@@ -70,7 +70,7 @@ static void storm_handler(int sig)
 		res_spin_unlock(&storm_h);
 	}
 	count_handler(s, err);
-	hist_add(&s->lat, now_ns() - t0);
+	hist_add(&s->lat, rqu_now_ns() - t0);
 }
 
 static void *storm_worker(void *arg)

@@ -131,10 +131,10 @@ static void *torture_worker(void *arg)
 		bool due = sample && --sample == 0;
 		/* Relaxed: a hint; the warm-up's samples must not count. */
 		bool timed = due && atomic_load_explicit(&w->ctl->measuring, memory_order_relaxed);
-		uint64_t t0 = timed ? now_ns() : 0;
+		uint64_t t0 = timed ? rqu_now_ns() : 0;
 		if (take_locks(w, idx, n) == 0) {
 			if (timed)
-				hist_add(&w->lat, now_ns() - t0);
+				hist_add(&w->lat, rqu_now_ns() - t0);
 			for (int i = 0; i < n; i++)
 				cs_check_enter(&w->slots[idx[i]], &w->violations);
 			w->incs += (uint64_t)n;
@@ -178,13 +178,13 @@ static void measure_window(const struct config *cfg, const struct lk_ops *ops, s
                            double *secs)
 {
 	uint64_t s0 = sum_acq(ws, threads, c0);
-	uint64_t t0 = now_ns(), dur = (uint64_t)(cfg->duration_s * 1e9);
+	uint64_t t0 = rqu_now_ns(), dur = (uint64_t)(cfg->duration_s * 1e9);
 
 	atomic_store_explicit(&ctl->measuring, 1, memory_order_relaxed);
 	uint64_t next_toggle = t0 + cfg->stutter_ms * 1000000ull;
 
 	for (;;) {
-		uint64_t t = now_ns();
+		uint64_t t = rqu_now_ns();
 		if (t >= t0 + dur)
 			break;
 		if (cfg->stutter_ms && t >= next_toggle) {
@@ -200,7 +200,7 @@ static void measure_window(const struct config *cfg, const struct lk_ops *ops, s
 	}
 	atomic_store_explicit(&ctl->measuring, 0, memory_order_relaxed);
 	sum_acq(ws, threads, c1);
-	*secs = (double)(now_ns() - t0) / 1e9;
+	*secs = (double)(rqu_now_ns() - t0) / 1e9;
 	if (cfg->progress)
 		fprintf(stderr, "\r%*s\r", 78, "");
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Clock, calibrated busy delays, PRNG, CPU pinning, allocation. */
+/* Calibrated busy delays, PRNG, CPU pinning, allocation. */
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -8,14 +8,6 @@
 #include <unistd.h>
 
 #include "rqtorture.h"
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void cpu_relax(void)
 {
@@ -44,9 +36,9 @@ void delay_calibrate(void)
 
 	/* Best of three: a preempted sample only makes a run slower. */
 	for (int i = 0; i < 3; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = rqu_now_ns();
 		spin_loops(n);
-		uint64_t dt = now_ns() - t0;
+		uint64_t dt = rqu_now_ns() - t0;
 		if (dt < best)
 			best = dt;
 	}
@@ -63,8 +55,8 @@ void delay_ns(uint64_t ns)
 		spin_loops((uint64_t)((double)ns * loops_per_us / 1000.0));
 		return;
 	}
-	uint64_t end = now_ns() + ns;
-	while (now_ns() < end)
+	uint64_t end = rqu_now_ns() + ns;
+	while (rqu_now_ns() < end)
 		cpu_relax();
 }
 
