@@ -16,7 +16,9 @@
 	X(hash)                                                                                    \
 	X(ringbuf)                                                                                 \
 	X(queue)                                                                                   \
-	X(stack)
+	X(stack)                                                                                   \
+	X(percpu_array)                                                                            \
+	X(percpu_hash)
 
 #define DECLARE_KIND(kind) extern const struct rqbpf_map_ops rqbpf_##kind##_map_ops;
 RQBPF_MAP_KINDS(DECLARE_KIND)
@@ -45,10 +47,13 @@ void rqbpf_map_lock_attr(const struct rqbpf_map_desc *d, uint32_t *flags, uint32
  * are untrusted input, and every map here is preallocated at load. */
 #define RQBPF_MAX_MAP_BYTES (256ull << 20)
 
-static uint64_t map_bytes(const struct rqbpf_map_desc *d)
+static uint64_t map_bytes(const struct rqbpf_map *m)
 {
-	return (uint64_t)d->max_entries *
-	       (((uint64_t)d->key_size + 7u) / 8u * 8u + ((uint64_t)d->value_size + 7u) / 8u * 8u);
+	const struct rqbpf_map_desc *d = &m->desc;
+	uint64_t values = m->ops->percpu ? (uint64_t)rqbpf_num_possible_cpus() : 1;
+
+	return (uint64_t)d->max_entries * (((uint64_t)d->key_size + 7u) / 8u * 8u +
+	                                   values * (((uint64_t)d->value_size + 7u) / 8u * 8u));
 }
 
 int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
@@ -59,11 +64,11 @@ int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 
 		if (m->unsupported[0])
 			continue; /* its programs are refused (loader_link.c) */
-		if (map_bytes(&m->desc) > RQBPF_MAX_MAP_BYTES)
+		if (map_bytes(m) > RQBPF_MAX_MAP_BYTES)
 			ret = rqbpf_fail(err, -E2BIG,
 			                 "map %s: %llu bytes of keys and values exceed "
 			                 "rqbpf's limit of %llu MiB per map",
-			                 m->name, (unsigned long long)map_bytes(&m->desc),
+			                 m->name, (unsigned long long)map_bytes(m),
 			                 RQBPF_MAX_MAP_BYTES >> 20);
 		else
 			ret = m->ops->create(m, err);
@@ -123,10 +128,6 @@ static int f_lock_refused_in_map(const struct rqbpf_map *m, const void *key, uin
 	return flags & BPF_NOEXIST ? -EEXIST : -EINVAL;
 }
 
-static int update(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
-{
-	return m->ops->update(m, key, value, flags);
-}
 
 /* The bpf(2) command's order: BPF_F_LOCK is checked before the map's. */
 int rqbpf_map_update(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
@@ -135,7 +136,7 @@ int rqbpf_map_update(struct rqbpf_map *m, const void *key, const void *value, ui
 
 	if (ret || !value)
 		return ret ? ret : -EINVAL;
-	return f_lock_refused(m, flags) ? -EINVAL : update(m, key, value, flags);
+	return f_lock_refused(m, flags) ? -EINVAL : m->ops->update(m, key, value, flags);
 }
 
 int rqbpf_map_update_helper(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
@@ -144,8 +145,10 @@ int rqbpf_map_update_helper(struct rqbpf_map *m, const void *key, const void *va
 
 	if (ret || !value)
 		return ret ? ret : -EINVAL;
-	return f_lock_refused(m, flags) ? f_lock_refused_in_map(m, key, flags)
-	                                : update(m, key, value, flags);
+	if (f_lock_refused(m, flags))
+		return f_lock_refused_in_map(m, key, flags);
+	return m->ops->update_prog ? m->ops->update_prog(m, key, value, flags)
+	                           : m->ops->update(m, key, value, flags);
 }
 
 int rqbpf_map_lookup_and_delete(struct rqbpf_map *m, const void *key, void *value)

@@ -20,6 +20,9 @@ struct rqbpf_map_ops {
 	/* A looked-up value's address stays valid only inside a read-side
 	 * section (rqmap_read_lock()), which a run holds until it ends. */
 	bool rcu;
+	/* One value per possible CPU (map_percpu.c): the map API's values are
+	 * rqbpf_map_value_bytes() long, a program's the calling thread's. */
+	bool percpu;
 	int (*create)(struct rqbpf_map *m, struct rqbpf_error *err);
 	/* Frees what create made, also after a failed create. */
 	void (*destroy)(struct rqbpf_map *m);
@@ -31,6 +34,10 @@ struct rqbpf_map_ops {
 	int (*lookup)(struct rqbpf_map *m, const void *key, void *value);
 	int (*update)(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags);
 	int (*delete)(struct rqbpf_map *m, const void *key);
+	/* A program's bpf_map_update_elem() where it differs from update
+	 * (a per-CPU map's: the calling thread's value); NULL: update. */
+	int (*update_prog)(struct rqbpf_map *m, const void *key, const void *value,
+	                   uint64_t flags);
 	int (*next_key)(struct rqbpf_map *m, const void *key, void *next_key);
 	/* Which value @p addr falls in: true, and its region in *@p out,
 	 * when it lies in one. */

@@ -104,6 +104,10 @@ static const struct case_ cases[] = {
     {"queue_stack", "s_fill", 1},
     {"queue_stack", "s_overwrite", 1},
     {"queue_stack", "s_drain", 1},
+    {"percpu", "pa_ops", 1},
+    {"percpu", "ph_ops", 1},
+    {"percpu", "pa_count", 1},
+    {"percpu", "ph_count", 1},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -212,7 +216,8 @@ static void test_kernel_ref(void)
 {
 	static const char *const objs[] = {"conform", "conform_v4", "res_lock",    "irqsave",
 	                                   "counter", "hash",       "spin_lock",   "local_irq",
-	                                   "printk",  "ringbuf",    "queue_stack", "helpers"};
+	                                   "printk",  "ringbuf",    "queue_stack", "helpers",
+	                                   "percpu"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {
@@ -483,12 +488,102 @@ static void test_kernel_ringbuf(void)
 	}
 }
 
+/* Every CPU's hits at @p key of a per-CPU map's value buffer (16-byte
+ * values: struct counter of percpu.bpf.c), summed. */
+static uint64_t sum_hits(const uint8_t *buf, int ncpus)
+{
+	uint64_t sum = 0, hits;
+
+	for (int c = 0; c < ncpus; c++) {
+		memcpy(&hits, buf + (size_t)c * 16, sizeof(hits));
+		sum += hits;
+	}
+	return sum;
+}
+
+/* percpu.bpf.c's counters bumped by the same runs in the kernel and in
+ * rqbpf, then read through each one's map API, one value per possible CPU
+ * (the kernel's CPUs, rqbpf's thread slots): the same sums per key, and the
+ * same keys in the hash. */
+static void compare_percpu(struct bpf_object *ko, struct rqbpf_object *ro)
+{
+	int kcpus = libbpf_num_possible_cpus(), rcpus = rqbpf_num_possible_cpus();
+	uint8_t *kv = calloc((size_t)kcpus, 16), *rv = calloc((size_t)rcpus, 16);
+	static const char *const maps[] = {"pcpu_array", "pcpu_hash"};
+
+	CHECK(kv && rv);
+	for (uint32_t i = 0; i < 40; i++) {
+		uint32_t cb[5] = {i * 7 % 5, i};
+		struct __sk_buff kctx;
+
+		kernel_run(ko, "pa_count", cb, &kctx);
+		bt_run_cb(ro, "pa_count", cb);
+		kernel_run(ko, "ph_count", cb, &kctx);
+		bt_run_cb(ro, "ph_count", cb);
+	}
+	for (int m = 0; m < 2; m++) {
+		struct rqbpf_map *rm = rqbpf_object_find_map(ro, maps[m]);
+		int kfd = bpf_map__fd(bpf_object__find_map_by_name(ko, maps[m]));
+
+		CHECK_EQ(rqbpf_map_value_bytes(rm), (size_t)rcpus * 16);
+		for (uint32_t k = 0; k < 5; k++) {
+			int kret = bpf_map_lookup_elem(kfd, &k, kv);
+			int rret = rqbpf_map_lookup(rm, &k, rv);
+
+			CHECK_EQ(rret, kret < 0 ? -errno : kret);
+			if (!kret && sum_hits(kv, kcpus) != sum_hits(rv, rcpus))
+				tu_fail(__FILE__, __LINE__, "%s key %u: rqbpf %llu hits, kernel %llu",
+				        maps[m], k, (unsigned long long)sum_hits(rv, rcpus),
+				        (unsigned long long)sum_hits(kv, kcpus));
+		}
+	}
+	free(kv);
+	free(rv);
+}
+
+static void test_kernel_percpu(void)
+{
+	int compared = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
+		exit(SKIP);
+	}
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_load("percpu", *cc, 0);
+		struct bpf_object *ko;
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "percpu", *cc);
+		ko = bpf_object__open_file(path, NULL);
+		CHECK(ko != NULL);
+		if (bpf_object__load(ko)) {
+			printf("# percpu (%s): the kernel did not load it\n", *cc);
+			bpf_object__close(ko);
+			rqbpf_object_close(ro);
+			continue;
+		}
+		compare_percpu(ko, ro);
+		compared++;
+		bpf_object__close(ko);
+		rqbpf_object_close(ro);
+	}
+	if (!compared) {
+		printf("# skipped: this kernel loads no per-CPU map object\n");
+		exit(SKIP);
+	}
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("bpf_kernel_ringbuf", test_kernel_ringbuf, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_ref", test_kernel_ref, 120, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_sections", test_kernel_sections, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_copy_from_user", test_kernel_copy_from_user, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_bootstrap", test_kernel_bootstrap, 60, TU_SKIPPABLE),
+    TU_TEST("bpf_kernel_percpu", test_kernel_percpu, 60, TU_SKIPPABLE),
 };
 
 TU_MAIN(tests)
