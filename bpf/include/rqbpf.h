@@ -84,8 +84,8 @@ enum rqbpf_load_flags {
  *  "NAME: rejected: <verifier message> (insn <i>)"); the program's link error
  *  (-ENOTSUP or -EINVAL, the message "NAME: <rqbpf_prog_error()>") when an
  *  autoloaded program could not be linked (also one that uses a map rqbpf
- *  cannot create, a map type it lacks: "NAME: insn 4: map pcpu: map type
- *  percpu_array (6) is not supported"; such a map is never created, and the
+ *  cannot create, a map type it lacks: "NAME: insn 4: map devs: map type
+ *  devmap (14) is not supported"; such a map is never created, and the
  *  object's other programs load); -EALREADY if loaded; -ENOMEM.
  */
 int rqbpf_object_load(struct rqbpf_object *obj, unsigned flags, struct rqbpf_error *err);

@@ -47,8 +47,8 @@ struct rqbpf_map {
 	struct rqbpf_region all_values;
 	uint32_t sec_idx;   /* data maps: the ELF section */
 	uint32_t btf_value; /* BTF maps: the value type id, 0 if unknown */
-	/* Why rqbpf cannot create this map ("map pcpu: map type percpu_array
-	 * (6) is not supported"), empty when it can: a program that uses it
+	/* Why rqbpf cannot create this map ("map devs: map type devmap (14)
+	 * is not supported"), empty when it can: a program that uses it
 	 * is refused with this message (its link error); the object's other
 	 * programs open, load and run, and the map is never created. */
 	char unsupported[128];

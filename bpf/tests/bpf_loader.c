@@ -489,14 +489,14 @@ static void test_unsupported(void)
 		check_prog_error(obj, "printk4",
 		                 "helper bpf_trace_vprintk#177 is not supported (bpf_printk with "
 		                 "more than 3 arguments)");
-		check_prog_error(obj, "use_pcpu",
-		                 "map pcpu: map type percpu_array (6) is not supported");
+		check_prog_error(obj, "use_devmap",
+		                 "map devs: map type devmap (14) is not supported");
 		check_prog_error(obj, "use_outer",
 		                 "map outer: map type array_of_maps (12) is not supported");
 		/* The object loads; the programs that use other maps run. */
 		CHECK_EQ(rqbpf_object_load(obj, 0, &err), 0);
 		run_use_inner(obj);
-		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "use_pcpu"), 1), -EBUSY);
+		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "use_devmap"), 1), -EBUSY);
 		rqbpf_object_close(obj);
 		/* Autoloaded, a program that uses one fails the load, naming it. */
 		obj = bt_open("unsupported", *cc);
