@@ -51,7 +51,7 @@ ALWAYS_INLINE int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const voi
 	p = m->ops->lookup_value(m, key);
 	if (m->all_values.size)
 		r->last = m->all_values;
-	else if (p)
+	else if (p && !m->desc.inner_map) /* a map of maps gives a map, no memory */
 		r->last =
 		    (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, !m->desc.read_only};
 	reg[BPF_REG_0] = (uintptr_t)p;

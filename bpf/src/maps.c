@@ -18,7 +18,9 @@
 	X(queue)                                                                                   \
 	X(stack)                                                                                   \
 	X(percpu_array)                                                                            \
-	X(percpu_hash)
+	X(percpu_hash)                                                                             \
+	X(array_of_maps)                                                                           \
+	X(hash_of_maps)
 
 #define DECLARE_KIND(kind) extern const struct rqbpf_map_ops rqbpf_##kind##_map_ops;
 RQBPF_MAP_KINDS(DECLARE_KIND)
@@ -72,6 +74,13 @@ int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 			                 RQBPF_MAX_MAP_BYTES >> 20);
 		else
 			ret = m->ops->create(m, err);
+		if (ret)
+			return ret;
+	}
+	for (size_t i = 0; i < obj->map_cnt; i++) {
+		struct rqbpf_map *m = &obj->maps[i];
+		int ret = m->kind && m->ops->link ? m->ops->link(m, err) : 0;
+
 		if (ret)
 			return ret;
 	}

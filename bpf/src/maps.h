@@ -24,6 +24,9 @@ struct rqbpf_map_ops {
 	 * rqbpf_map_value_bytes() long, a program's the calling thread's. */
 	bool percpu;
 	int (*create)(struct rqbpf_map *m, struct rqbpf_error *err);
+	/* After every map of the object is created (NULL: nothing to do): a
+	 * map of maps puts its initial inner maps (BTF `values`). */
+	int (*link)(struct rqbpf_map *m, struct rqbpf_error *err);
 	/* Frees what create made, also after a failed create. */
 	void (*destroy)(struct rqbpf_map *m);
 	/* The address of @p key's value, or NULL. The accesses through it

@@ -6,13 +6,15 @@
  * what it implies, for the operands and for every copy of them (linked
  * scalars: same id, in any frame, registers or spilled slots). Comparing a
  * possibly-NULL map value with zero is the null check: every copy of that
- * pointer (same id) becomes a map value on one side and the scalar 0 on the
- * other.
+ * pointer (same id) becomes a map value (a map of maps': its inner map) on
+ * one side and the scalar 0 on the other.
  */
 #include "vstate.h"
 
 static void mark_null_checked_reg(const struct venv *env, struct vreg *r, uint32_t id, bool is_null)
 {
+	uint32_t inner;
+
 	if (!vtype_maybe_null(r->type) || r->id != id)
 		return;
 	if (is_null) {
@@ -21,6 +23,15 @@ static void mark_null_checked_reg(const struct venv *env, struct vreg *r, uint32
 	}
 	if (r->type == T_RINGBUF_MEM_OR_NULL) {
 		r->type = T_RINGBUF_MEM; /* the id stays: it names the reference */
+		return;
+	}
+	inner = env->prog->maps[r->map].inner_map;
+	if (inner && inner < env->prog->map_cnt) {
+		/* a map of maps' value is an inner map: the kernel's
+		 * CONST_PTR_TO_MAP of the outer map's inner_map_meta */
+		r->type = T_MAP_PTR;
+		r->map = (uint16_t)inner;
+		r->id = 0;
 		return;
 	}
 	r->type = T_MAP_VALUE;

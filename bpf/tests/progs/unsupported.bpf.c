@@ -3,7 +3,7 @@
  * is that program's error (bpf_loader checks the exact messages): a callback
  * (bpf_loop's ld_imm64 of a function), bpf_printk with four arguments
  * (bpf_trace_vprintk), and maps of a type rqbpf does not have (a device
- * map; an array of maps with a BTF `values` initialiser): the programs
+ * map; a program array with a BTF `values` initialiser): the programs
  * that use them are refused, naming the map; the object still loads and
  * its other programs run. */
 #include <linux/bpf.h>
@@ -23,13 +23,15 @@ struct inner {
 	__type(value, __u64);
 } inner SEC(".maps");
 
+int use_inner(struct __sk_buff *skb);
+
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, 2);
 	__type(key, __u32);
-	__array(values, struct inner);
-} outer SEC(".maps") = {
-    .values = {[0] = &inner},
+	__array(values, int(struct __sk_buff *));
+} jmp_table SEC(".maps") = {
+    .values = {[0] = (void *)&use_inner},
 };
 
 SEC("?tc")
@@ -42,11 +44,11 @@ int use_devmap(struct __sk_buff *skb)
 }
 
 SEC("?tc")
-int use_outer(struct __sk_buff *skb)
+int use_jmp_table(struct __sk_buff *skb)
 {
 	__u32 k = 0;
 
-	return bpf_map_lookup_elem(&outer, &k) ? 1 : 0;
+	return bpf_map_lookup_elem(&jmp_table, &k) ? 1 : 0;
 }
 
 /* Autoloaded: the object loads, and this program runs. */
