@@ -154,6 +154,11 @@ static int helper_map_op(struct venv *env, struct vstate *st, const struct rqbpf
 	}
 	r0->type = T_MAP_VALUE_OR_NULL;
 	r0->id = ++env->id_gen;
+	if (m->inner_map && m->inner_map < env->prog->map_cnt) {
+		/* a map of maps: an inner map, typed by its template */
+		r0->type = T_MAP_PTR_OR_NULL;
+		r0->map = (uint16_t)m->inner_map;
+	}
 	return 0;
 }
 

@@ -13,8 +13,6 @@
 
 static void mark_null_checked_reg(const struct venv *env, struct vreg *r, uint32_t id, bool is_null)
 {
-	uint32_t inner;
-
 	if (!vtype_maybe_null(r->type) || r->id != id)
 		return;
 	if (is_null) {
@@ -25,12 +23,10 @@ static void mark_null_checked_reg(const struct venv *env, struct vreg *r, uint32
 		r->type = T_RINGBUF_MEM; /* the id stays: it names the reference */
 		return;
 	}
-	inner = env->prog->maps[r->map].inner_map;
-	if (inner && inner < env->prog->map_cnt) {
-		/* a map of maps' value is an inner map: the kernel's
-		 * CONST_PTR_TO_MAP of the outer map's inner_map_meta */
+	if (r->type == T_MAP_PTR_OR_NULL) {
+		/* a map of maps' inner map: the kernel's CONST_PTR_TO_MAP of
+		 * the outer map's inner_map_meta (r->map, its template) */
 		r->type = T_MAP_PTR;
-		r->map = (uint16_t)inner;
 		r->id = 0;
 		return;
 	}

@@ -82,6 +82,7 @@ const char *vtype_name(uint8_t type)
 	    [T_MAP_VALUE_OR_NULL] = "map_value_or_null",
 	    [T_RINGBUF_MEM] = "ringbuf_mem",
 	    [T_RINGBUF_MEM_OR_NULL] = "ringbuf_mem_or_null",
+	    [T_MAP_PTR_OR_NULL] = "map_ptr_or_null",
 	};
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
@@ -118,7 +119,8 @@ void vlog_reg(FILE *f, const struct venv *env, const struct vreg *r)
 {
 	const struct rqbpf_map_desc *m = NULL;
 
-	if (r->type == T_MAP_PTR || r->type == T_MAP_VALUE || r->type == T_MAP_VALUE_OR_NULL)
+	if (r->type == T_MAP_PTR || r->type == T_MAP_VALUE || r->type == T_MAP_VALUE_OR_NULL ||
+	    r->type == T_MAP_PTR_OR_NULL)
 		m = &env->prog->maps[r->map];
 	switch (r->type) {
 	case T_SCALAR:

@@ -39,12 +39,14 @@ enum vtype {
 	T_MAP_VALUE_OR_NULL,
 	T_RINGBUF_MEM,         /* a reserved ring buffer record (refs.c) */
 	T_RINGBUF_MEM_OR_NULL, /* ... or NULL: bpf_ringbuf_reserve's result */
+	T_MAP_PTR_OR_NULL,     /* an inner map or NULL: a map of maps' lookup */
 };
 
 /* A pointer that the program must compare with 0 before it uses it. */
 static inline bool vtype_maybe_null(uint8_t type)
 {
-	return type == T_MAP_VALUE_OR_NULL || type == T_RINGBUF_MEM_OR_NULL;
+	return type == T_MAP_VALUE_OR_NULL || type == T_RINGBUF_MEM_OR_NULL ||
+	       type == T_MAP_PTR_OR_NULL;
 }
 
 /* A range of values: the 64-bit view and the low 32-bit subregister view.
