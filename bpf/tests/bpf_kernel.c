@@ -108,6 +108,8 @@ static const struct case_ cases[] = {
     {"percpu", "ph_ops", 1},
     {"percpu", "pa_count", 1},
     {"percpu", "ph_count", 1},
+    {"map_in_map", "aom_count", 8},
+    {"map_in_map", "hom_count", 16},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -217,7 +219,7 @@ static void test_kernel_ref(void)
 	static const char *const objs[] = {"conform", "conform_v4", "res_lock",    "irqsave",
 	                                   "counter", "hash",       "spin_lock",   "local_irq",
 	                                   "printk",  "ringbuf",    "queue_stack", "helpers",
-	                                   "percpu"};
+	                                   "percpu", "map_in_map"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {
@@ -577,6 +579,127 @@ static void test_kernel_percpu(void)
 	}
 }
 
+/* rqbpf's name for an inner map: its index in the object. */
+static uint32_t map_index(struct rqbpf_object *ro, const char *name)
+{
+	struct rqbpf_map *m = rqbpf_object_find_map(ro, name);
+	uint32_t i = 0;
+
+	while (rqbpf_object_map(ro, i) != m)
+		i++;
+	return i;
+}
+
+static int kernel_fd(struct bpf_object *ko, const char *name)
+{
+	return bpf_map__fd(bpf_object__find_map_by_name(ko, name));
+}
+
+/* Outer map @p outer's slot @p key set to inner map @p inner (by fd in the
+ * kernel, by index in rqbpf): the same result from both. */
+static void both_set(struct bpf_object *ko, struct rqbpf_object *ro, const char *outer, int key,
+                     const char *inner, uint64_t flags)
+{
+	int fd = kernel_fd(ko, inner);
+	uint32_t idx = map_index(ro, inner);
+	int kret = bpf_map_update_elem(kernel_fd(ko, outer), &key, &fd, flags);
+	int rret = rqbpf_map_update(rqbpf_object_find_map(ro, outer), &key, &idx, flags);
+
+	if ((kret < 0 ? -errno : kret) != rret)
+		tu_fail(__FILE__, __LINE__, "%s[%d] = %s (flags %llu): rqbpf %d, kernel %d", outer,
+		        key, inner, (unsigned long long)flags, rret, kret < 0 ? -errno : kret);
+}
+
+static void both_delete(struct bpf_object *ko, struct rqbpf_object *ro, const char *outer, int key)
+{
+	int kret = bpf_map_delete_elem(kernel_fd(ko, outer), &key);
+
+	CHECK_EQ(rqbpf_map_delete(rqbpf_object_find_map(ro, outer), &key), kret < 0 ? -errno : kret);
+}
+
+static void both_run(struct bpf_object *ko, struct rqbpf_object *ro, const char *prog,
+                     uint32_t cb0, uint32_t cb1)
+{
+	const uint32_t cb[5] = {cb0, cb1};
+	struct __sk_buff kctx;
+	uint32_t want = kernel_run(ko, prog, cb, &kctx), got = (uint32_t)bt_run_cb(ro, prog, cb);
+
+	if (got != want)
+		tu_fail(__FILE__, __LINE__, "%s cb %u %u: rqbpf %d, kernel %d", prog, cb0, cb1,
+		        (int)got, (int)want);
+}
+
+/* map_in_map.bpf.c: runs through the initial inner maps, then inner maps
+ * set, replaced and removed through each one's map API (with the refused
+ * updates' errors), each run's result and each inner value equal. */
+static void compare_map_in_map(struct bpf_object *ko, struct rqbpf_object *ro)
+{
+	both_run(ko, ro, "aom_count", 0, 0);
+	both_run(ko, ro, "aom_count", 1, 0); /* empty slot */
+	both_set(ko, ro, "outer", 1, "a1", BPF_ANY);
+	both_run(ko, ro, "aom_count", 1, 0);
+	both_set(ko, ro, "outer", 1, "a0", BPF_NOEXIST); /* fd arrays: BPF_ANY only */
+	both_set(ko, ro, "outer", 2, "a0", BPF_ANY);     /* past the end */
+	both_set(ko, ro, "outer", 0, "h0", BPF_ANY);     /* not the template's kind */
+	both_set(ko, ro, "outer", 1, "a0", BPF_ANY);     /* both slots: a0 */
+	both_run(ko, ro, "aom_count", 1, 0);
+	both_run(ko, ro, "aom_count", 0, 0);
+	both_delete(ko, ro, "outer", 0);
+	both_delete(ko, ro, "outer", 0);
+	both_run(ko, ro, "aom_count", 0, 0);
+	both_set(ko, ro, "houter", 0, "h1", BPF_NOEXIST);
+	both_set(ko, ro, "houter", 0, "h0", BPF_NOEXIST);
+	both_set(ko, ro, "houter", 0, "a0", BPF_ANY);
+	for (uint32_t k = 0; k < 12; k++)
+		both_run(ko, ro, "hom_count", k % 3 == 0, k);
+	both_delete(ko, ro, "houter", 1);
+	both_run(ko, ro, "hom_count", 1, 0);
+	for (int k = 0; k < 8; k++) {
+		uint64_t kv = 0, rv = 0;
+		int kret = bpf_map_lookup_elem(kernel_fd(ko, "h1"), &k, &kv);
+
+		CHECK_EQ(rqbpf_map_lookup(rqbpf_object_find_map(ro, "h1"), &k, &rv),
+		         kret < 0 ? -errno : kret);
+		CHECK_EQ(rv, kv);
+	}
+}
+
+static void test_kernel_map_in_map(void)
+{
+	int compared = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
+		exit(SKIP);
+	}
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_load("map_in_map", *cc, 0);
+		struct bpf_object *ko;
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "map_in_map", *cc);
+		ko = bpf_object__open_file(path, NULL);
+		CHECK(ko != NULL);
+		if (bpf_object__load(ko)) {
+			printf("# map_in_map (%s): the kernel did not load it\n", *cc);
+			bpf_object__close(ko);
+			rqbpf_object_close(ro);
+			continue;
+		}
+		compare_map_in_map(ko, ro);
+		compared++;
+		bpf_object__close(ko);
+		rqbpf_object_close(ro);
+	}
+	if (!compared) {
+		printf("# skipped: this kernel loads no map of maps object\n");
+		exit(SKIP);
+	}
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("bpf_kernel_ringbuf", test_kernel_ringbuf, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_ref", test_kernel_ref, 120, TU_SKIPPABLE),
@@ -584,6 +707,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_kernel_copy_from_user", test_kernel_copy_from_user, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_bootstrap", test_kernel_bootstrap, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_percpu", test_kernel_percpu, 60, TU_SKIPPABLE),
+    TU_TEST("bpf_kernel_map_in_map", test_kernel_map_in_map, 60, TU_SKIPPABLE),
 };
 
 TU_MAIN(tests)
