@@ -91,7 +91,9 @@
 	X(KFUNC, RQBPF_KF_LOCAL_IRQ_SAVE, local_irq_save, VOID, IRQ_SAVE, 0,                       \
 	  RQBPF_PROG_ANY, IRQ_FLAG, NONE, NONE, NONE, NONE)                                        \
 	X(KFUNC, RQBPF_KF_LOCAL_IRQ_RESTORE, local_irq_restore, VOID, IRQ_RESTORE, 0,              \
-	  RQBPF_PROG_ANY, IRQ_FLAG, NONE, NONE, NONE, NONE)
+	  RQBPF_PROG_ANY, IRQ_FLAG, NONE, NONE, NONE, NONE)                                        \
+	X(KFUNC, RQBPF_KF_COPY_FROM_USER_STR, copy_from_user_str, INTEGER, NONE, 0,                \
+	  RQBPF_PROG_SLEEPABLE, UNINIT_MEM, SIZE_OR_ZERO, ANYTHING, ANYTHING, NONE)
 // clang-format on
 
 /* The kfuncs' ids (src_reg BPF_PSEUDO_KFUNC_CALL), from the table, from 1. */

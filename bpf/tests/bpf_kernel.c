@@ -700,6 +700,118 @@ static void test_kernel_map_in_map(void)
 	}
 }
 
+/* copy_str.bpf.c's io, in .data.io. */
+struct str_io {
+	uint64_t uptr, flags;
+	uint32_t size;
+	char buf[16];
+	int32_t ret;
+};
+
+/* Runs @p prog (a syscall program) once with .data.io = *@p in, in the
+ * kernel or in rqbpf; .data.io after the run into *@p out. */
+static void kernel_str(struct bpf_object *ko, const struct str_io *in, struct str_io *out)
+{
+	int fd = bpf_map__fd(bpf_object__find_map_by_name(ko, ".data.io"));
+	struct bpf_test_run_opts opts = {.sz = sizeof(opts)};
+	uint32_t zero = 0;
+
+	CHECK_EQ(bpf_map_update_elem(fd, &zero, in, 0), 0);
+	CHECK_EQ(bpf_prog_test_run_opts(
+	             bpf_program__fd(bpf_object__find_program_by_name(ko, "copy_str")), &opts),
+	         0);
+	CHECK_EQ(bpf_map_lookup_elem(fd, &zero, out), 0);
+}
+
+static void rqbpf_str(struct rqbpf_object *ro, const struct str_io *in, struct str_io *out)
+{
+	struct rqbpf_map *m = rqbpf_object_find_map(ro, ".data.io");
+	struct rqbpf_run_result res;
+	uint32_t zero = 0;
+
+	CHECK_EQ(rqbpf_map_update(m, &zero, in, 0), 0);
+	CHECK_EQ(rqbpf_prog_run(bt_prog(ro, "copy_str"), NULL, 0, &res), 0);
+	CHECK_EQ(rqbpf_map_lookup(m, &zero, out), 0);
+}
+
+/* One input in both: the same result and the same bytes in the buffer
+ * (also what a copy that faults leaves: the bytes it read before). */
+static void compare_str(struct bpf_object *ko, struct rqbpf_object *ro, uint64_t uptr,
+                        uint32_t size, uint64_t flags)
+{
+	struct str_io in = {.uptr = uptr, .flags = flags, .size = size}, kout, rout;
+
+	memset(in.buf, 0x55, sizeof(in.buf));
+	kernel_str(ko, &in, &kout);
+	rqbpf_str(ro, &in, &rout);
+	if (rout.ret != kout.ret || memcmp(rout.buf, kout.buf, sizeof(kout.buf)))
+		tu_fail(__FILE__, __LINE__,
+		        "copy_from_user_str(size %u, flags %llu) of %#llx: rqbpf %d '%.16s', "
+		        "kernel %d '%.16s'",
+		        size, (unsigned long long)flags, (unsigned long long)uptr, rout.ret,
+		        rout.buf, kout.ret, kout.buf);
+}
+
+/* bpf_copy_from_user_str from the same pointers, sizes and flags in both:
+ * a short string, one longer than the buffer, NULL, a PROT_NONE page, a
+ * string that ends just before that page and one that runs into it; sizes
+ * 16, 5, 1 and 0; flags 0, BPF_F_PAD_ZEROS and an unknown one. */
+static void test_kernel_copy_from_user_str(void)
+{
+	static const char short_text[] = "hello", long_text[] = "more than sixteen bytes";
+	long page = sysconf(_SC_PAGESIZE);
+	char *two = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static const uint32_t sizes[] = {16, 5, 1, 0};
+	static const uint64_t flags[] = {0, 1, 2};
+	int compared = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
+		exit(SKIP);
+	}
+	CHECK(two != MAP_FAILED);
+	memcpy(two + page - 8, "ends\0xyz", 8);          /* a string before the page */
+	memset(two + page - 16, 'x', 8);                  /* no NUL before "ends" */
+	CHECK_EQ(mprotect(two + page, (size_t)page, PROT_NONE), 0);
+	const uint64_t ptrs[] = {(uintptr_t)short_text, (uintptr_t)long_text, 0,
+	                         (uintptr_t)(two + page), (uintptr_t)(two + page - 8),
+	                         (uintptr_t)(two + page - 3)};
+
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_load("copy_str", *cc, 0);
+		struct bpf_object *ko;
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "copy_str", *cc);
+		ko = bpf_object__open_file(path, NULL);
+		CHECK(ko != NULL);
+		if (bpf_object__load(ko)) {
+			printf("# copy_str (%s): the kernel did not load it\n", *cc);
+			bpf_object__close(ko);
+			rqbpf_object_close(ro);
+			continue;
+		}
+		for (size_t p = 0; p < sizeof(ptrs) / sizeof(ptrs[0]); p++)
+			for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+				for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+					compare_str(ko, ro, ptrs[p], sizes[s], flags[f]);
+					compared++;
+				}
+		bpf_object__close(ko);
+		rqbpf_object_close(ro);
+	}
+	munmap(two, 2 * (size_t)page);
+	printf("# %d calls compared\n", compared);
+	if (!compared) {
+		printf("# skipped: this kernel has no bpf_copy_from_user_str\n");
+		exit(SKIP);
+	}
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("bpf_kernel_ringbuf", test_kernel_ringbuf, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_ref", test_kernel_ref, 120, TU_SKIPPABLE),
@@ -708,6 +820,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_kernel_bootstrap", test_kernel_bootstrap, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_percpu", test_kernel_percpu, 60, TU_SKIPPABLE),
     TU_TEST("bpf_kernel_map_in_map", test_kernel_map_in_map, 60, TU_SKIPPABLE),
+    TU_TEST("bpf_kernel_copy_from_user_str", test_kernel_copy_from_user_str, 60, TU_SKIPPABLE),
 };
 
 TU_MAIN(tests)
