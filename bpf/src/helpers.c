@@ -704,6 +704,21 @@ int rqbpf_call_copy_from_user_str(struct rqbpf_run *r, uint64_t *reg)
 	return 0;
 }
 
+/* bpf_per_cpu_ptr and bpf_this_cpu_ptr take per-CPU kernel variables,
+ * which no program run in userspace has: the verifier refuses every call;
+ * an unverified run faults. */
+int rqbpf_call_per_cpu_ptr(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)reg;
+	return rqbpf_fault(r, "per_cpu_ptr: no per-CPU kernel variables in userspace");
+}
+
+int rqbpf_call_this_cpu_ptr(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)reg;
+	return rqbpf_fault(r, "this_cpu_ptr: no per-CPU kernel variables in userspace");
+}
+
 /* Signal masks as the kernel's 64-bit set: bit (sig - 1) for signals 1..64. */
 static uint64_t mask_bits(const sigset_t *set)
 {

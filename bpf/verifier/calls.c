@@ -215,6 +215,12 @@ static int helper_call(struct venv *env, struct vstate *st, int func)
 		reg_mark_not_init(&r0);
 	else
 		reg_mark_unknown(&r0);
+	if (c->args[0] == RQBPF_ARG_PERCPU_BTF_ID) {
+		verr(env, env->insn_idx,
+		     "R1 type=%s expected=percpu_ptr_, percpu_rcu_ptr_, percpu_trusted_ptr_",
+		     vtype_name(cur_frame(st)->regs[BPF_REG_1].type));
+		return -1;
+	}
 	if (c->args[0] == RQBPF_ARG_MAP)
 		ret = helper_map_op(env, st, c, &r0);
 	else if ((c->args[0] == RQBPF_ARG_MEM || c->args[0] == RQBPF_ARG_UNINIT_MEM) &&

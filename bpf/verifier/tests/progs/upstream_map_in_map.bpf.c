@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * upstream_map_in_map: the lock identity cases of Linux's
- * test_spin_lock_fail.c that need a map of maps, which rqbpf lacked until
- * it had BPF_MAP_TYPE_ARRAY_OF_MAPS, written anew (programs mim_*, each
- * naming its upstream case), and rqbpf's own cases on maps of maps: the
- * inner map pointer's NULL check, the helpers an outer map takes, a hash
- * of maps. Adapted from repository torvalds/linux,
+ * upstream_map_in_map: the cases of Linux's test_spin_lock_fail.c that
+ * need a map of maps or bpf_this_cpu_ptr, which rqbpf lacked, written anew
+ * (programs mim_*, each naming its upstream case), and rqbpf's own cases on
+ * maps of maps: the inner map pointer's NULL check, the helpers an outer
+ * map takes, a hash of maps. Adapted from repository torvalds/linux,
  * tools/testing/selftests/bpf/progs/test_spin_lock_fail.c, commit
  * 5fc5768c7ca92895ccd1de94dc521e5a55ae7896 (not the cases that need
- * bpf_obj_new, bpf_this_cpu_ptr or callbacks). GPL-2.0, as that file; only
+ * bpf_obj_new or callbacks). GPL-2.0, as that file; only
  * the tests build it. Verdicts in expect.txt, the kernel's (verifier_kernel).
  */
 #include <linux/bpf.h>
@@ -165,6 +164,48 @@ int mim_innermapval_innermapval2(struct __sk_buff *ctx)
 	a->data = 42;
 	bpf_spin_unlock(&b->lock);
 	return 0;
+}
+
+/* Upstream lock_id_global_zero: a global's lock is no per-CPU pointer. */
+SEC("?tc")
+int mim_this_cpu_global(struct __sk_buff *ctx)
+{
+	bpf_this_cpu_ptr(&glock);
+	return 0;
+}
+
+/* Upstream lock_id_mapval_preserve: nor is a map value. */
+SEC("?tc")
+int mim_this_cpu_mapval(struct __sk_buff *ctx)
+{
+	int zero = 0;
+	struct locked *v = bpf_map_lookup_elem(&first, &zero);
+
+	if (!v)
+		return 0;
+	bpf_this_cpu_ptr(v);
+	return 0;
+}
+
+/* Upstream lock_id_innermapval_preserve: nor an inner map's value. */
+SEC("?tc")
+int mim_this_cpu_innermapval(struct __sk_buff *ctx)
+{
+	struct locked *iv = inner_value(0);
+
+	if (!iv)
+		return 0;
+	bpf_this_cpu_ptr(iv);
+	return 0;
+}
+
+/* bpf_per_cpu_ptr of the stack (rqbpf's own). */
+SEC("?tc")
+int mim_per_cpu_stack(struct __sk_buff *ctx)
+{
+	int x = 0;
+
+	return bpf_per_cpu_ptr(&x, 0) != 0;
 }
 
 /* An inner value's lock taken and released: accepted. */
