@@ -623,8 +623,8 @@ static bool user_readable(struct user_window *w, uint64_t at, uint64_t n)
 	if (at >= w->base && at + n <= w->base + w->avail)
 		return true;
 	w->base = at;
-	local = (struct iovec){w->bytes, w->count - at < sizeof(w->bytes) ? w->count - at
-	                                                                    : sizeof(w->bytes)};
+	local = (struct iovec){w->bytes,
+	                       w->count - at < sizeof(w->bytes) ? w->count - at : sizeof(w->bytes)};
 	remote = (struct iovec){(void *)(uintptr_t)(w->src + at), local.iov_len};
 	got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 	w->avail = got > 0 ? (uint64_t)got : 0;

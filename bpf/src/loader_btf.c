@@ -396,7 +396,8 @@ static int btf_map(struct rqbpf_object *obj, const struct rqbpf_sym *sym, struct
 	for (uint16_t i = 0; i < btf_vlen(sec); i++) {
 		const struct btf_type *var = btf__type_by_id(obj->btf, vi[i].type);
 
-		if (var && btf_is_var(var) && !strcmp(btf_name(obj->btf, var->name_off), sym->name)) {
+		if (var && btf_is_var(var) &&
+		    !strcmp(btf_name(obj->btf, var->name_off), sym->name)) {
 			m->values_off = sym->value + values_offset(obj->btf, var->type);
 			return parse_map_def(obj->btf, var->type, m, err);
 		}
@@ -573,8 +574,7 @@ static int inner_template(struct rqbpf_object *obj, struct rqbpf_map *m, struct 
 /* What a map's kind and its template's make of it: its ops, or why not. */
 static void finish_map(struct rqbpf_object *obj, struct rqbpf_map *m)
 {
-	const struct rqbpf_map *t =
-	    m->desc.inner_map ? &obj->maps[m->desc.inner_map] : NULL;
+	const struct rqbpf_map *t = m->desc.inner_map ? &obj->maps[m->desc.inner_map] : NULL;
 
 	drop_btf(&m->desc, obj->btf_ok);
 	m->desc.name = m->name;

@@ -85,7 +85,8 @@ static int of_maps_link(struct rqbpf_map *m, struct rqbpf_error *err)
 		if (r.r_offset < m->values_off || r.r_offset >= end)
 			continue;
 		if (m->desc.key_size != sizeof(key))
-			return rqbpf_fail(err, -EINVAL, "map %s: values[] needs key_size 4", m->name);
+			return rqbpf_fail(err, -EINVAL, "map %s: values[] needs key_size 4",
+			                  m->name);
 		key = (uint32_t)((r.r_offset - m->values_off) / 8);
 		sym = GELF_R_SYM(r.r_info) < obj->sym_cnt ? &obj->syms[GELF_R_SYM(r.r_info)] : NULL;
 		for (idx = 0; sym && idx < obj->map_cnt; idx++)
@@ -95,7 +96,8 @@ static int of_maps_link(struct rqbpf_map *m, struct rqbpf_error *err)
 		if (sym && idx < obj->map_cnt && (r.r_offset - m->values_off) % 8 == 0)
 			ret = m->ops->update(m, &key, &idx, BPF_ANY);
 		if (ret)
-			return rqbpf_fail(err, ret, "map %s: values[%u]: %s is not a map it can hold",
+			return rqbpf_fail(err, ret,
+			                  "map %s: values[%u]: %s is not a map it can hold",
 			                  m->name, key, sym ? sym->name : "?");
 	}
 	return 0;
@@ -201,19 +203,7 @@ static int aom_delete(struct rqbpf_map *m, const void *key)
 
 static int aom_next_key(struct rqbpf_map *m, const void *key, void *next_key)
 {
-	const struct of_maps *o = of_maps_of(m);
-	uint32_t idx = UINT32_MAX, next;
-
-	if (key)
-		memcpy(&idx, key, sizeof(idx));
-	if (idx >= o->max_entries)
-		next = 0;
-	else if (idx == o->max_entries - 1)
-		return -ENOENT;
-	else
-		next = idx + 1;
-	memcpy(next_key, &next, sizeof(next));
-	return 0;
+	return rqbpf_index_next_key(of_maps_of(m)->max_entries, key, next_key);
 }
 
 const struct rqbpf_map_ops rqbpf_array_of_maps_map_ops = {

@@ -94,8 +94,8 @@ static uint8_t *this_cpu(const struct percpu_map *p, uint8_t *block)
 static void words_out(void *dst, const uint8_t *src, size_t bytes)
 {
 	for (size_t i = 0; i < bytes; i += 8) {
-		uint64_t w = __atomic_load_n((const uint64_t *)(const void *)(src + i),
-		                             __ATOMIC_RELAXED);
+		uint64_t w =
+		    __atomic_load_n((const uint64_t *)(const void *)(src + i), __ATOMIC_RELAXED);
 
 		memcpy((uint8_t *)dst + i, &w, 8);
 	}
@@ -130,11 +130,15 @@ static int percpu_check(struct rqbpf_map *m, struct rqbpf_error *err)
 	struct percpu_map *p;
 
 	if (!d->value_size || !d->max_entries)
-		return rqbpf_fail(err, -EINVAL, "map %s: a per-CPU map needs a value size and "
-		                  "max_entries", m->name);
+		return rqbpf_fail(err, -EINVAL,
+		                  "map %s: a per-CPU map needs a value size and "
+		                  "max_entries",
+		                  m->name);
 	if (d->value_size > MAX_PERCPU_VALUE)
-		return rqbpf_fail(err, -E2BIG, "map %s: a per-CPU value of %u bytes exceeds the "
-		                  "kernel's %u", m->name, d->value_size, MAX_PERCPU_VALUE);
+		return rqbpf_fail(err, -E2BIG,
+		                  "map %s: a per-CPU value of %u bytes exceeds the "
+		                  "kernel's %u",
+		                  m->name, d->value_size, MAX_PERCPU_VALUE);
 	p = m->kind = calloc(1, sizeof(*p));
 	if (!p)
 		return rqbpf_fail(err, -ENOMEM, "out of memory");
@@ -271,19 +275,7 @@ static int parray_delete(struct rqbpf_map *m, const void *key)
 
 static int parray_next_key(struct rqbpf_map *m, const void *key, void *next_key)
 {
-	const struct percpu_map *p = percpu_of(m);
-	uint32_t idx = UINT32_MAX, next;
-
-	if (key)
-		memcpy(&idx, key, sizeof(idx));
-	if (idx >= p->max_entries)
-		next = 0;
-	else if (idx == p->max_entries - 1)
-		return -ENOENT;
-	else
-		next = idx + 1;
-	memcpy(next_key, &next, sizeof(next));
-	return 0;
+	return rqbpf_index_next_key(percpu_of(m)->max_entries, key, next_key);
 }
 
 const struct rqbpf_map_ops rqbpf_percpu_array_map_ops = {

@@ -37,6 +37,22 @@ const struct rqbpf_map_ops *rqbpf_map_kind(uint32_t type)
 	return NULL;
 }
 
+int rqbpf_index_next_key(uint32_t max_entries, const void *key, void *next_key)
+{
+	uint32_t idx = UINT32_MAX, next;
+
+	if (key)
+		memcpy(&idx, key, sizeof(idx));
+	if (idx >= max_entries)
+		next = 0;
+	else if (idx == max_entries - 1)
+		return -ENOENT;
+	else
+		next = idx + 1;
+	memcpy(next_key, &next, sizeof(next));
+	return 0;
+}
+
 void rqbpf_map_lock_attr(const struct rqbpf_map_desc *d, uint32_t *flags, uint32_t *off)
 {
 	int32_t lock = d->res_lock_off >= 0 ? d->res_lock_off : d->spin_lock_off;
@@ -136,7 +152,6 @@ static int f_lock_refused_in_map(const struct rqbpf_map *m, const void *key, uin
 		return -E2BIG;
 	return flags & BPF_NOEXIST ? -EEXIST : -EINVAL;
 }
-
 
 /* The bpf(2) command's order: BPF_F_LOCK is checked before the map's. */
 int rqbpf_map_update(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)

@@ -219,7 +219,7 @@ static void test_kernel_ref(void)
 	static const char *const objs[] = {"conform", "conform_v4", "res_lock",    "irqsave",
 	                                   "counter", "hash",       "spin_lock",   "local_irq",
 	                                   "printk",  "ringbuf",    "queue_stack", "helpers",
-	                                   "percpu", "map_in_map"};
+	                                   "percpu",  "map_in_map"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {
@@ -534,8 +534,9 @@ static void compare_percpu(struct bpf_object *ko, struct rqbpf_object *ro)
 
 			CHECK_EQ(rret, kret < 0 ? -errno : kret);
 			if (!kret && sum_hits(kv, kcpus) != sum_hits(rv, rcpus))
-				tu_fail(__FILE__, __LINE__, "%s key %u: rqbpf %llu hits, kernel %llu",
-				        maps[m], k, (unsigned long long)sum_hits(rv, rcpus),
+				tu_fail(__FILE__, __LINE__,
+				        "%s key %u: rqbpf %llu hits, kernel %llu", maps[m], k,
+				        (unsigned long long)sum_hits(rv, rcpus),
 				        (unsigned long long)sum_hits(kv, kcpus));
 		}
 	}
@@ -614,11 +615,12 @@ static void both_delete(struct bpf_object *ko, struct rqbpf_object *ro, const ch
 {
 	int kret = bpf_map_delete_elem(kernel_fd(ko, outer), &key);
 
-	CHECK_EQ(rqbpf_map_delete(rqbpf_object_find_map(ro, outer), &key), kret < 0 ? -errno : kret);
+	CHECK_EQ(rqbpf_map_delete(rqbpf_object_find_map(ro, outer), &key),
+	         kret < 0 ? -errno : kret);
 }
 
-static void both_run(struct bpf_object *ko, struct rqbpf_object *ro, const char *prog,
-                     uint32_t cb0, uint32_t cb1)
+static void both_run(struct bpf_object *ko, struct rqbpf_object *ro, const char *prog, uint32_t cb0,
+                     uint32_t cb1)
 {
 	const uint32_t cb[5] = {cb0, cb1};
 	struct __sk_buff kctx;
@@ -771,12 +773,12 @@ static void test_kernel_copy_from_user_str(void)
 		exit(SKIP);
 	}
 	CHECK(two != MAP_FAILED);
-	memcpy(two + page - 8, "ends\0xyz", 8);          /* a string before the page */
-	memset(two + page - 16, 'x', 8);                  /* no NUL before "ends" */
+	memcpy(two + page - 8, "ends\0xyz", 8); /* a string before the page */
+	memset(two + page - 16, 'x', 8);        /* no NUL before "ends" */
 	CHECK_EQ(mprotect(two + page, (size_t)page, PROT_NONE), 0);
-	const uint64_t ptrs[] = {(uintptr_t)short_text, (uintptr_t)long_text, 0,
-	                         (uintptr_t)(two + page), (uintptr_t)(two + page - 8),
-	                         (uintptr_t)(two + page - 3)};
+	const uint64_t ptrs[] = {
+	    (uintptr_t)short_text,   (uintptr_t)long_text,        0,
+	    (uintptr_t)(two + page), (uintptr_t)(two + page - 8), (uintptr_t)(two + page - 3)};
 
 	libbpf_set_print(silent);
 	for (const char *const *cc = bt_compilers; *cc; cc++) {

@@ -134,7 +134,8 @@ static void test_map_in_map_swap(void)
 			continue;
 		inner[0] = index_of(obj, "a0");
 		inner[1] = index_of(obj, "a1");
-		CHECK_EQ(rqbpf_map_update(rqbpf_object_find_map(obj, "outer"), &k, &inner[1], 0), 0);
+		CHECK_EQ(rqbpf_map_update(rqbpf_object_find_map(obj, "outer"), &k, &inner[1], 0),
+		         0);
 		for (int i = 0; i < THREADS; i++)
 			CHECK_EQ(pthread_create(&t[i], NULL, count_runs, &c), 0);
 		for (long i = 0; i < tu_scaled(50); i++) {

@@ -31,7 +31,7 @@ struct {
 /* A call's result in 5 bits: its errno (E2BIG 7, ENOENT 2, EINVAL 22,
  * EEXIST 17), 0 for success; 6 of them packed per word, no branches (so
  * that the verifier's paths stay few). */
-#define ERR(r) ((__u32)(-(r)) & 31)
+#define ERR(r)      ((__u32)(-(r)) & 31)
 #define PUT(acc, r) ((acc) = (acc) << 5 | ERR(r))
 
 /* The array: a constant index's lookup cannot fail (no NULL check), an
