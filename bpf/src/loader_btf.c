@@ -553,6 +553,7 @@ static bool is_map_of_maps(uint32_t type)
 static int inner_template(struct rqbpf_object *obj, struct rqbpf_map *m, struct rqbpf_error *err)
 {
 	struct rqbpf_map *t = &obj->maps[obj->map_cnt + obj->tmpl_cnt];
+	char name[sizeof(t->name)];
 
 	if (!m->desc.value_size)
 		m->desc.value_size = 4;
@@ -564,9 +565,8 @@ static int inner_template(struct rqbpf_object *obj, struct rqbpf_map *m, struct 
 		         "map %.48s: no inner map definition (__array(values, ...))", m->name);
 		return 0;
 	}
-	memcpy(t->name, m->name, 48);
-	t->name[48] = 0;
-	strcat(t->name, ".inner");
+	snprintf(name, sizeof(name), "%.48s.inner", m->name);
+	memcpy(t->name, name, sizeof(name));
 	m->desc.inner_map = (uint32_t)(obj->map_cnt + obj->tmpl_cnt++);
 	return parse_map_def(obj->btf, m->inner_def, t, err);
 }

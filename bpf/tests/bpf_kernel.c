@@ -746,7 +746,7 @@ static void compare_str(struct bpf_object *ko, struct rqbpf_object *ro, uint64_t
 	memset(in.buf, 0x55, sizeof(in.buf));
 	kernel_str(ko, &in, &kout);
 	rqbpf_str(ro, &in, &rout);
-	if (rout.ret != kout.ret || memcmp(rout.buf, kout.buf, sizeof(kout.buf)))
+	if (rout.ret != kout.ret || memcmp(rout.buf, kout.buf, sizeof(kout.buf)) != 0)
 		tu_fail(__FILE__, __LINE__,
 		        "copy_from_user_str(size %u, flags %llu) of %#llx: rqbpf %d '%.16s', "
 		        "kernel %d '%.16s'",
@@ -761,6 +761,7 @@ static void compare_str(struct bpf_object *ko, struct rqbpf_object *ro, uint64_t
 static void test_kernel_copy_from_user_str(void)
 {
 	static const char short_text[] = "hello", long_text[] = "more than sixteen bytes";
+	static const char ends[8] = {'e', 'n', 'd', 's', 0, 'x', 'y', 'z'};
 	long page = sysconf(_SC_PAGESIZE);
 	char *two = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
 	                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -773,8 +774,8 @@ static void test_kernel_copy_from_user_str(void)
 		exit(SKIP);
 	}
 	CHECK(two != MAP_FAILED);
-	memcpy(two + page - 8, "ends\0xyz", 8); /* a string before the page */
-	memset(two + page - 16, 'x', 8);        /* no NUL before "ends" */
+	memcpy(two + page - 8, ends, sizeof(ends)); /* a string before the page */
+	memset(two + page - 16, 'x', 8);            /* no NUL before "ends" */
 	CHECK_EQ(mprotect(two + page, (size_t)page, PROT_NONE), 0);
 	const uint64_t ptrs[] = {
 	    (uintptr_t)short_text,   (uintptr_t)long_text,        0,

@@ -164,11 +164,12 @@ static void test_percpu_threads(void)
 		struct worker w[THREADS];
 		pthread_t t[THREADS];
 
-		struct counter *zero = values();
+		struct counter *zero;
 		uint32_t k = 1;
 
 		if (!obj)
 			continue;
+		zero = values();
 		/* the hash's element exists: no thread's insert races another's */
 		CHECK_EQ(rqbpf_map_update(rqbpf_object_find_map(obj, "pcpu_hash"), &k, zero,
 		                          BPF_NOEXIST),
