@@ -91,7 +91,13 @@
 	X(KFUNC, RQBPF_KF_LOCAL_IRQ_SAVE, local_irq_save, VOID, IRQ_SAVE, 0,                       \
 	  RQBPF_PROG_ANY, IRQ_FLAG, NONE, NONE, NONE, NONE)                                        \
 	X(KFUNC, RQBPF_KF_LOCAL_IRQ_RESTORE, local_irq_restore, VOID, IRQ_RESTORE, 0,              \
-	  RQBPF_PROG_ANY, IRQ_FLAG, NONE, NONE, NONE, NONE)
+	  RQBPF_PROG_ANY, IRQ_FLAG, NONE, NONE, NONE, NONE)                                        \
+	X(KFUNC, RQBPF_KF_COPY_FROM_USER_STR, copy_from_user_str, INTEGER, NONE, 0,                \
+	  RQBPF_PROG_SLEEPABLE, UNINIT_MEM, SIZE_OR_ZERO, ANYTHING, ANYTHING, NONE)                \
+	X(HELPER, BPF_FUNC_per_cpu_ptr, per_cpu_ptr, INTEGER, NONE, 0,                             \
+	  RQBPF_PROG_ANY, PERCPU_BTF_ID, ANYTHING, NONE, NONE, NONE)                               \
+	X(HELPER, BPF_FUNC_this_cpu_ptr, this_cpu_ptr, INTEGER, NONE, 0,                           \
+	  RQBPF_PROG_ANY, PERCPU_BTF_ID, NONE, NONE, NONE, NONE)
 // clang-format on
 
 /* The kfuncs' ids (src_reg BPF_PSEUDO_KFUNC_CALL), from the table, from 1. */
@@ -127,6 +133,9 @@ enum rqbpf_call_arg {
 	RQBPF_ARG_MAP_VALUE_UNINIT,
 	RQBPF_ARG_UNINIT_MEM, /* writable bytes the call fills, as many as the next argument says */
 	RQBPF_ARG_CONST_SIZE_OR_ZERO, /* as CONST_SIZE, and 0 allowed (no memory then) */
+	/* a per-CPU kernel variable (a __ksym): a program run in userspace has
+	 * none, so the verifier refuses any argument, with the kernel's message */
+	RQBPF_ARG_PERCPU_BTF_ID,
 };
 
 /* What R0 holds after the call. */

@@ -53,6 +53,11 @@ struct rqbpf_map_desc {
 	bool no_btf;           /* as the kernel would have it, without BTF: no usable lock */
 	bool indexed;          /* keys are u32 indices below max_entries, each present (arrays):
 	                        * a lookup of a constant one cannot fail. From the map's kind. */
+	/* A map of maps (ARRAY_OF_MAPS, HASH_OF_MAPS): the index in maps of its
+	 * inner map template (the kernel's inner_map_meta: a desc past the
+	 * object's maps, never created), which a looked-up inner map has;
+	 * 0 for other maps (a template comes after its outer map, never first). */
+	uint32_t inner_map;
 };
 
 /* A global function's argument, from its BTF prototype. */
@@ -95,7 +100,7 @@ struct rqbpf_linked_prog {
 	uint32_t attach_type;         /* enum bpf_attach_type libbpf expects from the section */
 	const struct bpf_insn *insns; /* main program, then its subprograms */
 	size_t insn_cnt;
-	const struct rqbpf_map_desc *maps; /* all maps of the object */
+	const struct rqbpf_map_desc *maps; /* all maps of the object, then inner map templates */
 	size_t map_cnt;
 	uint32_t ctx_size;                   /* size of the context buffer a run gets */
 	const struct rqbpf_func_desc *funcs; /* its functions, by start; NULL: none known */

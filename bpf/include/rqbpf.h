@@ -84,8 +84,8 @@ enum rqbpf_load_flags {
  *  "NAME: rejected: <verifier message> (insn <i>)"); the program's link error
  *  (-ENOTSUP or -EINVAL, the message "NAME: <rqbpf_prog_error()>") when an
  *  autoloaded program could not be linked (also one that uses a map rqbpf
- *  cannot create, a map type it lacks: "NAME: insn 4: map pcpu: map type
- *  percpu_array (6) is not supported"; such a map is never created, and the
+ *  cannot create, a map type it lacks: "NAME: insn 4: map devs: map type
+ *  devmap (14) is not supported"; such a map is never created, and the
  *  object's other programs load); -EALREADY if loaded; -ENOMEM.
  */
 int rqbpf_object_load(struct rqbpf_object *obj, unsigned flags, struct rqbpf_error *err);
@@ -213,7 +213,27 @@ struct rqbpf_map *rqbpf_object_find_map(const struct rqbpf_object *obj, const ch
 int rqbpf_map_get_info(const struct rqbpf_map *map, struct rqbpf_map_info *info);
 
 /**
- * @brief Copy the value at @p key into @p value (value_size bytes).
+ * @brief The number of possible CPUs of per-CPU maps (BPF_MAP_TYPE_PERCPU_ARRAY,
+ * _PERCPU_HASH): each key has one value per possible CPU, a CPU being a
+ * thread's registry slot (res_spin_thread_slot()), so threads whose slot is
+ * below this number each have their own value. 64 by default; the
+ * environment variable RQBPF_POSSIBLE_CPUS (1 to 16383) sets it, read once
+ * at the first call (a map's load makes one). It stands for libbpf's
+ * libbpf_num_possible_cpus(): size per-CPU buffers by it.
+ */
+int rqbpf_num_possible_cpus(void);
+
+/**
+ * @brief Bytes of a value buffer of the map API for @p map: value_size,
+ * or for a per-CPU map rqbpf_num_possible_cpus() values of value_size
+ * rounded up to 8 bytes, CPU 0's first, as bpf(2) and libbpf lay them out.
+ * 0 for NULL.
+ */
+size_t rqbpf_map_value_bytes(const struct rqbpf_map *map);
+
+/**
+ * @brief Copy the value at @p key into @p value (value_size bytes; a
+ * per-CPU map's every CPU's value, rqbpf_map_value_bytes()).
  * Needs a loaded object. A queue or a stack (key NULL) peeks: its oldest
  * or newest value; update pushes (BPF_EXIST: overwrite the oldest when
  * full, else -E2BIG); delete and get_next_key return -EINVAL, as in the
@@ -221,7 +241,8 @@ int rqbpf_map_get_info(const struct rqbpf_map *map, struct rqbpf_map_info *info)
  * @return 0, -ENOENT, -EINVAL, -EPERM (not loaded).
  */
 int rqbpf_map_lookup(struct rqbpf_map *map, const void *key, void *value);
-/** @brief Set @p key to @p value; @p flags BPF_ANY/BPF_NOEXIST/BPF_EXIST,
+/** @brief Set @p key to @p value (a per-CPU map: every CPU's value, as
+ *  rqbpf_map_lookup() reads them); @p flags BPF_ANY/BPF_NOEXIST/BPF_EXIST,
  *  with BPF_F_LOCK to copy under the value's bpf_spin_lock.
  *  A lock field in the value is left as it is.
  *  @return 0, -E2BIG (index out of range), -EEXIST, -ENOENT, -EINVAL (also

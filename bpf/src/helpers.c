@@ -2,7 +2,7 @@
 /* helpers.c: the BPF helpers rqbpf binds (map lookup/update/delete,
  * ktime_get_ns, get_prandom_u32, get_smp_processor_id, trace_printk,
  * get_current_pid_tgid, get_current_uid_gid, get_current_comm,
- * copy_from_user,
+ * copy_from_user, copy_from_user_str,
  * spin_lock/unlock), the four res_spin kfuncs, both lock kinds on
  * rqspinlock (bpf_spin_lock without a system call: no signals blocked),
  * bpf_local_irq_save/restore as blocked signals, and the per-run
@@ -52,7 +52,7 @@ ALWAYS_INLINE int map_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const voi
 	p = m->ops->lookup_value(m, key);
 	if (m->all_values.size)
 		r->last = m->all_values;
-	else if (p)
+	else if (p && !m->desc.inner_map) /* a map of maps gives a map, no memory */
 		r->last =
 		    (struct rqbpf_region){(uintptr_t)p, m->desc.value_size, !m->desc.read_only};
 	reg[BPF_REG_0] = (uintptr_t)p;
@@ -589,6 +589,123 @@ int rqbpf_call_copy_from_user(struct rqbpf_run *r, uint64_t *reg)
 		reg[BPF_REG_0] = (uint64_t)(int64_t)-EFAULT;
 	}
 	return 0;
+}
+
+#ifndef BPF_F_PAD_ZEROS
+#define BPF_F_PAD_ZEROS 1 /* <linux/bpf.h> of 6.12 on */
+#endif
+
+/* Bytes of this process's memory read ahead (process_vm_readv(): never a
+ * fault), for user_strncpy(): [base, base + avail) of the string's offsets. */
+struct user_window {
+	uint64_t src, count, base, avail;
+	uint8_t bytes[512];
+};
+
+/* Whether offsets [at, at + n) of the string are readable (refilling the
+ * window from @p at when they lie past it). */
+static bool user_readable(struct user_window *w, uint64_t at, uint64_t n)
+{
+	struct iovec local, remote;
+	ssize_t got;
+
+	if (at >= w->base && at + n <= w->base + w->avail)
+		return true;
+	w->base = at;
+	local = (struct iovec){w->bytes,
+	                       w->count - at < sizeof(w->bytes) ? w->count - at : sizeof(w->bytes)};
+	remote = (struct iovec){(void *)(uintptr_t)(w->src + at), local.iov_len};
+	got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	w->avail = got > 0 ? (uint64_t)got : 0;
+	return n <= w->avail;
+}
+
+/*
+ * The kernel's strncpy_from_user() (lib/strncpy_from_user.c) on this
+ * process, byte for byte in what it writes: 8-byte words while 8 bytes
+ * remain (the word holding the NUL written with the bytes after the NUL
+ * zeroed), then bytes up to the NUL, falling back to bytes where a word is
+ * not readable. Returns the string's length, @p count when no NUL came
+ * within it, or -EFAULT where the string stopped being readable.
+ */
+static int64_t user_strncpy(char *dst, uint64_t src, uint64_t count)
+{
+	struct user_window w = {.src = src, .count = count};
+	uint64_t res = 0;
+
+	for (; count - res >= 8 && user_readable(&w, res, 8); res += 8) {
+		const uint8_t *c = &w.bytes[res - w.base];
+		const uint8_t *nul = memchr(c, 0, 8);
+
+		if (nul) {
+			memcpy(dst + res, c, (size_t)(nul - c));
+			memset(dst + res + (nul - c), 0, 8 - (size_t)(nul - c));
+			return (int64_t)res + (nul - c);
+		}
+		memcpy(dst + res, c, 8);
+	}
+	for (; res < count; res++) {
+		if (!user_readable(&w, res, 1))
+			return -EFAULT;
+		dst[res] = (char)w.bytes[res - w.base];
+		if (!dst[res])
+			return (int64_t)res;
+	}
+	return (int64_t)count;
+}
+
+/*
+ * bpf_copy_from_user_str(dst, size, user_ptr, flags), the kernel's kfunc:
+ * at most size - 1 bytes of the NUL-terminated string at user_ptr, then a
+ * NUL (the rest of dst zeroed with BPF_F_PAD_ZEROS); returns the bytes
+ * written with the NUL, 0 for size 0, -EINVAL for other flags, -EFAULT
+ * where the string is not readable (dst zeroed with BPF_F_PAD_ZEROS). Reads
+ * with process_vm_readv(): never a fault.
+ */
+int rqbpf_call_copy_from_user_str(struct rqbpf_run *r, uint64_t *reg)
+{
+	uint32_t size = (uint32_t)reg[BPF_REG_2];
+	uint64_t flags = reg[BPF_REG_4];
+	char *dst = size ? rqbpf_mem(r, reg[BPF_REG_1], size, true) : NULL;
+	int64_t n;
+
+	if (size && !dst)
+		return rqbpf_fault(r, "copy_from_user_str: R1 is not %u writable bytes", size);
+	if (flags & ~(uint64_t)BPF_F_PAD_ZEROS) {
+		reg[BPF_REG_0] = (uint64_t)(int64_t)-EINVAL;
+		return 0;
+	}
+	reg[BPF_REG_0] = 0;
+	if (!size)
+		return 0;
+	n = user_strncpy(dst, reg[BPF_REG_3], size - 1);
+	if (n < 0) {
+		if (flags & BPF_F_PAD_ZEROS)
+			memset(dst, 0, size);
+		reg[BPF_REG_0] = (uint64_t)n;
+		return 0;
+	}
+	if (flags & BPF_F_PAD_ZEROS)
+		memset(dst + n, 0, size - (uint64_t)n);
+	else
+		dst[n] = 0;
+	reg[BPF_REG_0] = (uint64_t)(n + 1);
+	return 0;
+}
+
+/* bpf_per_cpu_ptr and bpf_this_cpu_ptr take per-CPU kernel variables,
+ * which no program run in userspace has: the verifier refuses every call;
+ * an unverified run faults. */
+int rqbpf_call_per_cpu_ptr(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)reg;
+	return rqbpf_fault(r, "per_cpu_ptr: no per-CPU kernel variables in userspace");
+}
+
+int rqbpf_call_this_cpu_ptr(struct rqbpf_run *r, uint64_t *reg)
+{
+	(void)reg;
+	return rqbpf_fault(r, "this_cpu_ptr: no per-CPU kernel variables in userspace");
 }
 
 /* Signal masks as the kernel's 64-bit set: bit (sig - 1) for signals 1..64. */

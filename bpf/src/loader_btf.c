@@ -291,6 +291,25 @@ static int type_member(const struct btf *btf, uint32_t id, uint32_t *size, uint3
 	return 0;
 }
 
+/* __array(values, struct inner) is `struct inner *values[]`: the id of
+ * the inner map's definition. Pointers to anything else (a program
+ * array's functions) are a field rqbpf does not support (-2). */
+static int values_member(const struct btf *btf, uint32_t id, uint32_t *inner_def)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id), *p, *def;
+
+	if (!t || !btf_is_array(t))
+		return -1;
+	p = skip_mods(btf, btf_array(t)->type, NULL);
+	if (!p || !btf_is_ptr(p))
+		return -1;
+	def = skip_mods(btf, p->type, inner_def);
+	if (def && btf_is_struct(def))
+		return 0;
+	*inner_def = 0;
+	return -2;
+}
+
 static int map_member(const struct btf *btf, const char *field, uint32_t type, struct rqbpf_map *m)
 {
 	struct rqbpf_map_desc *d = &m->desc;
@@ -304,7 +323,9 @@ static int map_member(const struct btf *btf, const char *field, uint32_t type, s
 		return uint_member(btf, type, &d->key_size);
 	if (!strcmp(field, "value_size"))
 		return uint_member(btf, type, &d->value_size);
-	if (!strcmp(field, "map_flags") || !strcmp(field, "numa_node") || !strcmp(field, "pinning"))
+	if (!strcmp(field, "map_flags"))
+		return uint_member(btf, type, &m->map_flags);
+	if (!strcmp(field, "numa_node") || !strcmp(field, "pinning"))
 		return uint_member(btf, type, &ignored);
 	if (!strcmp(field, "key"))
 		return type_member(btf, type, &d->key_size, &ignored);
@@ -324,7 +345,8 @@ static int parse_map_def(const struct btf *btf, uint32_t var_type, struct rqbpf_
 	mem = btf_members(t);
 	for (uint16_t i = 0; i < btf_vlen(t); i++) {
 		const char *field = btf_name(btf, mem[i].name_off);
-		int r = map_member(btf, field, mem[i].type, m);
+		int r = strcmp(field, "values") ? map_member(btf, field, mem[i].type, m)
+		                                : values_member(btf, mem[i].type, &m->inner_def);
 
 		if (r == -2 && !m->unsupported[0])
 			snprintf(m->unsupported, sizeof(m->unsupported),
@@ -344,6 +366,21 @@ static const struct btf_type *find_datasec(const struct btf *btf, const char *na
 	return id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
 }
 
+/* The byte offset of member "values" in map definition @p var_type, 0 if none. */
+static uint64_t values_offset(const struct btf *btf, uint32_t var_type)
+{
+	const struct btf_type *t = skip_mods(btf, var_type, NULL);
+	const struct btf_member *mem;
+
+	if (!t || !btf_is_struct(t))
+		return 0;
+	mem = btf_members(t);
+	for (uint16_t i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf_name(btf, mem[i].name_off), "values"))
+			return btf_member_bit_offset(t, i) / 8;
+	return 0;
+}
+
 static int btf_map(struct rqbpf_object *obj, const struct rqbpf_sym *sym, struct rqbpf_map *m,
                    struct rqbpf_error *err)
 {
@@ -359,8 +396,11 @@ static int btf_map(struct rqbpf_object *obj, const struct rqbpf_sym *sym, struct
 	for (uint16_t i = 0; i < btf_vlen(sec); i++) {
 		const struct btf_type *var = btf__type_by_id(obj->btf, vi[i].type);
 
-		if (var && btf_is_var(var) && !strcmp(btf_name(obj->btf, var->name_off), sym->name))
+		if (var && btf_is_var(var) &&
+		    !strcmp(btf_name(obj->btf, var->name_off), sym->name)) {
+			m->values_off = sym->value + values_offset(obj->btf, var->type);
 			return parse_map_def(obj->btf, var->type, m, err);
+		}
 	}
 	return rqbpf_fail(err, -EINVAL, "map %s: no BTF definition", m->name);
 }
@@ -502,37 +542,77 @@ static void unsupported_type(struct rqbpf_map *m)
 		         "map %s: map type %s (%u) is not supported", m->name, name, m->desc.type);
 }
 
+static bool is_map_of_maps(uint32_t type)
+{
+	return type == BPF_MAP_TYPE_ARRAY_OF_MAPS || type == BPF_MAP_TYPE_HASH_OF_MAPS;
+}
+
+/* Map @p m of maps: its inner map template, made from its definition's
+ * __array(values, ...) into the next free entry (libbpf's "<outer>.inner");
+ * its value is the inner map (4 bytes, as libbpf has it). */
+static int inner_template(struct rqbpf_object *obj, struct rqbpf_map *m, struct rqbpf_error *err)
+{
+	struct rqbpf_map *t = &obj->maps[obj->map_cnt + obj->tmpl_cnt];
+	char name[sizeof(t->name)];
+
+	if (!m->desc.value_size)
+		m->desc.value_size = 4;
+	if (m->desc.value_size != 4)
+		return rqbpf_fail(err, -EINVAL, "map %s: conflicting value size %u != 4", m->name,
+		                  m->desc.value_size);
+	if (!m->inner_def) {
+		snprintf(m->unsupported, sizeof(m->unsupported),
+		         "map %.48s: no inner map definition (__array(values, ...))", m->name);
+		return 0;
+	}
+	snprintf(name, sizeof(name), "%.48s.inner", m->name);
+	memcpy(t->name, name, sizeof(name));
+	m->desc.inner_map = (uint32_t)(obj->map_cnt + obj->tmpl_cnt++);
+	return parse_map_def(obj->btf, m->inner_def, t, err);
+}
+
+/* What a map's kind and its template's make of it: its ops, or why not. */
+static void finish_map(struct rqbpf_object *obj, struct rqbpf_map *m)
+{
+	const struct rqbpf_map *t = m->desc.inner_map ? &obj->maps[m->desc.inner_map] : NULL;
+
+	drop_btf(&m->desc, obj->btf_ok);
+	m->desc.name = m->name;
+	m->ops = rqbpf_map_kind(m->desc.type);
+	if (!m->ops)
+		unsupported_type(m);
+	else if (t && (!rqbpf_map_kind(t->desc.type) || is_map_of_maps(t->desc.type)))
+		snprintf(m->unsupported, sizeof(m->unsupported),
+		         "map %.64s: inner map type %u is not supported", m->name, t->desc.type);
+	m->desc.indexed = m->ops && m->ops->indexed;
+}
+
 int rqbpf_btf_maps(struct rqbpf_object *obj, struct rqbpf_error *err)
 {
 	int ret = open_btf(obj, err);
-	bool btf_ok;
 	size_t n;
 
 	if (ret)
 		return ret;
 	n = (size_t)count_maps(obj);
-	obj->maps = calloc(n ? n : 1, sizeof(*obj->maps));
-	obj->descs = calloc(n ? n : 1, sizeof(*obj->descs));
+	/* room for an inner map template per map */
+	obj->maps = calloc(n ? 2 * n : 1, sizeof(*obj->maps));
+	obj->descs = calloc(n ? 2 * n : 1, sizeof(*obj->descs));
 	if (!obj->maps || !obj->descs)
 		return rqbpf_fail(err, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < 2 * n; i++) {
 		obj->maps[i].obj = obj;
 		obj->maps[i].desc.res_lock_off = -1;
 		obj->maps[i].desc.spin_lock_off = -1;
 	}
 	ret = fill_maps(obj, err);
-	btf_ok = obj->btf && btf_loadable(obj->btf);
-	obj->btf_ok = btf_ok;
-	for (size_t i = 0; i < obj->map_cnt; i++) {
-		struct rqbpf_map *m = &obj->maps[i];
-
-		drop_btf(&m->desc, btf_ok);
-		m->desc.name = m->name;
-		m->ops = rqbpf_map_kind(m->desc.type);
-		if (!m->ops)
-			unsupported_type(m);
-		m->desc.indexed = m->ops && m->ops->indexed;
-		obj->descs[i] = m->desc;
+	for (size_t i = 0; !ret && i < obj->map_cnt; i++)
+		if (is_map_of_maps(obj->maps[i].desc.type))
+			ret = inner_template(obj, &obj->maps[i], err);
+	obj->btf_ok = obj->btf && btf_loadable(obj->btf);
+	for (size_t i = obj->map_cnt + obj->tmpl_cnt; i-- > 0;) {
+		finish_map(obj, &obj->maps[i]); /* templates first: their maps read them */
+		obj->descs[i] = obj->maps[i].desc;
 	}
 	return ret;
 }

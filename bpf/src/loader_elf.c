@@ -131,8 +131,8 @@ static int read_relocations(struct rqbpf_object *obj, Elf_Scn *scn, const GElf_S
 		return rqbpf_fail(err, -EINVAL, "relocation section for bad section %u",
 		                  (unsigned)sh->sh_info);
 	target = &obj->secs[sh->sh_info];
-	if (!is_code(target))
-		return 0; /* debug info, BTF: not needed to run */
+	if (!is_code(target) && strcmp(target->name, ".maps") != 0)
+		return 0; /* debug info, BTF: not needed to run (.maps: a map of maps' values) */
 	if (sh->sh_type == SHT_RELA)
 		return rqbpf_fail(err, -ENOTSUP, "section %s: RELA relocations are not supported",
 		                  target->name);

@@ -490,7 +490,7 @@ int rqbpf_link_progs(struct rqbpf_object *obj, struct rqbpf_error *err)
 		prog->lp.name = f->name;
 		prog->lp.section = obj->secs[f->sec_idx].name;
 		prog->lp.maps = obj->descs;
-		prog->lp.map_cnt = obj->map_cnt;
+		prog->lp.map_cnt = obj->map_cnt + obj->tmpl_cnt; /* templates: maps of maps */
 		prog->autoload = prog->lp.section[0] != '?';
 		ret = set_type(prog, &prog->link_err);
 		if (!ret)

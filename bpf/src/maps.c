@@ -16,7 +16,11 @@
 	X(hash)                                                                                    \
 	X(ringbuf)                                                                                 \
 	X(queue)                                                                                   \
-	X(stack)
+	X(stack)                                                                                   \
+	X(percpu_array)                                                                            \
+	X(percpu_hash)                                                                             \
+	X(array_of_maps)                                                                           \
+	X(hash_of_maps)
 
 #define DECLARE_KIND(kind) extern const struct rqbpf_map_ops rqbpf_##kind##_map_ops;
 RQBPF_MAP_KINDS(DECLARE_KIND)
@@ -33,6 +37,22 @@ const struct rqbpf_map_ops *rqbpf_map_kind(uint32_t type)
 	return NULL;
 }
 
+int rqbpf_index_next_key(uint32_t max_entries, const void *key, void *next_key)
+{
+	uint32_t idx = UINT32_MAX, next;
+
+	if (key)
+		memcpy(&idx, key, sizeof(idx));
+	if (idx >= max_entries)
+		next = 0;
+	else if (idx == max_entries - 1)
+		return -ENOENT;
+	else
+		next = idx + 1;
+	memcpy(next_key, &next, sizeof(next));
+	return 0;
+}
+
 void rqbpf_map_lock_attr(const struct rqbpf_map_desc *d, uint32_t *flags, uint32_t *off)
 {
 	int32_t lock = d->res_lock_off >= 0 ? d->res_lock_off : d->spin_lock_off;
@@ -45,10 +65,13 @@ void rqbpf_map_lock_attr(const struct rqbpf_map_desc *d, uint32_t *flags, uint32
  * are untrusted input, and every map here is preallocated at load. */
 #define RQBPF_MAX_MAP_BYTES (256ull << 20)
 
-static uint64_t map_bytes(const struct rqbpf_map_desc *d)
+static uint64_t map_bytes(const struct rqbpf_map *m)
 {
-	return (uint64_t)d->max_entries *
-	       (((uint64_t)d->key_size + 7u) / 8u * 8u + ((uint64_t)d->value_size + 7u) / 8u * 8u);
+	const struct rqbpf_map_desc *d = &m->desc;
+	uint64_t values = m->ops->percpu ? (uint64_t)rqbpf_num_possible_cpus() : 1;
+
+	return (uint64_t)d->max_entries * (((uint64_t)d->key_size + 7u) / 8u * 8u +
+	                                   values * (((uint64_t)d->value_size + 7u) / 8u * 8u));
 }
 
 int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
@@ -59,14 +82,21 @@ int rqbpf_maps_create(struct rqbpf_object *obj, struct rqbpf_error *err)
 
 		if (m->unsupported[0])
 			continue; /* its programs are refused (loader_link.c) */
-		if (map_bytes(&m->desc) > RQBPF_MAX_MAP_BYTES)
+		if (map_bytes(m) > RQBPF_MAX_MAP_BYTES)
 			ret = rqbpf_fail(err, -E2BIG,
 			                 "map %s: %llu bytes of keys and values exceed "
 			                 "rqbpf's limit of %llu MiB per map",
-			                 m->name, (unsigned long long)map_bytes(&m->desc),
+			                 m->name, (unsigned long long)map_bytes(m),
 			                 RQBPF_MAX_MAP_BYTES >> 20);
 		else
 			ret = m->ops->create(m, err);
+		if (ret)
+			return ret;
+	}
+	for (size_t i = 0; i < obj->map_cnt; i++) {
+		struct rqbpf_map *m = &obj->maps[i];
+		int ret = m->kind && m->ops->link ? m->ops->link(m, err) : 0;
+
 		if (ret)
 			return ret;
 	}
@@ -123,11 +153,6 @@ static int f_lock_refused_in_map(const struct rqbpf_map *m, const void *key, uin
 	return flags & BPF_NOEXIST ? -EEXIST : -EINVAL;
 }
 
-static int update(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
-{
-	return m->ops->update(m, key, value, flags);
-}
-
 /* The bpf(2) command's order: BPF_F_LOCK is checked before the map's. */
 int rqbpf_map_update(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
 {
@@ -135,7 +160,7 @@ int rqbpf_map_update(struct rqbpf_map *m, const void *key, const void *value, ui
 
 	if (ret || !value)
 		return ret ? ret : -EINVAL;
-	return f_lock_refused(m, flags) ? -EINVAL : update(m, key, value, flags);
+	return f_lock_refused(m, flags) ? -EINVAL : m->ops->update(m, key, value, flags);
 }
 
 int rqbpf_map_update_helper(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags)
@@ -144,8 +169,10 @@ int rqbpf_map_update_helper(struct rqbpf_map *m, const void *key, const void *va
 
 	if (ret || !value)
 		return ret ? ret : -EINVAL;
-	return f_lock_refused(m, flags) ? f_lock_refused_in_map(m, key, flags)
-	                                : update(m, key, value, flags);
+	if (f_lock_refused(m, flags))
+		return f_lock_refused_in_map(m, key, flags);
+	return m->ops->update_prog ? m->ops->update_prog(m, key, value, flags)
+	                           : m->ops->update(m, key, value, flags);
 }
 
 int rqbpf_map_lookup_and_delete(struct rqbpf_map *m, const void *key, void *value)

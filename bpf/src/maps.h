@@ -20,7 +20,13 @@ struct rqbpf_map_ops {
 	/* A looked-up value's address stays valid only inside a read-side
 	 * section (rqmap_read_lock()), which a run holds until it ends. */
 	bool rcu;
+	/* One value per possible CPU (map_percpu.c): the map API's values are
+	 * rqbpf_map_value_bytes() long, a program's the calling thread's. */
+	bool percpu;
 	int (*create)(struct rqbpf_map *m, struct rqbpf_error *err);
+	/* After every map of the object is created (NULL: nothing to do): a
+	 * map of maps puts its initial inner maps (BTF `values`). */
+	int (*link)(struct rqbpf_map *m, struct rqbpf_error *err);
 	/* Frees what create made, also after a failed create. */
 	void (*destroy)(struct rqbpf_map *m);
 	/* The address of @p key's value, or NULL. The accesses through it
@@ -31,6 +37,9 @@ struct rqbpf_map_ops {
 	int (*lookup)(struct rqbpf_map *m, const void *key, void *value);
 	int (*update)(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags);
 	int (*delete)(struct rqbpf_map *m, const void *key);
+	/* A program's bpf_map_update_elem() where it differs from update
+	 * (a per-CPU map's: the calling thread's value); NULL: update. */
+	int (*update_prog)(struct rqbpf_map *m, const void *key, const void *value, uint64_t flags);
 	int (*next_key)(struct rqbpf_map *m, const void *key, void *next_key);
 	/* Which value @p addr falls in: true, and its region in *@p out,
 	 * when it lies in one. */
@@ -59,6 +68,10 @@ void rqbpf_maps_free(struct rqbpf_object *obj);
  * same results, with the map code's errors before a refused BPF_F_LOCK. */
 int rqbpf_map_update_helper(struct rqbpf_map *map, const void *key, const void *value,
                             uint64_t flags);
+/* The key after @p key (NULL: the first) among the u32 indices below
+ * @p max_entries of an array kind, as the kernel's arrays iterate: an index
+ * past the end restarts at 0; -ENOENT after the last. */
+int rqbpf_index_next_key(uint32_t max_entries, const void *key, void *next_key);
 /* The lock attribute of rqmaps for @p d's value lock: copies skip it. */
 void rqbpf_map_lock_attr(const struct rqbpf_map_desc *d, uint32_t *flags, uint32_t *off);
 

@@ -47,8 +47,14 @@ struct rqbpf_map {
 	struct rqbpf_region all_values;
 	uint32_t sec_idx;   /* data maps: the ELF section */
 	uint32_t btf_value; /* BTF maps: the value type id, 0 if unknown */
-	/* Why rqbpf cannot create this map ("map pcpu: map type percpu_array
-	 * (6) is not supported"), empty when it can: a program that uses it
+	uint32_t map_flags; /* BTF maps: map_flags (BPF_F_*) */
+	/* A map of maps: the BTF id of its inner map's definition
+	 * (__array(values, struct inner)), 0 if none; the offset in .maps of
+	 * values[0], whose relocations name its initial inner maps. */
+	uint32_t inner_def;
+	uint64_t values_off;
+	/* Why rqbpf cannot create this map ("map devs: map type devmap (14)
+	 * is not supported"), empty when it can: a program that uses it
 	 * is refused with this message (its link error); the object's other
 	 * programs open, load and run, and the map is never created. */
 	char unsupported[128];
@@ -134,6 +140,9 @@ struct rqbpf_object {
 	int maps_sec; /* index of ".maps", or -1 */
 	struct rqbpf_map *maps;
 	size_t map_cnt;
+	/* Inner map templates of the maps of maps (their desc.inner_map):
+	 * maps[map_cnt .. map_cnt + tmpl_cnt), never created. */
+	size_t tmpl_cnt;
 	struct rqbpf_map_desc *descs; /* maps[i].desc, contiguous for prog.h */
 	struct rqbpf_prog *progs;
 	size_t prog_cnt;

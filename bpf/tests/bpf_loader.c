@@ -455,7 +455,7 @@ static void run_use_inner(struct rqbpf_object *obj)
 	struct rqbpf_prog *p = bt_prog(obj, "use_inner");
 	struct rqbpf_run_result res;
 	struct __sk_buff skb = {0};
-	struct rqbpf_map *outer = rqbpf_object_find_map(obj, "outer");
+	struct rqbpf_map *jmp_table = rqbpf_object_find_map(obj, "jmp_table");
 	uint32_t k = 0;
 	uint64_t v;
 
@@ -466,8 +466,8 @@ static void run_use_inner(struct rqbpf_object *obj)
 	CHECK_EQ(rqbpf_map_lookup(rqbpf_object_find_map(obj, "inner"), &k, &v), 0);
 	CHECK_EQ(v, 2);
 	/* The map rqbpf does not have is never created. */
-	CHECK(outer != NULL);
-	CHECK_EQ(rqbpf_map_lookup(outer, &k, &v), -EPERM);
+	CHECK(jmp_table != NULL);
+	CHECK_EQ(rqbpf_map_lookup(jmp_table, &k, &v), -EPERM);
 }
 
 /* unsupported.bpf.c: what each unsupported construct is called. */
@@ -489,21 +489,21 @@ static void test_unsupported(void)
 		check_prog_error(obj, "printk4",
 		                 "helper bpf_trace_vprintk#177 is not supported (bpf_printk with "
 		                 "more than 3 arguments)");
-		check_prog_error(obj, "use_pcpu",
-		                 "map pcpu: map type percpu_array (6) is not supported");
-		check_prog_error(obj, "use_outer",
-		                 "map outer: map type array_of_maps (12) is not supported");
+		check_prog_error(obj, "use_devmap",
+		                 "map devs: map type devmap (14) is not supported");
+		check_prog_error(obj, "use_jmp_table",
+		                 "map jmp_table: map type prog_array (3) is not supported");
 		/* The object loads; the programs that use other maps run. */
 		CHECK_EQ(rqbpf_object_load(obj, 0, &err), 0);
 		run_use_inner(obj);
-		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "use_pcpu"), 1), -EBUSY);
+		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "use_devmap"), 1), -EBUSY);
 		rqbpf_object_close(obj);
 		/* Autoloaded, a program that uses one fails the load, naming it. */
 		obj = bt_open("unsupported", *cc);
-		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "use_outer"), 1), 0);
+		CHECK_EQ(rqbpf_prog_set_autoload(bt_prog(obj, "use_jmp_table"), 1), 0);
 		CHECK_EQ(rqbpf_object_load(obj, 0, &err), -ENOTSUP);
-		snprintf(want, sizeof(want), "use_outer: %s",
-		         rqbpf_prog_error(bt_prog(obj, "use_outer")));
+		snprintf(want, sizeof(want), "use_jmp_table: %s",
+		         rqbpf_prog_error(bt_prog(obj, "use_jmp_table")));
 		BT_CHECK_STREQ(err.msg, want);
 		rqbpf_object_close(obj);
 	}

@@ -66,7 +66,7 @@ grep -qx 'trace_pid: rejected: insn 2: helper bpf_probe_read_kernel#113 is not s
 # Map types by libbpf's name, the ones rqbpf does not run too.
 uobj=${obj/res_lock/unsupported}
 out=$("$bin" list "$uobj") || fail "list of an object with an unsupported map"
-grep -qx 'map pcpu type=percpu_array key=4 value=8 max_entries=1' <<<"$out" ||
+grep -qx 'map devs type=devmap key=4 value=4 max_entries=1' <<<"$out" ||
 	fail "list: unsupported map type: $out"
 # A section libbpf gives no program type is refused at load, saying so.
 sobj=${obj/res_lock/sections}

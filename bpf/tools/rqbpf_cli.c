@@ -244,7 +244,7 @@ static int dump_map(struct rqbpf_object *obj, const char *name)
 	rqbpf_map_get_info(m, &mi);
 	key = malloc(mi.key_size);
 	next = malloc(mi.key_size);
-	val = malloc(mi.value_size);
+	val = malloc(rqbpf_map_value_bytes(m)); /* a per-CPU map: every CPU's value */
 	ret = key && next && val ? rqbpf_map_get_next_key(m, NULL, next) : -ENOMEM;
 	while (!ret) {
 		memcpy(key, next, mi.key_size);
@@ -252,7 +252,7 @@ static int dump_map(struct rqbpf_object *obj, const char *name)
 			printf("key=");
 			print_hex(key, mi.key_size);
 			printf(" value=");
-			print_hex(val, mi.value_size);
+			print_hex(val, rqbpf_map_value_bytes(m));
 			printf("\n");
 		}
 		ret = rqbpf_map_get_next_key(m, key, next);
@@ -308,9 +308,11 @@ static int set_map(struct rqbpf_object *obj, const char *spec)
 		return -EINVAL;
 	k = (uint32_t)key;
 	m = rqbpf_object_find_map(obj, name);
-	if (!m || rqbpf_map_get_info(m, &mi) || mi.key_size != 4 || !(val = malloc(mi.value_size)))
+	if (!m || rqbpf_map_get_info(m, &mi) || mi.key_size != 4 ||
+	    !(val = malloc(rqbpf_map_value_bytes(m))))
 		return -EINVAL;
-	ret = hex_bytes(eq + 1, val, mi.value_size) ? -EINVAL : rqbpf_map_update(m, &k, val, 0);
+	ret = hex_bytes(eq + 1, val, rqbpf_map_value_bytes(m)) ? -EINVAL
+	                                                       : rqbpf_map_update(m, &k, val, 0);
 	free(val);
 	return ret;
 }

@@ -154,6 +154,11 @@ static int helper_map_op(struct venv *env, struct vstate *st, const struct rqbpf
 	}
 	r0->type = T_MAP_VALUE_OR_NULL;
 	r0->id = ++env->id_gen;
+	if (m->inner_map && m->inner_map < env->prog->map_cnt) {
+		/* a map of maps: an inner map, typed by its template */
+		r0->type = T_MAP_PTR_OR_NULL;
+		r0->map = (uint16_t)m->inner_map;
+	}
 	return 0;
 }
 
@@ -181,7 +186,10 @@ static int call_prog_type(struct venv *env, const struct rqbpf_call *c)
 {
 	if (rqbpf_call_allowed(c, env->prog->prog_type))
 		return 0;
-	if (c->kind == RQBPF_CALL_KFUNC)
+	if (c->kind == RQBPF_CALL_KFUNC && c->progs == RQBPF_PROG_SLEEPABLE)
+		verr(env, env->insn_idx, "program must be sleepable to call sleepable kfunc %s",
+		     c->name);
+	else if (c->kind == RQBPF_CALL_KFUNC)
 		verr(env, env->insn_idx, "calling kernel function %s is not allowed", c->name);
 	else if (c->progs == RQBPF_PROG_SLEEPABLE)
 		verr(env, env->insn_idx, "helper call might sleep in a non-sleepable prog");
@@ -207,6 +215,12 @@ static int helper_call(struct venv *env, struct vstate *st, int func)
 		reg_mark_not_init(&r0);
 	else
 		reg_mark_unknown(&r0);
+	if (c->args[0] == RQBPF_ARG_PERCPU_BTF_ID) {
+		verr(env, env->insn_idx,
+		     "R1 type=%s expected=percpu_ptr_, percpu_rcu_ptr_, percpu_trusted_ptr_",
+		     vtype_name(cur_frame(st)->regs[BPF_REG_1].type));
+		return -1;
+	}
 	if (c->args[0] == RQBPF_ARG_MAP)
 		ret = helper_map_op(env, st, c, &r0);
 	else if ((c->args[0] == RQBPF_ARG_MEM || c->args[0] == RQBPF_ARG_UNINIT_MEM) &&
@@ -242,11 +256,14 @@ static struct vstate *lock_failure_state(struct venv *env, const struct vstate *
 	return fail;
 }
 
-static int kfunc_null_arg(struct venv *env, struct vstate *st, int nargs)
+static int kfunc_null_arg(struct venv *env, struct vstate *st, const struct rqbpf_call *c)
 {
-	for (int i = 1; i <= nargs; i++) {
+	for (int i = 1; i <= c->nargs; i++) {
 		const struct vreg *r = &cur_frame(st)->regs[i];
+		enum rqbpf_call_arg kind = c->args[i - 1];
 
+		if (kind == RQBPF_ARG_ANYTHING || kind == RQBPF_ARG_SIZE_OR_ZERO)
+			continue; /* a scalar, or an __ign pointer the kernel does not check */
 		if (r->type == T_MAP_VALUE_OR_NULL || reg_is_const(r, NULL)) {
 			uint64_t v = 1;
 
@@ -288,6 +305,23 @@ static int kfunc_role(struct venv *env, struct vstate *st, enum rqbpf_call_role 
 	}
 }
 
+/* A kfunc's memory and size pair (dst, dst__sz) that it fills: the size a
+ * bounded scalar, the memory writable for all of it. The kernel reports any
+ * failure with one message for the pair (its log has the cause before). */
+static int kfunc_mem_size(struct venv *env, struct vstate *st)
+{
+	const struct vreg *sz = &cur_frame(st)->regs[BPF_REG_2];
+	bool ok = sz->type == T_SCALAR && sz->r.smin >= 0 && sz->r.umax < (1u << 29);
+
+	if (ok && sz->r.umax)
+		ok = !mem_check_writable(env, st, BPF_REG_1, (int)sz->r.umax);
+	if (ok)
+		return 0;
+	env->failed = false; /* the pair's message replaces the cause's */
+	verr(env, env->insn_idx, "arg#0 arg#1 memory, len pair leads to invalid memory access");
+	return -1;
+}
+
 static int kfunc_call(struct venv *env, struct vstate *st, int kf, struct vstate **fork)
 {
 	const struct rqbpf_call *c = rqbpf_call_find(RQBPF_CALL_KFUNC, kf, NULL);
@@ -304,12 +338,16 @@ static int kfunc_call(struct venv *env, struct vstate *st, int kf, struct vstate
 		if (!*fork)
 			return -1;
 	}
-	if (check_args_init(env, st, c->nargs) || kfunc_null_arg(env, st, c->nargs) ||
+	if (check_args_init(env, st, c->nargs) || kfunc_null_arg(env, st, c) ||
 	    kfunc_role(env, st, c->role))
+		return -1;
+	if (c->args[0] == RQBPF_ARG_UNINIT_MEM && kfunc_mem_size(env, st))
 		return -1;
 	clear_caller_saved(f);
 	if (c->ret == RQBPF_RET_LOCK_RESULT)
 		reg_mark_const(&f->regs[BPF_REG_0], 0);
+	else if (c->ret == RQBPF_RET_INTEGER)
+		reg_mark_unknown(&f->regs[BPF_REG_0]);
 	return 0;
 }
 

@@ -6,9 +6,10 @@
  * what it implies, for the operands and for every copy of them (linked
  * scalars: same id, in any frame, registers or spilled slots). Comparing a
  * possibly-NULL map value with zero is the null check: every copy of that
- * pointer (same id) becomes a map value on one side and the scalar 0 on the
- * other. Comparing a packet pointer with data_end gives the pointers of its
- * id a range on the side where it is in bounds.
+ * pointer (same id) becomes a map value (a map of maps': its inner map) on
+ * one side and the scalar 0 on the other. Comparing a packet pointer with
+ * data_end gives the pointers of its id a range on the side where it is in
+ * bounds.
  */
 #include "vstate.h"
 
@@ -22,6 +23,13 @@ static void mark_null_checked_reg(const struct venv *env, struct vreg *r, uint32
 	}
 	if (r->type == T_RINGBUF_MEM_OR_NULL) {
 		r->type = T_RINGBUF_MEM; /* the id stays: it names the reference */
+		return;
+	}
+	if (r->type == T_MAP_PTR_OR_NULL) {
+		/* a map of maps' inner map: the kernel's CONST_PTR_TO_MAP of
+		 * the outer map's inner_map_meta (r->map, its template) */
+		r->type = T_MAP_PTR;
+		r->id = 0;
 		return;
 	}
 	r->type = T_MAP_VALUE;

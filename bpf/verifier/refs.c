@@ -129,6 +129,8 @@ int map_func_compatible(struct venv *env, const struct rqbpf_map_desc *m,
 		return 0;
 	if (m->type == BPF_MAP_TYPE_RINGBUF)
 		ok = is_ringbuf_helper(c->id);
+	else if (m->inner_map) /* a map of maps: lookups only */
+		ok = c->id == BPF_FUNC_map_lookup_elem;
 	else if (is_queue_map(m->type))
 		ok = is_queue_helper(c->id);
 	if (is_ringbuf_helper(c->id))

@@ -212,6 +212,7 @@ static bool reg_covers(const struct vreg *old, const struct vreg *cur, struct id
 		return true;
 	case T_MAP_VALUE:
 	case T_MAP_VALUE_OR_NULL:
+	case T_MAP_PTR_OR_NULL:
 		return old->off == cur->off && old->map == cur->map &&
 		       (exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r)) &&
 		       check_ids(m, old->id, cur->id);

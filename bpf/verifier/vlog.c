@@ -85,6 +85,7 @@ const char *vtype_name(uint8_t type)
 	    [T_PACKET] = "pkt",
 	    [T_PACKET_META] = "pkt_meta",
 	    [T_PACKET_END] = "pkt_end",
+	    [T_MAP_PTR_OR_NULL] = "map_ptr_or_null",
 	};
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
@@ -121,7 +122,8 @@ void vlog_reg(FILE *f, const struct venv *env, const struct vreg *r)
 {
 	const struct rqbpf_map_desc *m = NULL;
 
-	if (r->type == T_MAP_PTR || r->type == T_MAP_VALUE || r->type == T_MAP_VALUE_OR_NULL)
+	if (r->type == T_MAP_PTR || r->type == T_MAP_VALUE || r->type == T_MAP_VALUE_OR_NULL ||
+	    r->type == T_MAP_PTR_OR_NULL)
 		m = &env->prog->maps[r->map];
 	switch (r->type) {
 	case T_SCALAR:

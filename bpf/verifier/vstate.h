@@ -42,6 +42,7 @@ enum vtype {
 	T_PACKET,              /* ctx->data and pointers made from it (mem.c) */
 	T_PACKET_META,         /* ctx->data_meta ... */
 	T_PACKET_END,          /* ctx->data_end: only compared, never accessed */
+	T_MAP_PTR_OR_NULL,     /* an inner map or NULL: a map of maps' lookup */
 };
 
 /* A pointer into the packet whose range a comparison with data_end (or,
@@ -54,7 +55,8 @@ static inline bool vtype_is_pkt(uint8_t type)
 /* A pointer that the program must compare with 0 before it uses it. */
 static inline bool vtype_maybe_null(uint8_t type)
 {
-	return type == T_MAP_VALUE_OR_NULL || type == T_RINGBUF_MEM_OR_NULL;
+	return type == T_MAP_VALUE_OR_NULL || type == T_RINGBUF_MEM_OR_NULL ||
+	       type == T_MAP_PTR_OR_NULL;
 }
 
 /* A range of values: the 64-bit view and the low 32-bit subregister view.

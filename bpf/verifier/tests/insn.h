@@ -60,20 +60,28 @@ enum test_map {
 	M_BIG,    /* array, value 64: a res lock at 8 */
 	M_RING,   /* ring buffer, 4096 bytes */
 	M_QUEUE,  /* queue of 4 values of 8 bytes */
+	M_PCPU,   /* per-CPU array, value 8 */
+	M_OUTER,  /* array of 2 maps like M_INNER */
+	M_INNER,  /* M_OUTER's inner map template: array, value 8, a bpf_spin_lock at 0 */
 	M_COUNT
 };
 
 static const struct rqbpf_map_desc test_maps[M_COUNT] = {
-    [M_ARR] = {"arrmap", BPF_MAP_TYPE_ARRAY, 4, 4, 64, 0, -1, false, false, false, true},
-    [M_DATA_A] = {".data.A", BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, -1, true, false, false, true},
-    [M_DATA_B] = {".data.B", BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, -1, true, false, false, true},
-    [M_BSS] = {"res_spin.bss", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, -1, true, false, false, true},
-    [M_PLAIN] = {"plain", BPF_MAP_TYPE_HASH, 4, 16, 16, -1, -1, false, false, false, false},
-    [M_SPIN] = {"spinmap", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, 0, false, false, false, true},
-    [M_RODATA] = {"res_spin.rodata", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, -1, true, true, false, true},
-    [M_BIG] = {"bigval", BPF_MAP_TYPE_ARRAY, 4, 64, 8, 8, -1, false, false, false, true},
-    [M_RING] = {"ring", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, -1, -1, false, false, false, false},
-    [M_QUEUE] = {"qmap", BPF_MAP_TYPE_QUEUE, 0, 8, 4, -1, -1, false, false, false, false},
+    [M_ARR] = {"arrmap", BPF_MAP_TYPE_ARRAY, 4, 4, 64, 0, -1, false, false, false, true, 0},
+    [M_DATA_A] = {".data.A", BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, -1, true, false, false, true, 0},
+    [M_DATA_B] = {".data.B", BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0, -1, true, false, false, true, 0},
+    [M_BSS] = {"res_spin.bss", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, -1, true, false, false, true, 0},
+    [M_PLAIN] = {"plain", BPF_MAP_TYPE_HASH, 4, 16, 16, -1, -1, false, false, false, false, 0},
+    [M_SPIN] = {"spinmap", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, 0, false, false, false, true, 0},
+    [M_RODATA] = {"res_spin.rodata", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, -1, true, true, false, true,
+                  0},
+    [M_BIG] = {"bigval", BPF_MAP_TYPE_ARRAY, 4, 64, 8, 8, -1, false, false, false, true, 0},
+    [M_RING] = {"ring", BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, -1, -1, false, false, false, false, 0},
+    [M_QUEUE] = {"qmap", BPF_MAP_TYPE_QUEUE, 0, 8, 4, -1, -1, false, false, false, false, 0},
+    [M_PCPU] = {"pcpu", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 4, -1, -1, false, false, false, true, 0},
+    [M_OUTER] = {"outer", BPF_MAP_TYPE_ARRAY_OF_MAPS, 4, 4, 2, -1, -1, false, false, false, false,
+                 M_INNER},
+    [M_INNER] = {"outer.inner", BPF_MAP_TYPE_ARRAY, 4, 8, 1, -1, 0, false, false, false, true, 0},
 };
 
 #endif /* RQBPF_VERIFIER_TEST_INSN_H */
