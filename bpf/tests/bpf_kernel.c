@@ -490,6 +490,331 @@ static void test_kernel_ringbuf(void)
 	}
 }
 
+/* Every CPU's hits at @p key of a per-CPU map's value buffer (16-byte
+ * values: struct counter of percpu.bpf.c), summed. */
+static uint64_t sum_hits(const uint8_t *buf, int ncpus)
+{
+	uint64_t sum = 0, hits;
+
+	for (int c = 0; c < ncpus; c++) {
+		memcpy(&hits, buf + (size_t)c * 16, sizeof(hits));
+		sum += hits;
+	}
+	return sum;
+}
+
+/* percpu.bpf.c's counters bumped by the same runs in the kernel and in
+ * rqbpf, then read through each one's map API, one value per possible CPU
+ * (the kernel's CPUs, rqbpf's thread slots): the same sums per key, and the
+ * same keys in the hash. */
+static void compare_percpu(struct bpf_object *ko, struct rqbpf_object *ro)
+{
+	int kcpus = libbpf_num_possible_cpus(), rcpus = rqbpf_num_possible_cpus();
+	uint8_t *kv = calloc((size_t)kcpus, 16), *rv = calloc((size_t)rcpus, 16);
+	static const char *const maps[] = {"pcpu_array", "pcpu_hash"};
+
+	CHECK(kv && rv);
+	for (uint32_t i = 0; i < 40; i++) {
+		uint32_t cb[5] = {i * 7 % 5, i};
+		struct __sk_buff kctx;
+
+		kernel_run(ko, "pa_count", cb, &kctx);
+		bt_run_cb(ro, "pa_count", cb);
+		kernel_run(ko, "ph_count", cb, &kctx);
+		bt_run_cb(ro, "ph_count", cb);
+	}
+	for (int m = 0; m < 2; m++) {
+		struct rqbpf_map *rm = rqbpf_object_find_map(ro, maps[m]);
+		int kfd = bpf_map__fd(bpf_object__find_map_by_name(ko, maps[m]));
+
+		CHECK_EQ(rqbpf_map_value_bytes(rm), (size_t)rcpus * 16);
+		for (uint32_t k = 0; k < 5; k++) {
+			int kret = bpf_map_lookup_elem(kfd, &k, kv);
+			int rret = rqbpf_map_lookup(rm, &k, rv);
+
+			CHECK_EQ(rret, kret < 0 ? -errno : kret);
+			if (!kret && sum_hits(kv, kcpus) != sum_hits(rv, rcpus))
+				tu_fail(__FILE__, __LINE__,
+				        "%s key %u: rqbpf %llu hits, kernel %llu", maps[m], k,
+				        (unsigned long long)sum_hits(rv, rcpus),
+				        (unsigned long long)sum_hits(kv, kcpus));
+		}
+	}
+	free(kv);
+	free(rv);
+}
+
+static void test_kernel_percpu(void)
+{
+	int compared = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
+		exit(SKIP);
+	}
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_load("percpu", *cc, 0);
+		struct bpf_object *ko;
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "percpu", *cc);
+		ko = bpf_object__open_file(path, NULL);
+		CHECK(ko != NULL);
+		if (bpf_object__load(ko)) {
+			printf("# percpu (%s): the kernel did not load it\n", *cc);
+			bpf_object__close(ko);
+			rqbpf_object_close(ro);
+			continue;
+		}
+		compare_percpu(ko, ro);
+		compared++;
+		bpf_object__close(ko);
+		rqbpf_object_close(ro);
+	}
+	if (!compared) {
+		printf("# skipped: this kernel loads no per-CPU map object\n");
+		exit(SKIP);
+	}
+}
+
+/* rqbpf's name for an inner map: its index in the object. */
+static uint32_t map_index(struct rqbpf_object *ro, const char *name)
+{
+	struct rqbpf_map *m = rqbpf_object_find_map(ro, name);
+	uint32_t i = 0;
+
+	while (rqbpf_object_map(ro, i) != m)
+		i++;
+	return i;
+}
+
+static int kernel_fd(struct bpf_object *ko, const char *name)
+{
+	return bpf_map__fd(bpf_object__find_map_by_name(ko, name));
+}
+
+/* Outer map @p outer's slot @p key set to inner map @p inner (by fd in the
+ * kernel, by index in rqbpf): the same result from both. */
+static void both_set(struct bpf_object *ko, struct rqbpf_object *ro, const char *outer, int key,
+                     const char *inner, uint64_t flags)
+{
+	int fd = kernel_fd(ko, inner);
+	uint32_t idx = map_index(ro, inner);
+	int kret = bpf_map_update_elem(kernel_fd(ko, outer), &key, &fd, flags);
+	int rret = rqbpf_map_update(rqbpf_object_find_map(ro, outer), &key, &idx, flags);
+
+	if ((kret < 0 ? -errno : kret) != rret)
+		tu_fail(__FILE__, __LINE__, "%s[%d] = %s (flags %llu): rqbpf %d, kernel %d", outer,
+		        key, inner, (unsigned long long)flags, rret, kret < 0 ? -errno : kret);
+}
+
+static void both_delete(struct bpf_object *ko, struct rqbpf_object *ro, const char *outer, int key)
+{
+	int kret = bpf_map_delete_elem(kernel_fd(ko, outer), &key);
+
+	CHECK_EQ(rqbpf_map_delete(rqbpf_object_find_map(ro, outer), &key),
+	         kret < 0 ? -errno : kret);
+}
+
+static void both_run(struct bpf_object *ko, struct rqbpf_object *ro, const char *prog, uint32_t cb0,
+                     uint32_t cb1)
+{
+	const uint32_t cb[5] = {cb0, cb1};
+	struct __sk_buff kctx;
+	uint32_t want = kernel_run(ko, prog, cb, &kctx), got = (uint32_t)bt_run_cb(ro, prog, cb);
+
+	if (got != want)
+		tu_fail(__FILE__, __LINE__, "%s cb %u %u: rqbpf %d, kernel %d", prog, cb0, cb1,
+		        (int)got, (int)want);
+}
+
+/* map_in_map.bpf.c: runs through the initial inner maps, then inner maps
+ * set, replaced and removed through each one's map API (with the refused
+ * updates' errors), each run's result and each inner value equal. */
+static void compare_map_in_map(struct bpf_object *ko, struct rqbpf_object *ro)
+{
+	both_run(ko, ro, "aom_count", 0, 0);
+	both_run(ko, ro, "aom_count", 1, 0); /* empty slot */
+	both_set(ko, ro, "outer", 1, "a1", BPF_ANY);
+	both_run(ko, ro, "aom_count", 1, 0);
+	both_set(ko, ro, "outer", 1, "a0", BPF_NOEXIST); /* fd arrays: BPF_ANY only */
+	both_set(ko, ro, "outer", 2, "a0", BPF_ANY);     /* past the end */
+	both_set(ko, ro, "outer", 0, "h0", BPF_ANY);     /* not the template's kind */
+	both_set(ko, ro, "outer", 1, "a0", BPF_ANY);     /* both slots: a0 */
+	both_run(ko, ro, "aom_count", 1, 0);
+	both_run(ko, ro, "aom_count", 0, 0);
+	both_delete(ko, ro, "outer", 0);
+	both_delete(ko, ro, "outer", 0);
+	both_run(ko, ro, "aom_count", 0, 0);
+	both_set(ko, ro, "houter", 0, "h1", BPF_NOEXIST);
+	both_set(ko, ro, "houter", 0, "h0", BPF_NOEXIST);
+	both_set(ko, ro, "houter", 0, "a0", BPF_ANY);
+	for (uint32_t k = 0; k < 12; k++)
+		both_run(ko, ro, "hom_count", k % 3 == 0, k);
+	both_delete(ko, ro, "houter", 1);
+	both_run(ko, ro, "hom_count", 1, 0);
+	for (int k = 0; k < 8; k++) {
+		uint64_t kv = 0, rv = 0;
+		int kret = bpf_map_lookup_elem(kernel_fd(ko, "h1"), &k, &kv);
+
+		CHECK_EQ(rqbpf_map_lookup(rqbpf_object_find_map(ro, "h1"), &k, &rv),
+		         kret < 0 ? -errno : kret);
+		CHECK_EQ(rv, kv);
+	}
+}
+
+static void test_kernel_map_in_map(void)
+{
+	int compared = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
+		exit(SKIP);
+	}
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_load("map_in_map", *cc, 0);
+		struct bpf_object *ko;
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "map_in_map", *cc);
+		ko = bpf_object__open_file(path, NULL);
+		CHECK(ko != NULL);
+		if (bpf_object__load(ko)) {
+			printf("# map_in_map (%s): the kernel did not load it\n", *cc);
+			bpf_object__close(ko);
+			rqbpf_object_close(ro);
+			continue;
+		}
+		compare_map_in_map(ko, ro);
+		compared++;
+		bpf_object__close(ko);
+		rqbpf_object_close(ro);
+	}
+	if (!compared) {
+		printf("# skipped: this kernel loads no map of maps object\n");
+		exit(SKIP);
+	}
+}
+
+/* copy_str.bpf.c's io, in .data.io. */
+struct str_io {
+	uint64_t uptr, flags;
+	uint32_t size;
+	char buf[16];
+	int32_t ret;
+};
+
+/* Runs @p prog (a syscall program) once with .data.io = *@p in, in the
+ * kernel or in rqbpf; .data.io after the run into *@p out. */
+static void kernel_str(struct bpf_object *ko, const struct str_io *in, struct str_io *out)
+{
+	int fd = bpf_map__fd(bpf_object__find_map_by_name(ko, ".data.io"));
+	struct bpf_test_run_opts opts = {.sz = sizeof(opts)};
+	uint32_t zero = 0;
+
+	CHECK_EQ(bpf_map_update_elem(fd, &zero, in, 0), 0);
+	CHECK_EQ(bpf_prog_test_run_opts(
+	             bpf_program__fd(bpf_object__find_program_by_name(ko, "copy_str")), &opts),
+	         0);
+	CHECK_EQ(bpf_map_lookup_elem(fd, &zero, out), 0);
+}
+
+static void rqbpf_str(struct rqbpf_object *ro, const struct str_io *in, struct str_io *out)
+{
+	struct rqbpf_map *m = rqbpf_object_find_map(ro, ".data.io");
+	struct rqbpf_run_result res;
+	uint32_t zero = 0;
+
+	CHECK_EQ(rqbpf_map_update(m, &zero, in, 0), 0);
+	CHECK_EQ(rqbpf_prog_run(bt_prog(ro, "copy_str"), NULL, 0, &res), 0);
+	CHECK_EQ(rqbpf_map_lookup(m, &zero, out), 0);
+}
+
+/* One input in both: the same result and the same bytes in the buffer
+ * (also what a copy that faults leaves: the bytes it read before). */
+static void compare_str(struct bpf_object *ko, struct rqbpf_object *ro, uint64_t uptr,
+                        uint32_t size, uint64_t flags)
+{
+	struct str_io in = {.uptr = uptr, .flags = flags, .size = size}, kout, rout;
+
+	memset(in.buf, 0x55, sizeof(in.buf));
+	kernel_str(ko, &in, &kout);
+	rqbpf_str(ro, &in, &rout);
+	if (rout.ret != kout.ret || memcmp(rout.buf, kout.buf, sizeof(kout.buf)) != 0)
+		tu_fail(__FILE__, __LINE__,
+		        "copy_from_user_str(size %u, flags %llu) of %#llx: rqbpf %d '%.16s', "
+		        "kernel %d '%.16s'",
+		        size, (unsigned long long)flags, (unsigned long long)uptr, rout.ret,
+		        rout.buf, kout.ret, kout.buf);
+}
+
+/* bpf_copy_from_user_str from the same pointers, sizes and flags in both:
+ * a short string, one longer than the buffer, NULL, a PROT_NONE page, a
+ * string that ends just before that page and one that runs into it; sizes
+ * 16, 5, 1 and 0; flags 0, BPF_F_PAD_ZEROS and an unknown one. */
+static void test_kernel_copy_from_user_str(void)
+{
+	static const char short_text[] = "hello", long_text[] = "more than sixteen bytes";
+	static const char ends[8] = {'e', 'n', 'd', 's', 0, 'x', 'y', 'z'};
+	long page = sysconf(_SC_PAGESIZE);
+	char *two = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static const uint32_t sizes[] = {16, 5, 1, 0};
+	static const uint64_t flags[] = {0, 1, 2};
+	int compared = 0;
+
+	if (geteuid() != 0) {
+		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
+		exit(SKIP);
+	}
+	CHECK(two != MAP_FAILED);
+	memcpy(two + page - 8, ends, sizeof(ends)); /* a string before the page */
+	memset(two + page - 16, 'x', 8);            /* no NUL before "ends" */
+	CHECK_EQ(mprotect(two + page, (size_t)page, PROT_NONE), 0);
+	const uint64_t ptrs[] = {
+	    (uintptr_t)short_text,   (uintptr_t)long_text,        0,
+	    (uintptr_t)(two + page), (uintptr_t)(two + page - 8), (uintptr_t)(two + page - 3)};
+
+	libbpf_set_print(silent);
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *ro = bt_load("copy_str", *cc, 0);
+		struct bpf_object *ko;
+		char path[512];
+
+		if (!ro)
+			continue;
+		bt_obj_path(path, sizeof(path), "copy_str", *cc);
+		ko = bpf_object__open_file(path, NULL);
+		CHECK(ko != NULL);
+		if (bpf_object__load(ko)) {
+			printf("# copy_str (%s): the kernel did not load it\n", *cc);
+			bpf_object__close(ko);
+			rqbpf_object_close(ro);
+			continue;
+		}
+		for (size_t p = 0; p < sizeof(ptrs) / sizeof(ptrs[0]); p++)
+			for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+				for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+					compare_str(ko, ro, ptrs[p], sizes[s], flags[f]);
+					compared++;
+				}
+		bpf_object__close(ko);
+		rqbpf_object_close(ro);
+	}
+	munmap(two, 2 * (size_t)page);
+	printf("# %d calls compared\n", compared);
+	if (!compared) {
+		printf("# skipped: this kernel has no bpf_copy_from_user_str\n");
+		exit(SKIP);
+	}
+}
+
 /* --- packets: bootstrap_net.bpf.c against BPF_PROG_TEST_RUN --- */
 
 struct frame {
@@ -746,63 +1071,6 @@ static void test_kernel_packets(void)
 	    {"xdp_meta", CTX_META},  {"socket_handler", CTX_OUT}, {"socket_addrs", CTX_OUT}};
 	struct frame f[16];
 	int nf = packet_frames(f), compared = 0;
-/* Every CPU's hits at @p key of a per-CPU map's value buffer (16-byte
- * values: struct counter of percpu.bpf.c), summed. */
-static uint64_t sum_hits(const uint8_t *buf, int ncpus)
-{
-	uint64_t sum = 0, hits;
-
-	for (int c = 0; c < ncpus; c++) {
-		memcpy(&hits, buf + (size_t)c * 16, sizeof(hits));
-		sum += hits;
-	}
-	return sum;
-}
-
-/* percpu.bpf.c's counters bumped by the same runs in the kernel and in
- * rqbpf, then read through each one's map API, one value per possible CPU
- * (the kernel's CPUs, rqbpf's thread slots): the same sums per key, and the
- * same keys in the hash. */
-static void compare_percpu(struct bpf_object *ko, struct rqbpf_object *ro)
-{
-	int kcpus = libbpf_num_possible_cpus(), rcpus = rqbpf_num_possible_cpus();
-	uint8_t *kv = calloc((size_t)kcpus, 16), *rv = calloc((size_t)rcpus, 16);
-	static const char *const maps[] = {"pcpu_array", "pcpu_hash"};
-
-	CHECK(kv && rv);
-	for (uint32_t i = 0; i < 40; i++) {
-		uint32_t cb[5] = {i * 7 % 5, i};
-		struct __sk_buff kctx;
-
-		kernel_run(ko, "pa_count", cb, &kctx);
-		bt_run_cb(ro, "pa_count", cb);
-		kernel_run(ko, "ph_count", cb, &kctx);
-		bt_run_cb(ro, "ph_count", cb);
-	}
-	for (int m = 0; m < 2; m++) {
-		struct rqbpf_map *rm = rqbpf_object_find_map(ro, maps[m]);
-		int kfd = bpf_map__fd(bpf_object__find_map_by_name(ko, maps[m]));
-
-		CHECK_EQ(rqbpf_map_value_bytes(rm), (size_t)rcpus * 16);
-		for (uint32_t k = 0; k < 5; k++) {
-			int kret = bpf_map_lookup_elem(kfd, &k, kv);
-			int rret = rqbpf_map_lookup(rm, &k, rv);
-
-			CHECK_EQ(rret, kret < 0 ? -errno : kret);
-			if (!kret && sum_hits(kv, kcpus) != sum_hits(rv, rcpus))
-				tu_fail(__FILE__, __LINE__,
-				        "%s key %u: rqbpf %llu hits, kernel %llu", maps[m], k,
-				        (unsigned long long)sum_hits(rv, rcpus),
-				        (unsigned long long)sum_hits(kv, kcpus));
-		}
-	}
-	free(kv);
-	free(rv);
-}
-
-static void test_kernel_percpu(void)
-{
-	int compared = 0;
 
 	if (geteuid() != 0) {
 		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
@@ -811,7 +1079,6 @@ static void test_kernel_percpu(void)
 	libbpf_set_print(silent);
 	for (const char *const *cc = bt_compilers; *cc; cc++) {
 		struct rqbpf_object *ro = bt_load("bootstrap_net", *cc, 0);
-		struct rqbpf_object *ro = bt_load("percpu", *cc, 0);
 		struct bpf_object *ko;
 		char path[512];
 
@@ -822,11 +1089,6 @@ static void test_kernel_percpu(void)
 		CHECK(ko != NULL);
 		if (bpf_object__load(ko)) {
 			printf("# bootstrap_net (%s): the kernel did not load it\n", *cc);
-		bt_obj_path(path, sizeof(path), "percpu", *cc);
-		ko = bpf_object__open_file(path, NULL);
-		CHECK(ko != NULL);
-		if (bpf_object__load(ko)) {
-			printf("# percpu (%s): the kernel did not load it\n", *cc);
 			bpf_object__close(ko);
 			rqbpf_object_close(ro);
 			continue;
@@ -851,248 +1113,6 @@ static void test_kernel_percpu(void)
 	printf("# %d runs compared with the kernel's\n", compared);
 	if (!compared) {
 		printf("# skipped: this kernel loads no packet object\n");
-		compare_percpu(ko, ro);
-		compared++;
-		bpf_object__close(ko);
-		rqbpf_object_close(ro);
-	}
-	if (!compared) {
-		printf("# skipped: this kernel loads no per-CPU map object\n");
-		exit(SKIP);
-	}
-}
-
-/* rqbpf's name for an inner map: its index in the object. */
-static uint32_t map_index(struct rqbpf_object *ro, const char *name)
-{
-	struct rqbpf_map *m = rqbpf_object_find_map(ro, name);
-	uint32_t i = 0;
-
-	while (rqbpf_object_map(ro, i) != m)
-		i++;
-	return i;
-}
-
-static int kernel_fd(struct bpf_object *ko, const char *name)
-{
-	return bpf_map__fd(bpf_object__find_map_by_name(ko, name));
-}
-
-/* Outer map @p outer's slot @p key set to inner map @p inner (by fd in the
- * kernel, by index in rqbpf): the same result from both. */
-static void both_set(struct bpf_object *ko, struct rqbpf_object *ro, const char *outer, int key,
-                     const char *inner, uint64_t flags)
-{
-	int fd = kernel_fd(ko, inner);
-	uint32_t idx = map_index(ro, inner);
-	int kret = bpf_map_update_elem(kernel_fd(ko, outer), &key, &fd, flags);
-	int rret = rqbpf_map_update(rqbpf_object_find_map(ro, outer), &key, &idx, flags);
-
-	if ((kret < 0 ? -errno : kret) != rret)
-		tu_fail(__FILE__, __LINE__, "%s[%d] = %s (flags %llu): rqbpf %d, kernel %d", outer,
-		        key, inner, (unsigned long long)flags, rret, kret < 0 ? -errno : kret);
-}
-
-static void both_delete(struct bpf_object *ko, struct rqbpf_object *ro, const char *outer, int key)
-{
-	int kret = bpf_map_delete_elem(kernel_fd(ko, outer), &key);
-
-	CHECK_EQ(rqbpf_map_delete(rqbpf_object_find_map(ro, outer), &key),
-	         kret < 0 ? -errno : kret);
-}
-
-static void both_run(struct bpf_object *ko, struct rqbpf_object *ro, const char *prog, uint32_t cb0,
-                     uint32_t cb1)
-{
-	const uint32_t cb[5] = {cb0, cb1};
-	struct __sk_buff kctx;
-	uint32_t want = kernel_run(ko, prog, cb, &kctx), got = (uint32_t)bt_run_cb(ro, prog, cb);
-
-	if (got != want)
-		tu_fail(__FILE__, __LINE__, "%s cb %u %u: rqbpf %d, kernel %d", prog, cb0, cb1,
-		        (int)got, (int)want);
-}
-
-/* map_in_map.bpf.c: runs through the initial inner maps, then inner maps
- * set, replaced and removed through each one's map API (with the refused
- * updates' errors), each run's result and each inner value equal. */
-static void compare_map_in_map(struct bpf_object *ko, struct rqbpf_object *ro)
-{
-	both_run(ko, ro, "aom_count", 0, 0);
-	both_run(ko, ro, "aom_count", 1, 0); /* empty slot */
-	both_set(ko, ro, "outer", 1, "a1", BPF_ANY);
-	both_run(ko, ro, "aom_count", 1, 0);
-	both_set(ko, ro, "outer", 1, "a0", BPF_NOEXIST); /* fd arrays: BPF_ANY only */
-	both_set(ko, ro, "outer", 2, "a0", BPF_ANY);     /* past the end */
-	both_set(ko, ro, "outer", 0, "h0", BPF_ANY);     /* not the template's kind */
-	both_set(ko, ro, "outer", 1, "a0", BPF_ANY);     /* both slots: a0 */
-	both_run(ko, ro, "aom_count", 1, 0);
-	both_run(ko, ro, "aom_count", 0, 0);
-	both_delete(ko, ro, "outer", 0);
-	both_delete(ko, ro, "outer", 0);
-	both_run(ko, ro, "aom_count", 0, 0);
-	both_set(ko, ro, "houter", 0, "h1", BPF_NOEXIST);
-	both_set(ko, ro, "houter", 0, "h0", BPF_NOEXIST);
-	both_set(ko, ro, "houter", 0, "a0", BPF_ANY);
-	for (uint32_t k = 0; k < 12; k++)
-		both_run(ko, ro, "hom_count", k % 3 == 0, k);
-	both_delete(ko, ro, "houter", 1);
-	both_run(ko, ro, "hom_count", 1, 0);
-	for (int k = 0; k < 8; k++) {
-		uint64_t kv = 0, rv = 0;
-		int kret = bpf_map_lookup_elem(kernel_fd(ko, "h1"), &k, &kv);
-
-		CHECK_EQ(rqbpf_map_lookup(rqbpf_object_find_map(ro, "h1"), &k, &rv),
-		         kret < 0 ? -errno : kret);
-		CHECK_EQ(rv, kv);
-	}
-}
-
-static void test_kernel_map_in_map(void)
-{
-	int compared = 0;
-
-	if (geteuid() != 0) {
-		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
-		exit(SKIP);
-	}
-	libbpf_set_print(silent);
-	for (const char *const *cc = bt_compilers; *cc; cc++) {
-		struct rqbpf_object *ro = bt_load("map_in_map", *cc, 0);
-		struct bpf_object *ko;
-		char path[512];
-
-		if (!ro)
-			continue;
-		bt_obj_path(path, sizeof(path), "map_in_map", *cc);
-		ko = bpf_object__open_file(path, NULL);
-		CHECK(ko != NULL);
-		if (bpf_object__load(ko)) {
-			printf("# map_in_map (%s): the kernel did not load it\n", *cc);
-			bpf_object__close(ko);
-			rqbpf_object_close(ro);
-			continue;
-		}
-		compare_map_in_map(ko, ro);
-		compared++;
-		bpf_object__close(ko);
-		rqbpf_object_close(ro);
-	}
-	if (!compared) {
-		printf("# skipped: this kernel loads no map of maps object\n");
-		exit(SKIP);
-	}
-}
-
-/* copy_str.bpf.c's io, in .data.io. */
-struct str_io {
-	uint64_t uptr, flags;
-	uint32_t size;
-	char buf[16];
-	int32_t ret;
-};
-
-/* Runs @p prog (a syscall program) once with .data.io = *@p in, in the
- * kernel or in rqbpf; .data.io after the run into *@p out. */
-static void kernel_str(struct bpf_object *ko, const struct str_io *in, struct str_io *out)
-{
-	int fd = bpf_map__fd(bpf_object__find_map_by_name(ko, ".data.io"));
-	struct bpf_test_run_opts opts = {.sz = sizeof(opts)};
-	uint32_t zero = 0;
-
-	CHECK_EQ(bpf_map_update_elem(fd, &zero, in, 0), 0);
-	CHECK_EQ(bpf_prog_test_run_opts(
-	             bpf_program__fd(bpf_object__find_program_by_name(ko, "copy_str")), &opts),
-	         0);
-	CHECK_EQ(bpf_map_lookup_elem(fd, &zero, out), 0);
-}
-
-static void rqbpf_str(struct rqbpf_object *ro, const struct str_io *in, struct str_io *out)
-{
-	struct rqbpf_map *m = rqbpf_object_find_map(ro, ".data.io");
-	struct rqbpf_run_result res;
-	uint32_t zero = 0;
-
-	CHECK_EQ(rqbpf_map_update(m, &zero, in, 0), 0);
-	CHECK_EQ(rqbpf_prog_run(bt_prog(ro, "copy_str"), NULL, 0, &res), 0);
-	CHECK_EQ(rqbpf_map_lookup(m, &zero, out), 0);
-}
-
-/* One input in both: the same result and the same bytes in the buffer
- * (also what a copy that faults leaves: the bytes it read before). */
-static void compare_str(struct bpf_object *ko, struct rqbpf_object *ro, uint64_t uptr,
-                        uint32_t size, uint64_t flags)
-{
-	struct str_io in = {.uptr = uptr, .flags = flags, .size = size}, kout, rout;
-
-	memset(in.buf, 0x55, sizeof(in.buf));
-	kernel_str(ko, &in, &kout);
-	rqbpf_str(ro, &in, &rout);
-	if (rout.ret != kout.ret || memcmp(rout.buf, kout.buf, sizeof(kout.buf)) != 0)
-		tu_fail(__FILE__, __LINE__,
-		        "copy_from_user_str(size %u, flags %llu) of %#llx: rqbpf %d '%.16s', "
-		        "kernel %d '%.16s'",
-		        size, (unsigned long long)flags, (unsigned long long)uptr, rout.ret,
-		        rout.buf, kout.ret, kout.buf);
-}
-
-/* bpf_copy_from_user_str from the same pointers, sizes and flags in both:
- * a short string, one longer than the buffer, NULL, a PROT_NONE page, a
- * string that ends just before that page and one that runs into it; sizes
- * 16, 5, 1 and 0; flags 0, BPF_F_PAD_ZEROS and an unknown one. */
-static void test_kernel_copy_from_user_str(void)
-{
-	static const char short_text[] = "hello", long_text[] = "more than sixteen bytes";
-	static const char ends[8] = {'e', 'n', 'd', 's', 0, 'x', 'y', 'z'};
-	long page = sysconf(_SC_PAGESIZE);
-	char *two = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
-	                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	static const uint32_t sizes[] = {16, 5, 1, 0};
-	static const uint64_t flags[] = {0, 1, 2};
-	int compared = 0;
-
-	if (geteuid() != 0) {
-		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
-		exit(SKIP);
-	}
-	CHECK(two != MAP_FAILED);
-	memcpy(two + page - 8, ends, sizeof(ends)); /* a string before the page */
-	memset(two + page - 16, 'x', 8);            /* no NUL before "ends" */
-	CHECK_EQ(mprotect(two + page, (size_t)page, PROT_NONE), 0);
-	const uint64_t ptrs[] = {
-	    (uintptr_t)short_text,   (uintptr_t)long_text,        0,
-	    (uintptr_t)(two + page), (uintptr_t)(two + page - 8), (uintptr_t)(two + page - 3)};
-
-	libbpf_set_print(silent);
-	for (const char *const *cc = bt_compilers; *cc; cc++) {
-		struct rqbpf_object *ro = bt_load("copy_str", *cc, 0);
-		struct bpf_object *ko;
-		char path[512];
-
-		if (!ro)
-			continue;
-		bt_obj_path(path, sizeof(path), "copy_str", *cc);
-		ko = bpf_object__open_file(path, NULL);
-		CHECK(ko != NULL);
-		if (bpf_object__load(ko)) {
-			printf("# copy_str (%s): the kernel did not load it\n", *cc);
-			bpf_object__close(ko);
-			rqbpf_object_close(ro);
-			continue;
-		}
-		for (size_t p = 0; p < sizeof(ptrs) / sizeof(ptrs[0]); p++)
-			for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
-				for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
-					compare_str(ko, ro, ptrs[p], sizes[s], flags[f]);
-					compared++;
-				}
-		bpf_object__close(ko);
-		rqbpf_object_close(ro);
-	}
-	munmap(two, 2 * (size_t)page);
-	printf("# %d calls compared\n", compared);
-	if (!compared) {
-		printf("# skipped: this kernel has no bpf_copy_from_user_str\n");
 		exit(SKIP);
 	}
 }
