@@ -154,4 +154,13 @@ grep -qx 'key=0 value={.first_lock = {.val = 0}}' <<<"$out" || fail "dump .data.
 # trace_pid cannot be linked: dump loads the maps alone.
 out=$("$bin" dump "$mobj" --map stats) || fail "dump beside an unlinkable program"
 [ "$(grep -c '^key=[0-3] value=0$' <<<"$out")" -eq 4 ] || fail "dump multi: $out"
+# Every BTF kind typed.bpf.c holds: signed, bitfields, enum names, a string,
+# an anonymous union's members inline, bool, pointer; text and JSON.
+tobj=${obj/res_lock/typed}
+typed='{.neg = -5, .low = 5, .high = 17, .sbits = -3, .named = GREEN, .unnamed = 7, .tag = "ab", .as_u32 = 131073, .as_u16 = {1, 2}, .yes = true, .ptr = 0x0}'
+out=$("$bin" dump "$tobj" --map typed.data) || fail "dump typed.data"
+[ "$out" = "key=0 value={.sample = $typed}" ] || fail "typed text: $out"
+out=$("$bin" run "$tobj" --prog copy_sample --dump typed_map) || fail "run copy_sample"
+grep -qxF "key=1 value=$typed" <<<"$out" || fail "typed map: $out"
+"$bin" -j dump "$tobj" --map typed.data | jcheck 'v = d[0]["elements"][0]["formatted"]["value"]["sample"]; assert v == {"neg": -5, "low": 5, "high": 17, "sbits": -3, "named": "GREEN", "unnamed": 7, "tag": "ab", "as_u32": 131073, "as_u16": [1, 2], "yes": True, "ptr": "0x0"}, v'
 echo "ok - bpf_cli"

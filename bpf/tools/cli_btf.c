@@ -61,8 +61,8 @@ static uint32_t sized(const struct btf *btf, uint32_t id, size_t size)
 	return s >= 0 && (size_t)s == size ? id : 0;
 }
 
-void cli_btf_map_types(const struct cli_btf *b, const char *map, size_t key_size,
-                       size_t value_size, uint32_t *key_id, uint32_t *value_id)
+void cli_btf_map_types(const struct cli_btf *b, const char *map, size_t key_size, size_t value_size,
+                       uint32_t *key_id, uint32_t *value_id)
 {
 	struct bpf_map *m = b ? bpf_object__find_map_by_name(b->obj, map) : NULL;
 
@@ -110,13 +110,15 @@ static void put_name(struct printer *pr, const char *name, bool *first)
 static uint64_t read_bits(struct printer *pr, const uint8_t *p, uint32_t bit_off, uint32_t bits)
 {
 	uint32_t nbytes = (bit_off % 8 + bits + 7) / 8;
+	size_t left = p < pr->end ? (size_t)(pr->end - p) : 0;
 	uint64_t v = 0;
 
-	p += bit_off / 8;
-	if (bits == 0 || bits > 64 || nbytes > 8 || p + nbytes > pr->end || p + nbytes < p) {
+	if (bits == 0 || bits > 64 || nbytes > 8 || bit_off / 8 >= left ||
+	    nbytes > left - bit_off / 8) {
 		pr->bad = true;
 		return 0;
 	}
+	p += bit_off / 8;
 	for (uint32_t i = 0; i < nbytes; i++)
 		v |= (uint64_t)p[i] << (8 * i);
 	v >>= bit_off % 8;
@@ -133,6 +135,8 @@ static void put_int(struct printer *pr, const struct btf_type *t, const uint8_t 
 		bits = btf_int_bits(t);
 	bit_off += btf_int_offset(t);
 	v = read_bits(pr, p, bit_off, bits);
+	if (pr->bad)
+		return;
 	if (enc & BTF_INT_BOOL)
 		fputs(v ? "true" : "false", pr->f);
 	else if ((enc & BTF_INT_SIGNED) && bits < 64 && (v >> (bits - 1)) & 1)
@@ -163,11 +167,13 @@ static void put_type(struct printer *pr, uint32_t id, const uint8_t *p, uint32_t
                      uint32_t bits, int depth);
 
 /* The members of struct or union @t, anonymous ones' members inline. */
-static void put_members(struct printer *pr, const struct btf_type *t, const uint8_t *p,
-                        bool *first, int depth)
+static void put_members(struct printer *pr, const struct btf_type *t, const uint8_t *p, bool *first,
+                        int depth)
 {
 	const struct btf_member *m = btf_members(t);
 
+	if (depth > MAX_DEPTH)
+		pr->bad = true;
 	for (uint16_t i = 0; i < btf_vlen(t) && !pr->bad; i++) {
 		const char *name = btf__name_by_offset(pr->btf, m[i].name_off);
 		uint32_t off = btf_member_bit_offset(t, i), bits = btf_member_bitfield_size(t, i);
@@ -183,6 +189,38 @@ static void put_members(struct printer *pr, const struct btf_type *t, const uint
 	}
 }
 
+/* A char array holding a string (printable bytes, then a NUL), printed
+ * as one, as bpftool does; false for any other array. */
+static bool put_string(struct printer *pr, const struct btf_array *a, const uint8_t *p)
+{
+	int rid = btf__resolve_type(pr->btf, a->type);
+	const struct btf_type *e = rid >= 0 ? btf__type_by_id(pr->btf, (uint32_t)rid) : NULL;
+	const char *name = e ? btf__name_by_offset(pr->btf, e->name_off) : NULL;
+	size_t n = 0;
+
+	if (!e || !btf_is_int(e) || e->size != 1 || !name || strcmp(name, "char") ||
+	    a->nelems > (size_t)(pr->end - p))
+		return false;
+	while (n < a->nelems && p[n] >= 0x20 && p[n] < 0x7f)
+		n++;
+	if (n == 0 || n == a->nelems || p[n])
+		return false;
+	if (pr->json) {
+		fputc('"', pr->f);
+		jw_escape(pr->f, (const char *)p);
+		fputc('"', pr->f);
+	} else {
+		fputc('"', pr->f);
+		for (size_t i = 0; i < n; i++) {
+			if (p[i] == '"' || p[i] == '\\')
+				fputc('\\', pr->f);
+			fputc(p[i], pr->f);
+		}
+		fputc('"', pr->f);
+	}
+	return true;
+}
+
 static void put_array(struct printer *pr, const struct btf_type *t, const uint8_t *p, int depth)
 {
 	const struct btf_array *a = btf_array(t);
@@ -193,6 +231,8 @@ static void put_array(struct printer *pr, const struct btf_type *t, const uint8_
 		pr->bad = true;
 		return;
 	}
+	if (put_string(pr, a, p))
+		return;
 	fputc(pr->json ? '[' : '{', pr->f);
 	for (uint32_t i = 0; i < a->nelems && !pr->bad; i++) {
 		put_name(pr, NULL, &first);
@@ -220,12 +260,38 @@ static void put_datasec(struct printer *pr, const struct btf_type *t, const uint
 	fputc('}', pr->f);
 }
 
+/* A struct, union, array or data section (never a bitfield); false for
+ * another type. */
+static bool put_aggregate(struct printer *pr, const struct btf_type *t, const uint8_t *p,
+                          uint32_t bit_off, uint32_t bits, int depth)
+{
+	bool first = true;
+
+	if (bit_off % 8 || bits)
+		return false;
+	p += bit_off / 8;
+	if (btf_is_struct(t) || btf_is_union(t)) {
+		fputc('{', pr->f);
+		put_members(pr, t, p, &first, depth);
+		fputc('}', pr->f);
+		return true;
+	}
+	if (btf_is_array(t)) {
+		put_array(pr, t, p, depth);
+		return true;
+	}
+	if (btf_is_datasec(t)) {
+		put_datasec(pr, t, p, depth);
+		return true;
+	}
+	return false;
+}
+
 static void put_type(struct printer *pr, uint32_t id, const uint8_t *p, uint32_t bit_off,
                      uint32_t bits, int depth)
 {
 	int rid = btf__resolve_type(pr->btf, id);
 	const struct btf_type *t = rid >= 0 ? btf__type_by_id(pr->btf, (uint32_t)rid) : NULL;
-	bool first = true;
 
 	if (!t || depth > MAX_DEPTH || p >= pr->end) {
 		pr->bad = true;
@@ -238,17 +304,7 @@ static void put_type(struct printer *pr, uint32_t id, const uint8_t *p, uint32_t
 	} else if (btf_is_ptr(t)) {
 		fprintf(pr->f, pr->json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64,
 		        read_bits(pr, p, bit_off, 64));
-	} else if (bit_off % 8 || bits) {
-		pr->bad = true; /* a bitfield of another type */
-	} else if (btf_is_struct(t) || btf_is_union(t)) {
-		fputc('{', pr->f);
-		put_members(pr, t, p + bit_off / 8, &first, depth);
-		fputc('}', pr->f);
-	} else if (btf_is_array(t)) {
-		put_array(pr, t, p + bit_off / 8, depth);
-	} else if (btf_is_datasec(t)) {
-		put_datasec(pr, t, p, depth);
-	} else {
+	} else if (!put_aggregate(pr, t, p, bit_off, bits, depth)) {
 		pr->bad = true; /* float, enum64, func ...: left to the hex form */
 	}
 }

@@ -20,8 +20,8 @@ struct cli_btf *cli_btf_open(const char *path);
 void cli_btf_close(struct cli_btf *b);
 /* The BTF type ids of map @map's key and value, each 0 where it has none
  * of exactly @key_size / @value_size bytes. */
-void cli_btf_map_types(const struct cli_btf *b, const char *map, size_t key_size,
-                       size_t value_size, uint32_t *key_id, uint32_t *value_id);
+void cli_btf_map_types(const struct cli_btf *b, const char *map, size_t key_size, size_t value_size,
+                       uint32_t *key_id, uint32_t *value_id);
 /* @data, of type @id and @size bytes, on @f: JSON when @json, else a C
  * initializer ({.a = 1, .b = {2, 3}}). Returns 0, or -1 (nothing written)
  * when the type is not one it can print. */

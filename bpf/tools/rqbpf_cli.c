@@ -52,12 +52,13 @@ static const struct {
     [VERB_LIST] = {"list", "OBJ",
                    "Print the object's programs (section and instructions, or why one cannot\n"
                    "be linked) and maps (type, key and value sizes, entries)."},
-    [VERB_RUN] = {"run",
-                  "OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]\n"
-                  "                 [--set MAP:KEY=HEXVALUE]... [--dump MAP]... [--ringbuf MAP[:FILE]]\n"
-                  "                 [ctx_in FILE] [ctx_out FILE] [repeat R]",
-                  "Load and verify program NAME alone, run it R times on each of N threads,\n"
-                  "print each distinct return value's count and the median ns per run."},
+    [VERB_RUN] =
+        {"run",
+         "OBJ --prog NAME [--threads N] [--repeat R] [--no-verify]\n"
+         "                 [--set MAP:KEY=HEXVALUE]... [--dump MAP]... [--ringbuf MAP[:FILE]]\n"
+         "                 [ctx_in FILE] [ctx_out FILE] [repeat R]",
+         "Load and verify program NAME alone, run it R times on each of N threads,\n"
+         "print each distinct return value's count and the median ns per run."},
     [VERB_VERIFY] = {"verify", "OBJ [--prog NAME]... [-v]",
                      "Verify each program (or those named) with the kernel's rules and messages."},
     [VERB_DUMP] = {"dump", "OBJ --map NAME...",
@@ -139,6 +140,7 @@ __attribute__((format(printf, 1, 2))) static void cli_error(const char *fmt, ...
 	va_list ap;
 
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (!json) {
@@ -819,6 +821,7 @@ __attribute__((format(printf, 1, 2))) static void run_error(const char *fmt, ...
 	va_list ap;
 
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (run_doc_open)
@@ -924,7 +927,7 @@ static int run_threads(const struct rqbpf_prog *prog, long nthreads, long repeat
  * :FILE written to FILE as a 4-byte little-endian size and the bytes. */
 struct ring_reader {
 	char map[64];
-	FILE *out; /* NULL: print */
+	FILE *out;     /* NULL: print */
 	FILE *records; /* -j: the records' JSON strings, comma-separated */
 	char *records_buf;
 	size_t records_len;
@@ -984,7 +987,8 @@ static int ring_start(struct rqbpf_object *obj, const char *spec, struct ring_re
 		cli_error("%s: %s", colon + 1, strerror(errno));
 		return 1;
 	}
-	if (json && !rr->out && !(rr->records = open_memstream(&rr->records_buf, &rr->records_len))) {
+	if (json && !rr->out &&
+	    !(rr->records = open_memstream(&rr->records_buf, &rr->records_len))) {
 		cli_error("%s", "out of memory");
 		return 1;
 	}
@@ -1060,7 +1064,8 @@ static int read_ctx_in(const char *path, struct run_ctx *c)
 	extra = fgetc(f);
 	fclose(f);
 	if (extra != EOF) {
-		cli_error("ctx_in %s: larger than the program's context (%zu bytes)", path, c->size);
+		cli_error("ctx_in %s: larger than the program's context (%zu bytes)", path,
+		          c->size);
 		return 2;
 	}
 	(void)n; /* shorter: zeros past it (calloc) */
@@ -1086,7 +1091,8 @@ static int run_with_ctx(const struct rqbpf_prog *prog, const struct options *o)
 	int ret = 0;
 
 	if ((o->ctx_in || o->ctx_out) && !c.size) {
-		cli_error("%s: the program's type has no context", o->ctx_in ? "ctx_in" : "ctx_out");
+		cli_error("%s: the program's type has no context",
+		          o->ctx_in ? "ctx_in" : "ctx_out");
 		return 2;
 	}
 	c.init = calloc(1, c.size + 1);
@@ -1182,7 +1188,8 @@ static int global_options(int argc, char **argv, int *rc)
 			return -1;
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
 			if (json)
-				printf("{\"name\":\"rqbpf\",\"version\":\"%s\"}\n", rqbpf_version());
+				printf("{\"name\":\"rqbpf\",\"version\":\"%s\"}\n",
+				       rqbpf_version());
 			else
 				printf("rqbpf %s\n", rqbpf_version());
 			return -1;
