@@ -198,7 +198,7 @@ static bool put_string(struct printer *pr, const struct btf_array *a, const uint
 	const char *name = e ? btf__name_by_offset(pr->btf, e->name_off) : NULL;
 	size_t n = 0;
 
-	if (!e || !btf_is_int(e) || e->size != 1 || !name || strcmp(name, "char") ||
+	if (!e || !btf_is_int(e) || e->size != 1 || !name || strcmp(name, "char") != 0 ||
 	    a->nelems > (size_t)(pr->end - p))
 		return false;
 	while (n < a->nelems && p[n] >= 0x20 && p[n] < 0x7f)
