@@ -82,10 +82,8 @@ static void run_cells(const struct config *cfg, struct sweep *s)
 			for (int j = 0; j < s->nl; j++) {
 				int l = (j + rep + t) % s->nl;
 				struct run_result r;
-				if (cfg->progress)
-					fprintf(stderr, "\r  sweep rep %d/%d  threads %3d  %-14s",
-					        rep + 1, s->reps, cfg->threads[t],
-					        cfg->locks[l]->name);
+				progress(cfg, "sweep rep %d/%d  threads %3d  %-14s", rep + 1,
+				         s->reps, cfg->threads[t], cfg->locks[l]->name);
 				if (torture_run(&c, cfg->locks[l], cfg->threads[t], &r) != 0) {
 					fprintf(stderr, "rqtorture: run failed to start\n");
 					exit(1);
@@ -96,8 +94,7 @@ static void run_cells(const struct config *cfg, struct sweep *s)
 				s->violations[t * s->nl + l] += r.violations + r.lost_updates;
 				run_result_free(&r);
 			}
-	if (cfg->progress)
-		fprintf(stderr, "\r%*s\r", 70, "");
+	progress_end(cfg);
 }
 
 static void print_tput_table(FILE *f, const struct config *cfg, const struct sweep *s)

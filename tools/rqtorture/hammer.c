@@ -532,16 +532,14 @@ static int bench_hammer_gaps(const struct config *cfg)
 		for (int g = 0; g < cfg->gaps; g++)
 			for (int j = 0; j < nl; j++) {
 				int l = (j + rep + g) % nl;
-				if (cfg->progress)
-					fprintf(stderr, "\r  hammer rep %d/%d gap %d  %-14s",
-					        rep + 1, reps, g, cfg->locks[l]->name);
+				progress(cfg, "hammer rep %d/%d gap %d  %-14s", rep + 1, reps, g,
+				         cfg->locks[l]->name);
 				size_t c = cell(cfg, g, l, rep);
 
 				ns[c] = hammer_once(cfg, cfg->locks[l], threads, g, &bad[l],
 				                    &pre[l], &per_ho[c]);
 			}
-	if (cfg->progress)
-		fprintf(stderr, "\r%*s\r", 60, "");
+	progress_end(cfg);
 	for (int l = 0; l < nl; l++)
 		ok &= bad[l] == 0;
 	if (!cfg->quiet) {
@@ -575,14 +573,12 @@ int bench_hammer(const struct config *cfg)
 	for (int rep = 0; rep < reps; rep++)
 		for (int j = 0; j < nl; j++) {
 			int l = (j + rep) % nl;
-			if (cfg->progress)
-				fprintf(stderr, "\r  hammer rep %d/%d  %-14s", rep + 1, reps,
-				        cfg->locks[l]->name);
+			progress(cfg, "hammer rep %d/%d  %-14s", rep + 1, reps,
+			         cfg->locks[l]->name);
 			ns[(size_t)l * (size_t)reps + (size_t)rep] =
 			    hammer_once(cfg, cfg->locks[l], threads, -1, &bad[l], &pre[l], NULL);
 		}
-	if (cfg->progress)
-		fprintf(stderr, "\r%*s\r", 50, "");
+	progress_end(cfg);
 	for (int l = 0; l < nl; l++)
 		ok &= bad[l] == 0;
 	if (!cfg->quiet) {
