@@ -423,13 +423,15 @@ int bench_uncontended(const struct config *cfg)
 			row_of(ns, l, reps)[rep] = time_pairs(cfg, cfg->locks[l], &errors);
 		}
 	if (!cfg->quiet)
-		fprintf(cfg->text,
-		        "\nUncontended lock+unlock pair%s, ns (median of %d interleaved runs of "
-		        "%llu pairs, one thread);\nratios: medians of the paired per-run ratios\n"
-		        "%-20s %7s %8s %8s %8s %8s\n",
-		        cfg->tight ? ", tight loop (direct calls)" : "", reps,
-		        (unsigned long long)cfg->iters, "lock", "median", "min", "max", "vs ql",
-		        "vs pspin");
+		fprintf(
+		    cfg->text,
+		    "\nUncontended lock+unlock pair%s, ns (median of %d interleaved runs of "
+		    "%llu pairs, one thread);\nvs: medians of the paired per-run time ratios, lock "
+		    "ns / reference ns (below 1 the lock is faster)\n"
+		    "%-20s %7s %8s %8s %8s %8s\n",
+		    cfg->tight ? ", tight loop (direct calls)" : "", reps,
+		    (unsigned long long)cfg->iters, "lock", "median", "min", "max", "vs ql",
+		    "vs pspin");
 	if (csv)
 		fprintf(csv, "lock,median_ns,min_ns,max_ns,ratio_vs_ql,ratio_vs_pthread_spin\n");
 	if (json) {
