@@ -238,6 +238,8 @@ hammer() {
 		--csv "$out/hammer.csv" --json "$out/hammer.json"
 	if [ "$with_experiments" != 1 ]; then
 		echo "(the hammer's gap scan and the held-table and unlock experiments: bench.sh --experiments)"
+		# an earlier run's, which the report and --publish would take for this one's
+		rm -f "$out"/hammer-gaps.* "$out"/hammer-table.* "$out"/hammer-unlock.*
 		return
 	fi
 	# The same loop with 0..15 nops after each unlock: how much of the
