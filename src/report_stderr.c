@@ -262,7 +262,7 @@ static const char *event_name(enum rqspinlock_event ev)
 }
 
 /* "rqspinlock: AA deadlock (-EDEADLK) on lock 0x... (foo_lock), tid T,
- * at file.c:42 in fn" and, for a cycle, the number of other members. */
+ * in FUNCTION at FILE:LINE" and, for a cycle, how many other members. */
 static void put_summary(struct rq_buf *b, const struct rqspinlock_report *r, uint32_t first,
                         bool syms)
 {
