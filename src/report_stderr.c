@@ -179,8 +179,10 @@ static bool own_frame(const struct rq_symbol *s)
 		for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 			if (strncmp(s->file + root, dirs[i], strlen(dirs[i])) == 0)
 				return true;
+	/* ... and a sanitizer's backtrace() interceptor, where it has one */
 	return s->name &&
-	       (strncmp(s->name, "res_spin_", 9) == 0 || strncmp(s->name, "rq_", 3) == 0);
+	       (strncmp(s->name, "res_spin_", 9) == 0 || strncmp(s->name, "rq_", 3) == 0 ||
+	        strncmp(s->name, "__interceptor_", 14) == 0);
 }
 
 /* The first frame that is not the library's own. */

@@ -3,11 +3,10 @@
  * Layer 0, symbols for the stock reporter (symbolize.h), with elfutils'
  * libdwfl: the process's modules from /proc/self/maps, each one's symbol
  * table (static symbols included: a `static struct rqspinlock foo_lock` is
- * named) and, where it has DWARF (or its debug file is installed), its line
- * table. libdw.so.1 is loaded with dlopen() on the first report that asks
- * for symbols, so the library links nothing more; without it (or built
- * without libdw-dev's headers: RQ_HAVE_LIBDW unset) every lookup fails and
- * the report prints addresses and the names dladdr() knows.
+ * named) and, where its file has DWARF (built with -g), its line table. libdw.so.1 is loaded with
+ * dlopen() on the first report that asks for symbols, so the library links nothing more; without it
+ * (or built without libdw-dev's headers: RQ_HAVE_LIBDW unset) every lookup fails and the report
+ * prints addresses and the names dladdr() knows.
  *
  * Not async-signal-safe (malloc, files, the dynamic loader): the stock
  * reporter calls it only where the failing call did not come from a signal
@@ -48,6 +47,29 @@ static struct {
 static Dwfl *rq_dwfl;
 static int rq_dw_state; /* 0 not tried, 1 loaded, -1 unavailable */
 
+/*
+ * Separate debug files (/usr/lib/debug, a distribution's -dbg packages) are
+ * not looked for: reading libc's takes a third of a second, and the report
+ * is made while the failing thread still holds its other locks, which
+ * other threads may be waiting for. The program's own debug information
+ * (built with -g) is in its file and is read; a library without it is
+ * named by its symbol table.
+ */
+static int no_separate_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                                 Dwarf_Addr base, const char *file, const char *debuglink,
+                                 GElf_Word crc, char **debuginfo_file_name)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file;
+	(void)debuglink;
+	(void)crc;
+	(void)debuginfo_file_name;
+	return -1;
+}
+
 #define DW_SYM(field, name) ((*(void **)&dw.field = dlsym(lib, name)) != NULL)
 
 static bool load_libdw(void)
@@ -65,11 +87,11 @@ static bool load_libdw(void)
 	      DW_SYM(report_end, "dwfl_report_end") && DW_SYM(addrmodule, "dwfl_addrmodule") &&
 	      DW_SYM(addrinfo, "dwfl_module_addrinfo") && DW_SYM(module_info, "dwfl_module_info") &&
 	      DW_SYM(getsrc, "dwfl_module_getsrc") && DW_SYM(lineinfo, "dwfl_lineinfo") &&
-	      DW_SYM(callbacks.find_elf, "dwfl_linux_proc_find_elf") &&
-	      DW_SYM(callbacks.find_debuginfo, "dwfl_standard_find_debuginfo"))) {
+	      DW_SYM(callbacks.find_elf, "dwfl_linux_proc_find_elf"))) {
 		dlclose(lib);
 		return false;
 	}
+	dw.callbacks.find_debuginfo = no_separate_debuginfo;
 	dw.callbacks.debuginfo_path = &dw.debuginfo_path;
 	rq_dwfl = dw.begin(&dw.callbacks);
 	if (!rq_dwfl)
