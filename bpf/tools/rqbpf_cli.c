@@ -133,7 +133,13 @@ struct options {
 static bool json;
 static struct jw jw;
 
-/* An error: "rqbpf: MESSAGE" on stderr, or {"error":"MESSAGE"} with -j. */
+/* With -j, run's document: {"prog":..,"threads":..,"repeat":..,"runs":..,
+ * "ns_per_run":..,"retvals":[{"retval":..,"count":..}],"faults":..}, then
+ * "ringbuf" and "maps" as asked; opened here, closed by cmd_run(). */
+static bool run_doc_open;
+
+/* An error: "rqbpf: MESSAGE" on stderr, or with -j {"error":"MESSAGE"}, in
+ * run's document once it is open. */
 __attribute__((format(printf, 1, 2))) static void cli_error(const char *fmt, ...)
 {
 	char msg[512];
@@ -145,6 +151,10 @@ __attribute__((format(printf, 1, 2))) static void cli_error(const char *fmt, ...
 	va_end(ap);
 	if (!json) {
 		fprintf(stderr, "rqbpf: %s\n", msg);
+		return;
+	}
+	if (run_doc_open) {
+		jw_string_field(&jw, "error", msg);
 		return;
 	}
 	jw_init(&jw, stdout);
@@ -809,27 +819,6 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* With -j, run's document: {"prog":..,"threads":..,"repeat":..,"runs":..,
- * "ns_per_run":..,"retvals":[{"retval":..,"count":..}],"faults":..}, then
- * "ringbuf" and "maps" as asked; opened here, closed by cmd_run(). */
-static bool run_doc_open;
-
-/* An error of run: on stderr, or in run's document once it is open. */
-__attribute__((format(printf, 1, 2))) static void run_error(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (run_doc_open)
-		jw_string_field(&jw, "error", msg);
-	else
-		cli_error("%s", msg);
-}
-
 static void report_json(const struct worker *sum, long nthreads, long repeat, uint32_t median)
 {
 	jw_int_field(&jw, "threads", nthreads);
@@ -1080,7 +1069,7 @@ static int write_ctx_out(const char *path, const struct run_ctx *c)
 	if (f && fclose(f))
 		ok = false;
 	if (!ok)
-		run_error("ctx_out %s: %s", path, strerror(errno));
+		cli_error("ctx_out %s: %s", path, strerror(errno));
 	return ok ? 0 : 1;
 }
 
