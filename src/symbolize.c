@@ -41,6 +41,11 @@ static struct {
 	__typeof__(&dwfl_module_info) module_info;
 	__typeof__(&dwfl_module_getsrc) getsrc;
 	__typeof__(&dwfl_lineinfo) lineinfo;
+	__typeof__(&dwfl_module_nextcu) nextcu;
+	__typeof__(&dwarf_haspc) haspc;
+	__typeof__(&dwarf_getsrc_die) getsrc_die;
+	__typeof__(&dwarf_lineno) lineno;
+	__typeof__(&dwarf_linesrc) linesrc;
 	Dwfl_Callbacks callbacks;
 	char *debuginfo_path;
 } dw;
@@ -87,6 +92,9 @@ static bool load_libdw(void)
 	      DW_SYM(report_end, "dwfl_report_end") && DW_SYM(addrmodule, "dwfl_addrmodule") &&
 	      DW_SYM(addrinfo, "dwfl_module_addrinfo") && DW_SYM(module_info, "dwfl_module_info") &&
 	      DW_SYM(getsrc, "dwfl_module_getsrc") && DW_SYM(lineinfo, "dwfl_lineinfo") &&
+	      DW_SYM(nextcu, "dwfl_module_nextcu") && DW_SYM(haspc, "dwarf_haspc") &&
+	      DW_SYM(getsrc_die, "dwarf_getsrc_die") && DW_SYM(lineno, "dwarf_lineno") &&
+	      DW_SYM(linesrc, "dwarf_linesrc") &&
 	      DW_SYM(callbacks.find_elf, "dwfl_linux_proc_find_elf"))) {
 		dlclose(lib);
 		return false;
@@ -126,6 +134,27 @@ bool rq_symbols_begin(void)
 	return false;
 }
 
+/*
+ * The source line of @a when libdwfl's lookup found none: elfutils before
+ * 0.191 finds an address's unit through .debug_aranges only, which clang
+ * does not emit by default (DWARF 5); look through the units instead.
+ */
+static const char *line_by_units(Dwfl_Module *mod, Dwarf_Addr a, int *line)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = NULL;
+
+	while ((cu = dw.nextcu(mod, cu, &bias)) != NULL) {
+		Dwarf_Line *l;
+
+		if (dw.haspc(cu, a - bias) <= 0)
+			continue;
+		l = dw.getsrc_die(cu, a - bias);
+		return l && dw.lineno(l, line) == 0 ? dw.linesrc(l, NULL, NULL) : NULL;
+	}
+	return NULL;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *slash = path ? strrchr(path, '/') : NULL;
@@ -160,6 +189,8 @@ bool rq_symbol_of(const void *addr, bool code, struct rq_symbol *out)
 	line = code ? dw.getsrc(mod, a) : NULL;
 	if (line)
 		out->file = dw.lineinfo(line, NULL, &out->line, NULL, NULL, NULL);
+	else if (code)
+		out->file = line_by_units(mod, a, &out->line);
 	return true;
 }
 
