@@ -484,8 +484,13 @@ typedef void (*rqspinlock_report_fn)(const struct rqspinlock_report *report, voi
 void res_spin_set_report_hook(rqspinlock_report_fn fn, void *arg);
 
 /**
- * @brief The stock reporter: formats @p report to stderr with write(2) only
- * (async-signal-safe), including the stack trace when one was captured.
+ * @brief The stock reporter: @p report on stderr, a one-line summary first
+ * (event, lock and its symbol, thread, function and file:line), then what
+ * this thread and each cycle member hold and wait for, then the stack
+ * trace, symbolized with file:line where elfutils' libdw (loaded with
+ * dlopen() when needed) can be used: not in a signal handler, where the
+ * report is formatted without allocation and written with write(2) only,
+ * with addresses (async-signal-safe).
  *
  * A stderr whose reader has gone loses the report, nothing more: SIGPIPE
  * is blocked during the writes and one they raise is discarded (a SIGPIPE

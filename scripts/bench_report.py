@@ -148,8 +148,36 @@ def maps(out):
     return res
 
 
+def bpf_runs(out):
+    """bpf-raw.csv: {(variant, threads): {rep: runs/s}}, or None."""
+    rows = read_csv(out, "bpf-raw.csv")
+    if rows is None:
+        return None
+    v = {}
+    for r in rows:
+        v.setdefault((r["variant"], int(r["threads"])), {})[r["rep"]] = float(r["runs_per_s"])
+    return v
+
+
 def bpf(out):
-    """bpf.txt's table: threads, runs/s of rqbpf, C and the kernel (0: not run)."""
+    """rqbpf's runs/s over plain C's and the kernel's, per thread count:
+    paired by repetition from bpf-raw.csv (with spreads), else the medians
+    of bpf.txt's table (threads, runs/s of rqbpf, C and the kernel; 0: not
+    run)."""
+    runs = bpf_runs(out)
+    if runs is not None:
+        res = []
+        for t in sorted({t for (_, t) in runs}):
+            rq = runs.get(("rqbpf", t), {})
+            for vs, name in (("plain C", "C"), ("kernel BPF", "kernel")):
+                o = runs.get((name, t), {})
+                keys = sorted(set(rq) & set(o))
+                if not keys:
+                    continue
+                m, lo, hi = paired([rq[k] for k in keys], [o[k] for k in keys], True)
+                res.append(row("bpf", "lock+increment+unlock program", t, "rqbpf", vs, m, lo, hi,
+                               "%.2f" % (statistics.median(rq.values()) / 1e6), "M runs/s"))
+        return res
     path = os.path.join(out, "bpf.txt")
     if not os.path.exists(path):
         return []
@@ -207,7 +235,7 @@ def fmt_ratio(r):
 def headline(rows):
     """Uncontended and hammer against each peer, the sweep at 1 thread and at
     its most threads, the drop-in uncontended and at its most threads, rqbpf
-    against the kernel, and every row of an extension file."""
+    against the kernel (as root) and plain C on one thread, and every row of an extension file."""
     def most(sec):
         ts = [int(r["threads"]) for r in rows if r["section"] == sec]
         return max(ts) if ts else None
@@ -218,7 +246,7 @@ def headline(rows):
         if (sec in ("uncontended", "hammer") and r["subject"] == SUBJECT) or \
            (sec == "sweep" and t in (one, str(top_sweep))) or \
            (sec == "dropin" and (r["measure"] == "uncontended pair" or t == str(top_drop))) or \
-           (sec == "bpf" and r["vs"] == "kernel BPF" and t == one) or \
+           (sec == "bpf" and t == one) or \
            sec not in ("uncontended", "hammer", "sweep", "dropin", "maps", "bpf", "recovery"):
             pick.append(r)
     return pick
@@ -377,8 +405,27 @@ def plots(out, rows):
                    "pthread drop-in / glibc pthread_spin throughput (> 1: drop-in faster)",
                    "threads", "speed ratio drop-in / glibc", ratio_series("dropin", "drop-in"),
                    ref=1))
+    runs = bpf_runs(out)
+    if runs:
+        names = [("rqbpf", "rqbpf"), ("plain C", "C"), ("kernel BPF", "kernel")]
+        series = [(label, [(t, statistics.median(v.values()) / 1e6, min(v.values()) / 1e6,
+                            max(v.values()) / 1e6)
+                           for (n, t), v in sorted(runs.items(), key=lambda kv: kv[0][1])
+                           if n == name and v])
+                  for label, name in names]
+        add("report-bpf.png", "The BPF program's runs per second: rqbpf, the same in plain C, "
+            "and the kernel's BPF_PROG_TEST_RUN (root only): medians, bars from the slowest to "
+            "the fastest repetition.",
+            lines_plot(os.path.join(out, "report-bpf.png"),
+                       "BPF lock+increment+unlock program: runs/s (medians; bars: min-max)",
+                       "threads", "million runs per second", series))
+        add("report-bpf-ratio.png", "rqbpf's runs per second over plain C's and the kernel's, "
+            "per thread count (paired repetitions; above 1: rqbpf is faster).",
+            lines_plot(os.path.join(out, "report-bpf-ratio.png"),
+                       "rqbpf runs/s / other runs/s (> 1: rqbpf faster)", "threads",
+                       "speed ratio rqbpf / other", ratio_series("bpf", "rqbpf"), ref=1))
     bp = [r for r in rows if r["section"] == "bpf"]
-    if bp:
+    if bp and runs is None:
         ts = sorted({int(r["threads"]) for r in bp})
         rq = {int(r["threads"]): num(r["value"]) for r in bp}
         series = [("rqbpf", [(t, rq[t], None, None) for t in ts])]

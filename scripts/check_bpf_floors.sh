@@ -20,7 +20,7 @@ floor_of() {
 	bpf/src/runtime.[ch] | bpf/src/interp.c | bpf/src/helpers.c | bpf/src/test_run.c) echo 5 ;;
 	bpf/src/loader_*.[ch]) echo 6 ;;
 	bpf/src/object.c | bpf/src/version.c) echo 7 ;; # the public API
-	bpf/tools/*.c | bpf/bench/*.c) echo 8 ;;
+	bpf/tools/*.[ch] | bpf/bench/*.c) echo 8 ;;
 	maps/src/words.[ch] | maps/src/sys.h) echo 10 ;; # element words, system services
 	maps/src/fork_gate.[ch]) echo 11 ;;
 	maps/src/readers.[ch]) echo 12 ;;  # registration, read-side sections

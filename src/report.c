@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Layer 6, failed acquisitions: undo (layer 3), count (layer 0), report
- * (with detection's snapshots, layer 4).
+ * (with detection's snapshots, layer 4) to the hook in force; the stock
+ * reporter is report_stderr.c.
  *
  * The report hook runs on the failing thread after the attempt has been
  * undone (held entry and wait record gone, queue node released) and before
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "slowpath.h"
+#include "symbolize.h"
 
 struct rq_hook {
 	rqspinlock_report_fn fn;
@@ -150,6 +152,7 @@ static void hook_after_fork_child(void)
 {
 	uint32_t seq = atomic_load_explicit(&rq_hook_seq, memory_order_relaxed);
 
+	rq_symbols_after_fork_child();
 	/* relaxed: the child has one thread */
 	if (seq & 1) {
 		atomic_store_explicit(&rq_hook_fn, NULL, memory_order_relaxed);
@@ -308,193 +311,4 @@ int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
 	if (hooked)
 		call_hook(&h, t, lock, held_idx, err, cycle);
 	return err;
-}
-
-/* ---- the stock reporter: write(2) only ---- */
-
-struct rq_buf {
-	char s[4096];
-	size_t n;
-};
-
-static void put_str(struct rq_buf *b, const char *s)
-{
-	while (*s && b->n < sizeof(b->s))
-		b->s[b->n++] = *s++;
-}
-
-static void put_num(struct rq_buf *b, uint64_t v, unsigned base)
-{
-	char tmp[24];
-	int i = 0;
-
-	do {
-		tmp[i++] = "0123456789abcdef"[v % base];
-		v /= base;
-	} while (v);
-	if (base == 16)
-		put_str(b, "0x");
-	while (i > 0 && b->n < sizeof(b->s))
-		b->s[b->n++] = tmp[--i];
-}
-
-static void put_thread(struct rq_buf *b, const char *role, const struct rqspinlock_thread_info *ti)
-{
-	put_str(b, role);
-	put_str(b, " tid ");
-	put_num(b, (uint64_t)(uint32_t)ti->tid, 10);
-	put_str(b, " waits for ");
-	put_num(b, (uintptr_t)ti->waits_for, 16);
-	put_str(b, ", holds [");
-	for (uint32_t i = 0; i < ti->nr_held; i++) {
-		if (i)
-			put_str(b, " ");
-		put_num(b, (uintptr_t)ti->held[i], 16);
-	}
-	put_str(b, "]\n");
-}
-
-static const char *state_name(char state)
-{
-	switch (state) {
-	case 'R':
-		return "running or runnable";
-	case 'S':
-	case 'D':
-		return "sleeping";
-	case 'T':
-	case 't':
-		return "stopped";
-	case 'Z':
-	case 'X':
-		return "exiting";
-	}
-	return "state unreadable";
-}
-
-static void put_ms(struct rq_buf *b, uint64_t ns)
-{
-	put_num(b, ns / 1000000, 10);
-	put_str(b, ".");
-	put_num(b, ns / 100000 % 10, 10);
-	put_str(b, " ms");
-}
-
-static void put_owner(struct rq_buf *b, const struct rqspinlock_owner_info *o)
-{
-	if (!o->tid) {
-		put_str(b, "  owner: not identified (no held-table entry names it)\n");
-		return;
-	}
-	put_str(b, "  owner: slot ");
-	put_num(b, o->slot, 10);
-	put_str(b, " tid ");
-	put_num(b, (uint64_t)(uint32_t)o->tid, 10);
-	put_str(b, ", ");
-	put_str(b, state_name(o->state));
-	if (o->window_ns) {
-		put_str(b, "; in the last ");
-		put_ms(b, o->window_ns);
-		put_str(b, " of the wait: on CPU ");
-		put_ms(b, o->on_cpu_ns);
-		put_str(b, ", waiting for a CPU ");
-		put_ms(b, o->run_queue_ns);
-	}
-	put_str(b, "\n");
-}
-
-static const char *event_name(enum rqspinlock_event ev)
-{
-	switch (ev) {
-	case RQSPINLOCK_EV_AA:
-		return "AA deadlock";
-	case RQSPINLOCK_EV_ABBA:
-		return "ABBA deadlock";
-	case RQSPINLOCK_EV_CYCLE:
-		return "waits-for cycle";
-	case RQSPINLOCK_EV_TIMEOUT:
-		return "timeout";
-	}
-	return "failure";
-}
-
-/*
- * SIGPIPE held off for the stock reporter's writes: a stderr whose reader
- * has gone must cost the report, not the process (SIGPIPE's default action
- * ends it). The signal is blocked around the writes; when one failed with
- * EPIPE and no SIGPIPE was pending before, the one it raised is taken back
- * before the mask is restored (sigtimedwait() with a zero timeout: not on
- * POSIX's async-signal-safe list, but on Linux one system call, like the
- * mask changes around it; cancellation is off during the hook).
- */
-struct rq_sigpipe {
-	sigset_t set, old;
-	bool was_pending, raised;
-};
-
-static bool sigpipe_pending(void)
-{
-	sigset_t pending;
-
-	return sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
-}
-
-static void sigpipe_hold(struct rq_sigpipe *p)
-{
-	sigemptyset(&p->set);
-	sigaddset(&p->set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &p->set, &p->old);
-	p->was_pending = sigpipe_pending();
-}
-
-static void sigpipe_release(struct rq_sigpipe *p)
-{
-	static const struct timespec now = {0, 0};
-
-	if (p->raised && !p->was_pending && sigpipe_pending())
-		sigtimedwait(&p->set, NULL, &now);
-	pthread_sigmask(SIG_SETMASK, &p->old, NULL);
-}
-
-/* All @n bytes of @s to @fd; false when the descriptor fails. */
-static bool write_all(int fd, const char *s, size_t n)
-{
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(fd, s + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		off += (size_t)w;
-	}
-	return true;
-}
-
-RQ_EXPORT void res_spin_report_stderr(const struct rqspinlock_report *r, void *arg)
-{
-	struct rq_buf b = {.n = 0};
-	struct rq_sigpipe guard;
-
-	(void)arg;
-	put_str(&b, "rqspinlock: ");
-	put_str(&b, event_name(r->event));
-	put_str(&b, r->error == -EDEADLK ? " (-EDEADLK)" : " (-ETIMEDOUT)");
-	put_str(&b, " on lock ");
-	put_num(&b, (uintptr_t)r->lock, 16);
-	put_str(&b, r->nested ? " in a nested context\n" : "\n");
-	put_thread(&b, "  this thread:", &r->self);
-	for (uint32_t i = 0; i < r->nr_peers; i++)
-		put_thread(&b, "  cycle member:", &r->peers[i]);
-	if (r->event == RQSPINLOCK_EV_TIMEOUT)
-		put_owner(&b, &r->owner);
-	if (r->nr_frames)
-		put_str(&b, "  stack:\n");
-	sigpipe_hold(&guard);
-	errno = 0;
-	if (write_all(STDERR_FILENO, b.s, b.n) && r->nr_frames)
-		/* Symbolizes without malloc, straight to the descriptor. */
-		backtrace_symbols_fd((void *const *)r->frames, (int)r->nr_frames, STDERR_FILENO);
-	guard.raised = errno == EPIPE;
-	sigpipe_release(&guard);
 }

@@ -11,7 +11,7 @@
  * Interleaved (each rep runs every variant at every thread count), repeated,
  * medians of runs/s. Then the interpreter's ns per instruction on alu_loop.
  *
- *   rqbpfbench OBJ [--threads 1,2,4,8] [--reps 5] [--duration 0.3]
+ *   rqbpfbench OBJ [--threads 1,2,4,8] [--reps 5] [--duration 0.3] [--csv FILE]
  *   rqbpfbench OBJ --callgrind rqbpf|rqbpf-spin|C [--iters N]
  *       N runs on one thread inside cg_region(), for
  *       valgrind --tool=callgrind --toggle-collect=cg_region (instructions per run)
@@ -243,6 +243,27 @@ static void print_table(const int *threads, int nt, double res[][NV][MAX_REPS], 
 	printf("\n");
 }
 
+/* --csv FILE: every run, "threads,variant,rep,runs_per_s" (before the
+ * medians sort them), for the report's spreads and error bars. */
+static int write_csv(const char *path, const int *threads, int nt, double res[][NV][MAX_REPS],
+                     int reps)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "rqbpfbench: %s: cannot write\n", path);
+		return -1;
+	}
+	fprintf(f, "threads,variant,rep,runs_per_s\n");
+	for (int t = 0; t < nt; t++)
+		for (int v = 0; v < NV; v++)
+			for (int r = 0; r < reps; r++)
+				if (res[t][v][r] > 0)
+					fprintf(f, "%d,%s,%d,%.0f\n", threads[t], vname[v], r + 1,
+					        res[t][v][r]);
+	return fclose(f) ? -1 : 0;
+}
+
 static int parse_threads(const char *s, int *t)
 {
 	int n = 0;
@@ -261,7 +282,7 @@ int main(int argc, char **argv)
 {
 	int threads[16] = {1, 2, 4, 8}, nt = 4, reps = 5;
 	double secs = 0.3, res[16][NV][MAX_REPS];
-	const char *cg = NULL;
+	const char *cg = NULL, *csv = NULL;
 	long iters = 100000;
 	struct rqbpf_error err;
 	struct bpf_object *ko = NULL;
@@ -278,10 +299,13 @@ int main(int argc, char **argv)
 			cg = argv[i + 1];
 		else if (!strcmp(argv[i], "--iters"))
 			iters = atol(argv[i + 1]);
+		else if (!strcmp(argv[i], "--csv"))
+			csv = argv[i + 1];
 	}
 	if (argc < 2 || nt < 1 || reps < 1 || reps > MAX_REPS || secs <= 0) {
 		fprintf(stderr,
-		        "usage: rqbpfbench OBJ [--threads 1,2,4] [--reps 5] [--duration 0.3]\n");
+		        "usage: rqbpfbench OBJ [--threads 1,2,4] [--reps 5] [--duration 0.3] "
+		        "[--csv FILE]\n");
 		return 2;
 	}
 	if (rqbpf_object_open_file(argv[1], &obj, &err) || rqbpf_object_load(obj, 0, &err)) {
@@ -304,6 +328,8 @@ int main(int argc, char **argv)
 			for (int v = 0; v < NV; v++)
 				res[t][v][r] =
 				    v >= V_KERNEL && why ? 0 : measure(v, threads[t], secs);
+	if (csv && write_csv(csv, threads, nt, res, reps))
+		return 1;
 	print_table(threads, nt, res, reps, secs, why != NULL);
 	if (why)
 		printf("kernel BPF_PROG_TEST_RUN: skipped (%s)\n", why);

@@ -12,8 +12,8 @@
 #include <linux/if_packet.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "rqu_clock.h"
 #include "runtime.h"
 
 /* The most packet bytes the kernel takes in one page (x86-64, 4 KiB pages):
@@ -203,24 +203,16 @@ static void ctx_finish(enum pkt_kind k, const struct setup *s, const void *ctx_i
 	c->hwtstamp = r->hwtstamp;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int run_repeat(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
                       const struct rqbpf_packet *pkt, struct rqbpf_test_run_opts *o)
 {
 	uint32_t n = o->repeat ? o->repeat : 1;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = rqu_now_ns();
 	int ret = 0;
 
 	for (uint32_t i = 0; i < n && !ret; i++)
 		ret = rqbpf_run_packet(prog, ctx, ctx_size, pkt, &o->result);
-	o->duration = (uint32_t)((now_ns() - t0) / n);
+	o->duration = (uint32_t)((rqu_now_ns() - t0) / n);
 	o->retval = (uint32_t)o->result.retval;
 	return ret;
 }

@@ -75,10 +75,8 @@ static void run_cells(const struct config *cfg, struct sweep *s)
 			for (int j = 0; j < s->nl; j++) {
 				int l = (j + rep + t) % s->nl;
 				struct run_result r;
-				if (cfg->progress)
-					fprintf(stderr, "\r  sweep rep %d/%d  threads %3d  %-14s",
-					        rep + 1, s->reps, cfg->threads[t],
-					        cfg->locks[l]->name);
+				progress(cfg, "sweep rep %d/%d  threads %3d  %-14s", rep + 1,
+				         s->reps, cfg->threads[t], cfg->locks[l]->name);
 				if (torture_run(&c, cfg->locks[l], cfg->threads[t], &r) != 0) {
 					fprintf(stderr, "rqtorture: run failed to start\n");
 					exit(1);
@@ -89,8 +87,7 @@ static void run_cells(const struct config *cfg, struct sweep *s)
 				s->violations[t * s->nl + l] += r.violations + r.lost_updates;
 				run_result_free(&r);
 			}
-	if (cfg->progress)
-		fprintf(stderr, "\r%*s\r", 70, "");
+	progress_end(cfg);
 }
 
 static void print_tput_table(FILE *f, const struct config *cfg, const struct sweep *s)
@@ -419,13 +416,15 @@ int bench_uncontended(const struct config *cfg)
 			row_of(ns, l, reps)[rep] = time_pairs(cfg, cfg->locks[l], &errors);
 		}
 	if (!cfg->quiet)
-		fprintf(cfg->text,
-		        "\nUncontended lock+unlock pair%s, ns (median of %d interleaved runs of "
-		        "%llu pairs, one thread);\nratios: medians of the paired per-run ratios\n"
-		        "%-20s %7s %8s %8s %8s %8s\n",
-		        cfg->tight ? ", tight loop (direct calls)" : "", reps,
-		        (unsigned long long)cfg->iters, "lock", "median", "min", "max", "vs ql",
-		        "vs pspin");
+		fprintf(
+		    cfg->text,
+		    "\nUncontended lock+unlock pair%s, ns (median of %d interleaved runs of "
+		    "%llu pairs, one thread);\nvs: medians of the paired per-run time ratios, lock "
+		    "ns / reference ns (below 1 the lock is faster)\n"
+		    "%-20s %7s %8s %8s %8s %8s\n",
+		    cfg->tight ? ", tight loop (direct calls)" : "", reps,
+		    (unsigned long long)cfg->iters, "lock", "median", "min", "max", "vs ql",
+		    "vs pspin");
 	if (csv)
 		fprintf(csv, "lock,median_ns,min_ns,max_ns,ratio_vs_ql,ratio_vs_pthread_spin\n");
 	if (json) {

@@ -262,13 +262,16 @@ static void print_table_share(FILE *f, const struct config *cfg, const double *n
 	}
 }
 
-/* A paired ratio column: "-" where the reference lock did not run. */
+/* A paired speed ratio column, reference ns / lock ns (> 1: the lock is
+ * faster), as the goals below; "-" where the reference lock did not run. */
 static void print_ratio_cell(FILE *f, const double *ns, int reps, int l, int ref)
 {
-	if (ref < 0)
+	double r = ref < 0 ? 0 : ns_ratio(ns, reps, l, ref);
+
+	if (r <= 0)
 		fprintf(f, " %8s", "-");
 	else
-		fprintf(f, " %8.2f", ns_ratio(ns, reps, l, ref));
+		fprintf(f, " %8.2f", 1.0 / r);
 }
 
 static void print_hammer_text(FILE *f, const struct config *cfg, const double *ns, int threads,
@@ -278,8 +281,9 @@ static void print_hammer_text(FILE *f, const struct config *cfg, const double *n
 
 	fprintf(f,
 	        "\nHammer: %d threads x %llu acquisitions, critical section one shared increment;\n"
-	        "ns per acquisition (median of %d interleaved runs), paired ns ratios "
-	        "(lower is faster)\n%-20s %7s %8s %8s %8s %8s %8s\n",
+	        "ns per acquisition (median of %d interleaved runs); vs: paired speed ratios,\n"
+	        "reference ns / lock ns (above 1 the lock is faster)\n"
+	        "%-20s %7s %8s %8s %8s %8s %8s\n",
 	        threads, (unsigned long long)cfg->iters, reps, "lock", "median", "min", "max",
 	        "vs ql", "vs pspin", "vs mutex");
 	for (int l = 0; l < cfg->nlocks; l++) {
@@ -532,16 +536,14 @@ static int bench_hammer_gaps(const struct config *cfg)
 		for (int g = 0; g < cfg->gaps; g++)
 			for (int j = 0; j < nl; j++) {
 				int l = (j + rep + g) % nl;
-				if (cfg->progress)
-					fprintf(stderr, "\r  hammer rep %d/%d gap %d  %-14s",
-					        rep + 1, reps, g, cfg->locks[l]->name);
+				progress(cfg, "hammer rep %d/%d gap %d  %-14s", rep + 1, reps, g,
+				         cfg->locks[l]->name);
 				size_t c = cell(cfg, g, l, rep);
 
 				ns[c] = hammer_once(cfg, cfg->locks[l], threads, g, &bad[l],
 				                    &pre[l], &per_ho[c]);
 			}
-	if (cfg->progress)
-		fprintf(stderr, "\r%*s\r", 60, "");
+	progress_end(cfg);
 	for (int l = 0; l < nl; l++)
 		ok &= bad[l] == 0;
 	if (!cfg->quiet) {
@@ -575,14 +577,12 @@ int bench_hammer(const struct config *cfg)
 	for (int rep = 0; rep < reps; rep++)
 		for (int j = 0; j < nl; j++) {
 			int l = (j + rep) % nl;
-			if (cfg->progress)
-				fprintf(stderr, "\r  hammer rep %d/%d  %-14s", rep + 1, reps,
-				        cfg->locks[l]->name);
+			progress(cfg, "hammer rep %d/%d  %-14s", rep + 1, reps,
+			         cfg->locks[l]->name);
 			ns[(size_t)l * (size_t)reps + (size_t)rep] =
 			    hammer_once(cfg, cfg->locks[l], threads, -1, &bad[l], &pre[l], NULL);
 		}
-	if (cfg->progress)
-		fprintf(stderr, "\r%*s\r", 50, "");
+	progress_end(cfg);
 	for (int l = 0; l < nl; l++)
 		ok &= bad[l] == 0;
 	if (!cfg->quiet) {

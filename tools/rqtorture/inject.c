@@ -367,14 +367,12 @@ static void wait_duration(const struct config *cfg)
 	uint64_t t0 = rqu_now_ns(), dur = (uint64_t)(cfg->duration_s * 1e9);
 
 	for (uint64_t el = 0; el < dur; el = rqu_now_ns() - t0) {
-		if (cfg->progress)
-			fprintf(stderr, "\r  inject %-6s %6.1f/%.1f s ", inject_name(cfg->inject),
-			        (double)el / 1e9, cfg->duration_s);
+		progress(cfg, "inject %-6s %6.1f/%.1f s", inject_name(cfg->inject),
+		         (double)el / 1e9, cfg->duration_s);
 		uint64_t left = dur - el;
 		sleep_ns(left < 100000000ull ? left : 100000000ull);
 	}
-	if (cfg->progress)
-		fprintf(stderr, "\r%*s\r", 60, "");
+	progress_end(cfg);
 }
 
 int inject_run(const struct config *cfg, const struct lk_ops *ops, struct inject_result *r)

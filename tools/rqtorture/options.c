@@ -520,6 +520,6 @@ int parse_options(int argc, char **argv, struct config *cfg)
 	bool stdout_data = (cfg->json_path && strcmp(cfg->json_path, "-") == 0) ||
 	                   (cfg->csv_path && strcmp(cfg->csv_path, "-") == 0);
 	cfg->text = stdout_data ? stderr : stdout;
-	cfg->progress = !cfg->quiet && isatty(STDERR_FILENO);
+	cfg->progress = !cfg->quiet; /* a line in place on a terminal, log lines otherwise */
 	return 0;
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Reports: locktorture-style text, JSON (one object), CSV (one row per run). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "rqtorture.h"
 
@@ -194,12 +196,17 @@ static void print_lib_json(FILE *f, const struct rqspinlock_stats *s)
 
 static void print_config_text(FILE *f, const struct config *cfg, const char *lock, int threads)
 {
+	char long_hold[64] = "off";
+
+	if (cfg->long_hold_every)
+		snprintf(long_hold, sizeof(long_hold), "1/%llu@%lluns",
+		         (unsigned long long)cfg->long_hold_every,
+		         (unsigned long long)cfg->long_hold_ns);
 	fprintf(f,
 	        "rqtorture: lock=%s nwriters_stress=%d duration=%.2fs cs=%lluns ncs=%lluns "
-	        "long_hold=1/%llu@%lluns nested=%d stutter=%llums pin=%s seed=%llu overload=%d\n",
+	        "long_hold=%s nested=%d stutter=%llums pin=%s seed=%llu overload=%d\n",
 	        lock, threads, cfg->duration_s, (unsigned long long)cfg->cs_ns,
-	        (unsigned long long)cfg->ncs_ns, (unsigned long long)cfg->long_hold_every,
-	        (unsigned long long)cfg->long_hold_ns, cfg->nested,
+	        (unsigned long long)cfg->ncs_ns, long_hold, cfg->nested,
 	        (unsigned long long)cfg->stutter_ms, cfg->pin, (unsigned long long)cfg->seed,
 	        cfg->overload);
 }
@@ -220,6 +227,12 @@ void print_run_text(FILE *f, const struct config *cfg, const struct run_result *
 	fprintf(f, "  Per thread:");
 	for (int i = 0; i < r->threads; i++)
 		fprintf(f, " %llu", (unsigned long long)r->per_thread[i]);
+	/* lockhammer's metrics */
+	fprintf(f,
+	        "\n  Per lock: %.1f ns wall (window x threads / acquisitions), %.1f ns CPU "
+	        "(the threads' CPU time / acquisitions)  Fairness: %.3f (stddev/mean of "
+	        "per-thread acquisitions; 0 is even)",
+	        run_wall_ns_per_lock(r), run_cpu_ns_per_lock(r), run_fairness(r));
 	fprintf(f,
 	        "\n  Errors: -EDEADLK %llu  -ETIMEDOUT %llu  other %llu  | mutual exclusion: "
 	        "overlaps %llu  lost updates %llu\n",
@@ -245,8 +258,10 @@ void print_run_json(FILE *f, const struct config *cfg, const struct run_result *
 	        (unsigned long long)r->min, run_unfair(r) ? "true" : "false");
 	for (int i = 0; i < r->threads; i++)
 		fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)r->per_thread[i]);
+	fprintf(f, "],\"wall_ns_per_lock\":%.1f,\"cpu_ns_per_lock\":%.1f,\"fairness\":%.4f",
+	        run_wall_ns_per_lock(r), run_cpu_ns_per_lock(r), run_fairness(r));
 	fprintf(f,
-	        "],\"errors\":{\"EDEADLK\":%llu,\"ETIMEDOUT\":%llu,\"other\":%llu},"
+	        ",\"errors\":{\"EDEADLK\":%llu,\"ETIMEDOUT\":%llu,\"other\":%llu},"
 	        "\"violations\":%llu,\"lost_updates\":%llu,\"latency_ns\":",
 	        (unsigned long long)r->err_deadlk, (unsigned long long)r->err_timedout,
 	        (unsigned long long)r->err_other, (unsigned long long)r->violations,
@@ -375,4 +390,42 @@ void print_inject_csv(FILE *f, const struct inject_result *r, bool header)
 		        (unsigned long long)(rec_bound_ns[i] == UINT64_MAX ? 0 : rec_bound_ns[i]),
 		        (unsigned long long)r->rec.b[i]);
 	}
+}
+
+/* ---- progress ---- */
+
+static uint64_t progress_logged_ns; /* the last log line (the first call's time) */
+
+void progress(const struct config *cfg, const char *fmt, ...)
+{
+	static int tty = -1;
+	char line[160];
+	va_list ap;
+
+	if (!cfg->progress)
+		return;
+	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start is right above */
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	if (tty) {
+		fprintf(stderr, "\r  %-76s", line);
+		return;
+	}
+	/* The first line 5 s in: a short run's log stays as it was, and no
+	 * line describes a run's first instants. */
+	if (!progress_logged_ns)
+		progress_logged_ns = rqu_now_ns();
+	if (rqu_now_ns() - progress_logged_ns < 5000000000ull)
+		return;
+	progress_logged_ns = rqu_now_ns();
+	fprintf(stderr, "rqtorture: progress: %s\n", line);
+}
+
+void progress_end(const struct config *cfg)
+{
+	if (cfg->progress && isatty(STDERR_FILENO))
+		fprintf(stderr, "\r%*s\r", 78, "");
 }

@@ -258,6 +258,7 @@ struct run_result {
 	uint64_t total;
 	uint64_t max, min;
 	uint64_t *per_thread; /* threads entries */
+	uint64_t cpu_ns;      /* the writers' CPU time in the window, all together */
 	uint64_t err_deadlk, err_timedout, err_other;
 	uint64_t violations;         /* critical sections that overlapped */
 	uint64_t lost_updates;       /* protected counter != acquisitions */
@@ -267,6 +268,12 @@ struct run_result {
 };
 
 bool run_unfair(const struct run_result *r);
+/* lockhammer's metrics: ns per acquisition in each thread's wall time and
+ * in the threads' CPU time; fairness as stddev/mean of the per-thread
+ * acquisitions (0: even). */
+double run_wall_ns_per_lock(const struct run_result *r);
+double run_cpu_ns_per_lock(const struct run_result *r);
+double run_fairness(const struct run_result *r);
 bool run_failed(const struct run_result *r);
 const char *run_failure(const struct run_result *r);
 int torture_run(const struct config *cfg, const struct lk_ops *ops, int threads,
@@ -324,6 +331,11 @@ void close_out(FILE *f);
 bool check_out_path(const char *path);
 int output_status(int rc);
 void print_run_text(FILE *f, const struct config *cfg, const struct run_result *r);
+/* Progress on stderr (not with -q): on a terminal one line redrawn in
+ * place; in a log, a line "rqtorture: progress: ..." every 5 s (the first
+ * 5 s after the first call). */
+void progress(const struct config *cfg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void progress_end(const struct config *cfg);
 void print_run_json(FILE *f, const struct config *cfg, const struct run_result *r, bool last);
 void print_run_csv_header(FILE *f);
 void print_run_csv(FILE *f, const struct run_result *r);

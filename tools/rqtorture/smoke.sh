@@ -36,6 +36,33 @@ torture)
 	check_run 0 -d "$dur" --warmup 0.02 --cs-ns 50 --long-hold-every 1000 \
 		--long-hold-ns 20000 --stutter-ms 50 --seed 7 "$@"
 	grep -q '"per_thread":\[' "$tmp/run.json" || fail "no per-thread counts"
+	# lockhammer's metrics, consistent with the counts they come from
+	python3 - "$tmp/run.json" <<'PY' || fail "lockhammer metrics inconsistent"
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+assert d["meta"]["host"] and d["meta"]["cpu_model"], d["meta"]
+for r in d["runs"]:
+    per = r["per_thread"]
+    # (secs is printed to 0.1 ms: a relative tolerance)
+    wall = r["secs"] * 1e9 * r["threads"] / r["total"]
+    assert abs(r["wall_ns_per_lock"] - wall) <= 0.001 * wall + 0.1, (wall, r)
+    assert 0 < r["cpu_ns_per_lock"] <= r["wall_ns_per_lock"] * 1.05, r
+    cv = statistics.pstdev(per) / statistics.mean(per)
+    assert abs(r["fairness"] - cv) < 1e-3, (r["fairness"], cv)
+PY
+	;;
+output)
+	# The text report as a log gets it (stderr not a terminal): a progress
+	# line once 5 s have passed, lockhammer's metrics, and no long_hold
+	# ratio when there are no long holds.
+	timeout 50 "$bin" "${lock_timeout[@]}" -l rqspinlock -t 2 -d 5.5 --warmup 0.02 \
+		>"$tmp/out" 2>"$tmp/err" || fail "exit status $?"
+	cat "$tmp/out" "$tmp/err"
+	grep -q '^rqtorture: progress: rqspinlock  *2 thr  *5\.[0-9]/5\.5 s  acq  *[0-9]*  [0-9.]* Mop/s$' \
+		"$tmp/err" || fail "no progress line in the log"
+	grep -q ' long_hold=off ' "$tmp/out" || fail "long_hold without long holds"
+	grep -q '^  Per lock: [0-9.]* ns wall (.*), [0-9.]* ns CPU (.*)  Fairness: [0-9.]* (' \
+		"$tmp/out" || fail "no lockhammer metrics line"
 	;;
 inject)
 	check_run 0 -d "$dur" "$@"

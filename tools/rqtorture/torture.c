@@ -8,6 +8,7 @@
  * reported as FAILURE, and the process exits instead of hanging.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -163,21 +164,46 @@ static uint64_t sum_acq(struct worker *ws, int n, uint64_t *per)
 	return s;
 }
 
-static void progress_line(const struct lk_ops *ops, int threads, double el, double dur,
-                          uint64_t acq, uint64_t t0_acq, double win)
+/* A writer's CPU time so far (0 where its clock cannot be read). */
+static uint64_t thread_cpu_ns(pthread_t th)
 {
-	double rate = win > 0 ? (double)(acq - t0_acq) / win / 1e6 : 0.0;
+	struct timespec ts;
+	clockid_t cid;
 
-	fprintf(stderr, "\r  %-14s %4d thr  %6.1f/%.1f s  acq %12llu  %8.3f Mop/s ", ops->name,
-	        threads, el, dur, (unsigned long long)acq, rate);
+	if (pthread_getcpuclockid(th, &cid) || clock_gettime(cid, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t sum_cpu(struct worker *ws, int n)
+{
+	uint64_t s = 0;
+
+	for (int i = 0; i < n; i++)
+		s += thread_cpu_ns(ws[i].th);
+	return s;
+}
+
+/* The progress line: acquisitions so far and their rate over the window
+ * so far, from 0.5 s on (a rate over the window's first instants says
+ * nothing). */
+static void progress_line(const struct config *cfg, const struct lk_ops *ops, int threads,
+                          double el, uint64_t acq)
+{
+	char rate[32] = "";
+
+	if (el >= 0.5)
+		snprintf(rate, sizeof(rate), "  %.3f Mop/s", (double)acq / el / 1e6);
+	progress(cfg, "%-14s %4d thr  %6.1f/%.1f s  acq %12llu%s", ops->name, threads, el,
+	         cfg->duration_s, (unsigned long long)acq, rate);
 }
 
 /* Sleep through the measured window, toggling stutter and drawing progress. */
 static void measure_window(const struct config *cfg, const struct lk_ops *ops, struct worker *ws,
                            int threads, struct run_ctl *ctl, uint64_t *c0, uint64_t *c1,
-                           double *secs)
+                           double *secs, uint64_t *cpu_ns)
 {
-	uint64_t s0 = sum_acq(ws, threads, c0);
+	uint64_t s0 = sum_acq(ws, threads, c0), cpu0 = sum_cpu(ws, threads);
 	uint64_t t0 = rqu_now_ns(), dur = (uint64_t)(cfg->duration_s * 1e9);
 
 	atomic_store_explicit(&ctl->measuring, 1, memory_order_relaxed);
@@ -193,16 +219,16 @@ static void measure_window(const struct config *cfg, const struct lk_ops *ops, s
 			next_toggle = t + cfg->stutter_ms * 1000000ull;
 		}
 		if (cfg->progress)
-			progress_line(ops, threads, (double)(t - t0) / 1e9, cfg->duration_s,
-			              sum_acq(ws, threads, c1), s0, (double)(t - t0) / 1e9);
+			progress_line(cfg, ops, threads, (double)(t - t0) / 1e9,
+			              sum_acq(ws, threads, c1) - s0);
 		uint64_t left = t0 + dur - t;
 		sleep_ns(left < 100000000ull ? left : 100000000ull);
 	}
 	atomic_store_explicit(&ctl->measuring, 0, memory_order_relaxed);
 	sum_acq(ws, threads, c1);
 	*secs = (double)(rqu_now_ns() - t0) / 1e9;
-	if (cfg->progress)
-		fprintf(stderr, "\r%*s\r", 78, "");
+	*cpu_ns = sum_cpu(ws, threads) - cpu0;
+	progress_end(cfg);
 }
 
 /* Join every writer, or report a hang and exit: nothing may hang. */
@@ -346,7 +372,7 @@ int torture_run(const struct config *cfg, const struct lk_ops *ops, int threads,
 	atomic_store_explicit(&ctl.go, 1, memory_order_relaxed);
 	if (rc == 0) {
 		sleep_ns((uint64_t)(cfg->warmup_s * 1e9));
-		measure_window(cfg, ops, ws, threads, &ctl, c0, c1, &r->secs);
+		measure_window(cfg, ops, ws, threads, &ctl, c0, c1, &r->secs, &r->cpu_ns);
 	}
 	atomic_store_explicit(&ctl.paused, 0, memory_order_relaxed);
 	atomic_store_explicit(&ctl.stop, 1, memory_order_relaxed);
@@ -375,6 +401,30 @@ void run_result_free(struct run_result *r)
 bool run_unfair(const struct run_result *r)
 {
 	return r->threads > 1 && r->max / 2 > r->min;
+}
+
+double run_wall_ns_per_lock(const struct run_result *r)
+{
+	return r->total ? r->secs * 1e9 * r->threads / (double)r->total : 0.0;
+}
+
+double run_cpu_ns_per_lock(const struct run_result *r)
+{
+	return r->total ? (double)r->cpu_ns / (double)r->total : 0.0;
+}
+
+double run_fairness(const struct run_result *r)
+{
+	double mean = r->threads ? (double)r->total / r->threads : 0.0, var = 0.0;
+
+	if (mean <= 0)
+		return 0.0;
+	for (int i = 0; i < r->threads; i++) {
+		double d = (double)r->per_thread[i] - mean;
+
+		var += d * d;
+	}
+	return sqrt(var / r->threads) / mean;
 }
 
 /* Why the run failed, or NULL: the first reason found, for the verdict line. */
