@@ -53,6 +53,14 @@ static bool in_record(const struct rqbpf_run *r, uintptr_t a, size_t size, struc
 	return false;
 }
 
+/* The keys the run passed its bpf_for_each_map_elem callbacks (read-only). */
+static bool in_cb_key(const struct rqbpf_run *r, uintptr_t a, size_t size, bool write,
+                      struct rqbpf_region *g)
+{
+	*g = (struct rqbpf_region){(uintptr_t)r->cb_key, sizeof(r->cb_key), false};
+	return in_region(g, a, size, write);
+}
+
 /* The context, the map values and the run's ring buffer records, searched
  * in full; a hit is remembered. */
 void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
@@ -61,7 +69,7 @@ void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write
 	struct rqbpf_region g = {r->ctx, r->ctx_size, true};
 
 	if (!in_region(&g, a, size, write) && !in_map_value(r->prog->obj, a, size, write, &g) &&
-	    !in_record(r, a, size, &g))
+	    !in_record(r, a, size, &g) && !in_cb_key(r, a, size, write, &g))
 		return NULL;
 	r->last = g;
 	return (void *)a;
