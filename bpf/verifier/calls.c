@@ -238,10 +238,6 @@ static int callback_call(struct venv *env, struct vstate *st, const struct rqbpf
 	struct vframe *cb;
 	struct vstate *s;
 
-	if (map && !map_has_for_each(env->prog->maps[caller->regs[BPF_REG_1].map].type)) {
-		verr(env, env->insn_idx, "callback function not allowed for map");
-		return -1;
-	}
 	if (st->curframe + 1 >= RQBPF_MAX_FRAMES) {
 		verr(env, env->insn_idx, "the call stack of %d frames is too deep",
 		     st->curframe + 2);
@@ -299,6 +295,13 @@ static int helper_call(struct venv *env, struct vstate *st, int func, struct vst
 	for (int i = 0; i < c->nargs && !ret; i++)
 		if (c->args[i] == RQBPF_ARG_CALLBACK || c->args[i] == RQBPF_ARG_STACK_OR_NULL)
 			ret = callback_arg(env, st, i + 1, c->args[i]);
+	if (!ret && c->role == RQBPF_ROLE_MAP_CALLBACK &&
+	    cur_frame(st)->regs[BPF_REG_1].type == T_MAP_PTR &&
+	    !map_has_for_each(env->prog->maps[cur_frame(st)->regs[BPF_REG_1].map].type)) {
+		/* before the map type's helpers, as the kernel */
+		verr(env, env->insn_idx, "callback function not allowed for map");
+		ret = -1;
+	}
 	if (ret)
 		return -1;
 	if (c->args[0] == RQBPF_ARG_MAP)

@@ -315,12 +315,18 @@ static bool states_compare(struct venv *env, const struct vstate *old, const str
 	m->n = 0;
 	m->tmp = env->id_gen;
 	for (int i = 0; ok && i <= old->curframe; i++) {
-		/* Liveness is known for the innermost frame only; callers' registers
-		 * are compared in full. */
+		/* Liveness is known for the innermost frame, and for the caller
+		 * of a callback, which goes on at the call (precise.c counts what
+		 * its callbacks read there); other callers' registers are compared
+		 * in full. */
 		bool inner = i == old->curframe;
-		uint16_t live = inner ? env->live_in[insn] : 0x7ff;
-		uint16_t precise = inner ? env->prec_in[insn] : 0x7ff;
-		uint64_t slots = inner ? env->sprec_in[insn] : UINT64_MAX;
+		int at = inner ? insn
+		         : old->frame[i + 1]->in_callback && cur->frame[i + 1]->in_callback
+		             ? old->frame[i + 1]->callsite
+		             : -1;
+		uint16_t live = at >= 0 ? env->live_in[at] : 0x7ff;
+		uint16_t precise = at >= 0 ? env->prec_in[at] : 0x7ff;
+		uint64_t slots = at >= 0 ? env->sprec_in[at] : UINT64_MAX;
 
 		ok = frame_covers(old->frame[i], cur->frame[i], m, live, precise, slots, exact);
 	}

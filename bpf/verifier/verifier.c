@@ -594,6 +594,7 @@ static int verify(struct venv *env)
 	free(env->decided);
 	free(env->linked);
 	free(env->maybe_ptr);
+	free(env->maybe_fp);
 	free(env->subprog_of);
 	free(env->stack_depth);
 	free(env->idmap);

@@ -189,6 +189,7 @@ struct venv {
 	uint16_t *prec_in;                  /* per insn: registers whose value matters */
 	uint64_t *sprec_in;                 /* per insn: stack slots whose value matters */
 	uint16_t *maybe_ptr;                /* per insn: registers that may hold a pointer */
+	uint16_t *maybe_fp;                 /* per insn: ... that may point into a stack */
 	uint8_t *decided;                   /* per insn: a jump the walk decided by ranges */
 	struct vlink *linked;               /* per insn: copies a jump narrowed together */
 	bool prec_dirty;                    /* decided or linked changed: redo precision */
@@ -200,6 +201,9 @@ struct venv {
 	const struct rqbpf_line *prev_line; /* the source line the log showed last */
 	uint8_t *global_called;             /* per function: 1 a walk called it, 2 verified */
 	bool ret_checked;                   /* the type has a return range (ret_min, ret_max) */
+	/* A callback may use a value it reads through a pointer it was given
+	 * (its context, in a caller's stack) in a check (precise.c). */
+	bool cb_reads_matter;
 	int32_t ret_min, ret_max;
 };
 
