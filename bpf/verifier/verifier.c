@@ -159,10 +159,11 @@ static int visit_prune_point(struct venv *env, struct walk *w, struct vstate *st
 	/* Remember states only every few jumps and instructions, and more
 	 * rarely inside a loop, as the kernel does: comparing costs too. A
 	 * loop's head always (its iterations converge there). */
-	if (env->prune_point[idx] < V_LOOP_HEAD &&
-	    (w->nstates[idx] >= V_MAX_STATES_PER_INSN ||
-	     env->jmps - env->prev_jmps < (looping ? 20u : 2u) ||
-	     env->processed - env->prev_processed < (looping ? 100u : 8u)))
+	if (env->prune_point[idx] < V_LOOP_HEAD
+	        ? w->nstates[idx] >= V_MAX_STATES_PER_INSN ||
+	              env->jmps - env->prev_jmps < (looping ? 20u : 2u) ||
+	              env->processed - env->prev_processed < (looping ? 100u : 8u)
+	        : w->nstates[idx] >= V_MAX_LOOP_HEAD_STATES)
 		return 0;
 	env->prev_jmps = env->jmps;
 	env->prev_processed = env->processed;

@@ -21,6 +21,10 @@
 #define V_NREGS               11
 #define V_MAX_PENDING         8192
 #define V_MAX_STATES_PER_INSN 64
+/* ... at a loop's head, where each iteration's state is remembered: past
+ * this many, a loop that has not converged walks on to the instruction
+ * limit without comparing more. */
+#define V_MAX_LOOP_HEAD_STATES 256
 #define V_MAX_ERRNO           4095
 /* The kernel's limit on processed instructions; the fuzzer builds with less
  * (bpf/verifier/tests/CMakeLists.txt says why). */

@@ -197,16 +197,6 @@ SEC("?tc") int iter_read_state(struct __sk_buff *ctx)
 	return x;
 }
 
-/* An iterator's value is not a bounded index. */
-SEC("?tc") int iter_value_index(struct __sk_buff *ctx)
-{
-	__u64 a[4] = {};
-	int i;
-
-	bpf_for(i, 0, 4) a[i & 7] = i;
-	return a[1];
-}
-
 /* --- may_goto --- */
 
 /* Counts how often may_goto falls through: the kernel's bound. */
@@ -326,23 +316,6 @@ static long nested_cb(__u32 i, void *c)
 	return 0;
 }
 
-/* The context's value used as an index: the kernel follows it through
- * every call; 4 calls stay in the array. */
-struct idx_ctx {
-	__u64 idx;
-	__u64 slots[4];
-};
-
-static long index_cb(__u32 i, void *c)
-{
-	struct idx_ctx *x = c;
-
-	if (x->idx < 4)
-		x->slots[x->idx] = i;
-	x->idx++;
-	return 0;
-}
-
 SEC("?tc") int loop_sum(struct __sk_buff *ctx)
 {
 	__u64 s = 0;
@@ -416,14 +389,6 @@ SEC("?tc") int loop_nested(struct __sk_buff *ctx)
 
 	bpf_loop(2, nested_cb, &s, 0);
 	return s;
-}
-
-SEC("?tc") int loop_ctx_index(struct __sk_buff *ctx)
-{
-	struct idx_ctx x = {};
-
-	bpf_loop(4, index_cb, &x, 0);
-	return x.slots[3];
 }
 
 static long fe_sum(void *map, int *key, __u64 *val, __u64 *c)
