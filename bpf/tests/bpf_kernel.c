@@ -104,6 +104,20 @@ static const struct case_ cases[] = {
     {"queue_stack", "s_fill", 1},
     {"queue_stack", "s_overwrite", 1},
     {"queue_stack", "s_drain", 1},
+    {"loops", "iter_sum", 1},
+    {"loops", "iter_repeat", 1},
+    {"loops", "iter_ranges", 1},
+    {"loops", "iter_errors", 1},
+    {"loops", "iter_nested", 1},
+    {"loops", "iter_under_lock", 1},
+    {"loops", "mg_bounded", 1},
+    {"loops", "loop_sum", 1},
+    {"loops", "loop_results", 1},
+    {"loops", "loop_iter_in_cb", 1},
+    {"loops", "loop_nested", 1},
+    {"loops", "foreach_array", 1},
+    {"loops", "foreach_hash", 1},
+    {"loops", "foreach_lock", 1},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -212,7 +226,8 @@ static void test_kernel_ref(void)
 {
 	static const char *const objs[] = {"conform", "conform_v4", "res_lock",    "irqsave",
 	                                   "counter", "hash",       "spin_lock",   "local_irq",
-	                                   "printk",  "ringbuf",    "queue_stack", "helpers"};
+	                                   "printk",  "ringbuf",    "queue_stack", "helpers",
+	                                   "loops"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {
