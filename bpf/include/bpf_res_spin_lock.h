@@ -50,8 +50,8 @@ extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym;
 #ifndef bpf_for
 #define bpf_for(i, start, end)                                                                     \
 	for (struct bpf_iter_num ___it __attribute__((aligned(8), cleanup(bpf_iter_num_destroy))), \
-	     *___p __attribute__((unused)) =                                                       \
-	         (bpf_iter_num_new(&___it, (start), (end)), (void)bpf_iter_num_destroy, (void *)0); \
+	     *___p __attribute__((unused)) = (bpf_iter_num_new(&___it, (start), (end)),            \
+	                                      (void)bpf_iter_num_destroy, (void *)0);              \
 	     ({                                                                                    \
 		     int *___t = bpf_iter_num_next(&___it);                                        \
 		     (___t && ((i) = *___t, 1));                                                   \

@@ -42,7 +42,8 @@ int rqbpf_call_iter_num_new(struct rqbpf_run *r, uint64_t *reg)
 		ret = -EINVAL;
 	else if ((int64_t)end - start > MAX_LOOPS)
 		ret = -E2BIG;
-	*it = ret ? (struct iter_num){0, 0} : (struct iter_num){(int32_t)((uint32_t)start - 1), end};
+	*it =
+	    ret ? (struct iter_num){0, 0} : (struct iter_num){(int32_t)((uint32_t)start - 1), end};
 	reg[BPF_REG_0] = (uint64_t)(int64_t)ret;
 	return 0;
 }

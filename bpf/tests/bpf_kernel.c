@@ -224,10 +224,9 @@ static int compare_object(const char *name, const char *cc)
 
 static void test_kernel_ref(void)
 {
-	static const char *const objs[] = {"conform", "conform_v4", "res_lock",    "irqsave",
-	                                   "counter", "hash",       "spin_lock",   "local_irq",
-	                                   "printk",  "ringbuf",    "queue_stack", "helpers",
-	                                   "loops"};
+	static const char *const objs[] = {
+	    "conform",   "conform_v4", "res_lock", "irqsave",     "counter", "hash", "spin_lock",
+	    "local_irq", "printk",     "ringbuf",  "queue_stack", "helpers", "loops"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {

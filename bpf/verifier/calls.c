@@ -253,7 +253,7 @@ static int callback_call(struct venv *env, struct vstate *st, const struct rqbpf
 	}
 	if (map) {
 		for (int i = BPF_REG_1; i <= BPF_REG_3; i++) {
-			cb->regs[i].type = i == BPF_REG_1 ? T_MAP_PTR
+			cb->regs[i].type = i == BPF_REG_1   ? T_MAP_PTR
 			                   : i == BPF_REG_2 ? T_MAP_KEY
 			                                    : T_MAP_VALUE;
 			cb->regs[i].map = caller->regs[BPF_REG_1].map;

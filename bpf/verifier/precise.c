@@ -265,7 +265,8 @@ static void init_entries(struct venv *env, struct maybe *in_state)
 	 * (unless it is called as a function too). */
 	for (int i = 0; i + 1 < n; i++)
 		if (is_pseudo_func(&insns[i]))
-			in_state[insn_call_target(&insns[i], i)].regs &= (uint16_t)~(1u << BPF_REG_1);
+			in_state[insn_call_target(&insns[i], i)].regs &=
+			    (uint16_t) ~(1u << BPF_REG_1);
 	for (int i = 0; i < n; i++)
 		if (is_pseudo_call(&insns[i]))
 			in_state[insn_call_target(&insns[i], i)].regs |= 1u << BPF_REG_1;
@@ -410,8 +411,7 @@ static bool calls_callback(const struct bpf_insn *in);
  * row; R1-R5 for a subprogram or a call the table does not have. */
 static uint16_t call_args(const struct bpf_insn *in)
 {
-	const struct rqbpf_call *c =
-	    in->src_reg == BPF_PSEUDO_CALL ? NULL : rqbpf_call_of_insn(in);
+	const struct rqbpf_call *c = in->src_reg == BPF_PSEUDO_CALL ? NULL : rqbpf_call_of_insn(in);
 
 	return c ? (uint16_t)(((1u << c->nargs) - 1) << 1) : ARGS_R1_R5;
 }

@@ -299,9 +299,9 @@ void vlog_insn(struct venv *env, int idx, const struct vstate *st)
 	}
 	for (int i = 0; i < st->nrefs; i++)
 		fprintf(f, " refs[%d]=%s(id=%u)", i,
-		        st->refs[i].type == REF_IRQ                               ? "irq"
+		        st->refs[i].type == REF_IRQ                                   ? "irq"
 		        : st->refs[i].type == REF_PTR || st->refs[i].type == REF_ITER ? "ptr"
-		                                                                  : "lock",
+		                                                                      : "lock",
 		        st->refs[i].id);
 	fprintf(f, "\n");
 }

@@ -25,7 +25,7 @@
  * this many, a loop that has not converged walks on to the instruction
  * limit without comparing more. */
 #define V_MAX_LOOP_HEAD_STATES 256
-#define V_MAX_ERRNO           4095
+#define V_MAX_ERRNO            4095
 /* The kernel's limit on processed instructions; the fuzzer builds with less
  * (bpf/verifier/tests/CMakeLists.txt says why). */
 #ifndef V_INSN_LIMIT

@@ -66,7 +66,7 @@ static const char prologue[] =
     "static long fe_key(void *m, int *k, struct gval *v, void *c)\n{\n"
     "\treturn *k == 1;\n}\n\n";
 
-static const char *const loop_cbs[] = {"cb_add", "cb_add", "cb_stop", "cb_ret",
+static const char *const loop_cbs[] = {"cb_add",  "cb_add",  "cb_stop", "cb_ret",
                                        "cb_lock", "cb_leak", "cb_iter"};
 static const char *const map_cbs[] = {"fe_add", "fe_lock", "fe_key"};
 
