@@ -462,9 +462,13 @@ static struct prec prec_transfer(const struct venv *env, int i, struct prec out,
 		 * stack matters as it does after the call. */
 		if (!calls_callback(in) || env->cb_reads_matter)
 			p.slots = ALL_SLOTS;
-	} else if (is_exit(in)) { /* a subprogram's R0 reaches its caller; the main
-		                   * program's, a type's return range */
-		p.regs = env->subprog_of[i] || env->ret_checked ? 1u : 0;
+	} else if (is_exit(in)) { /* a subprogram's R0 reaches its callers, where it
+		                   * may matter after the call; a callback's, its
+		                   * range; the main program's, a type's range */
+		p.regs = env->ret_matters[env->subprog_of[i]] ||
+		                 (!env->subprog_of[i] && env->ret_checked)
+		             ? 1u
+		             : 0;
 		p.slots = 0;
 	} else if (is_cond_jump(in)) {
 		prec_cond_jump(env, i, &p);
@@ -580,7 +584,8 @@ int precision_init(struct venv *env)
 {
 	env->maybe_ptr = calloc(env->prog->insn_cnt, sizeof(uint16_t));
 	env->maybe_fp = calloc(env->prog->insn_cnt, sizeof(uint16_t));
-	if (!env->maybe_ptr || !env->maybe_fp)
+	env->ret_matters = calloc(env->prog->insn_cnt, 1);
+	if (!env->maybe_ptr || !env->maybe_fp || !env->ret_matters)
 		return -1;
 	compute_maybe_ptr(env, env->maybe_ptr);
 	compute_precision(env);
@@ -627,12 +632,44 @@ static void prec_fixpoint(const struct venv *env, uint16_t *regs, uint64_t *slot
 	}
 }
 
+/* Which functions' R0 matters at their exits (env->ret_matters, per
+ * start): a callback's (its range is checked), and a function's whose R0
+ * matters after one of its calls. True when it grew. */
+static bool update_ret_matters(struct venv *env)
+{
+	const struct bpf_insn *insns = env->prog->insns;
+	int n = (int)env->prog->insn_cnt;
+	bool grew = false;
+
+	for (int i = 0; i < n; i++) {
+		int t;
+
+		if (i && is_ldimm64(&insns[i - 1]))
+			continue;
+		if (is_pseudo_func(&insns[i]))
+			t = insn_call_target(&insns[i], i);
+		else if (is_pseudo_call(&insns[i]) && i + 1 < n && (env->prec_in[i + 1] & 1u))
+			t = insn_call_target(&insns[i], i);
+		else
+			continue;
+		if (!env->ret_matters[t]) {
+			env->ret_matters[t] = 1;
+			grew = true;
+		}
+	}
+	return grew;
+}
+
 void compute_precision(struct venv *env)
 {
 	env->prec_dirty = false;
-	prec_fixpoint(env, env->prec_in, env->sprec_in, false);
-	if (!env->cb_reads_matter && callbacks_reads_matter(env)) {
-		env->cb_reads_matter = true;
+	memset(env->ret_matters, 0, env->prog->insn_cnt);
+	for (;;) {
 		prec_fixpoint(env, env->prec_in, env->sprec_in, false);
+		if (update_ret_matters(env))
+			continue;
+		if (env->cb_reads_matter || !callbacks_reads_matter(env))
+			break;
+		env->cb_reads_matter = true;
 	}
 }

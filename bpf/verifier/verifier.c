@@ -596,6 +596,7 @@ static int verify(struct venv *env)
 	free(env->linked);
 	free(env->maybe_ptr);
 	free(env->maybe_fp);
+	free(env->ret_matters);
 	free(env->subprog_of);
 	free(env->stack_depth);
 	free(env->idmap);

@@ -24,7 +24,7 @@
 /* ... at a loop's head, where each iteration's state is remembered: past
  * this many, a loop that has not converged walks on to the instruction
  * limit without comparing more. */
-#define V_MAX_LOOP_HEAD_STATES 256
+#define V_MAX_LOOP_HEAD_STATES 64
 #define V_MAX_ERRNO            4095
 /* The kernel's limit on processed instructions; the fuzzer builds with less
  * (bpf/verifier/tests/CMakeLists.txt says why). */
@@ -194,6 +194,7 @@ struct venv {
 	uint64_t *sprec_in;                 /* per insn: stack slots whose value matters */
 	uint16_t *maybe_ptr;                /* per insn: registers that may hold a pointer */
 	uint16_t *maybe_fp;                 /* per insn: ... that may point into a stack */
+	uint8_t *ret_matters;               /* per function start: its R0 matters at its exits */
 	uint8_t *decided;                   /* per insn: a jump the walk decided by ranges */
 	struct vlink *linked;               /* per insn: copies a jump narrowed together */
 	bool prec_dirty;                    /* decided or linked changed: redo precision */

@@ -124,6 +124,32 @@ SEC("tc") __attribute__((naked)) int mg_bounded(void)
 	             "exit;");
 }
 
+/* 8388608: may_goto's bound, the kernel interpreter's BPF_MAX_LOOPS (its
+ * x86-64 JIT bounds the loop by time: bpf_conform only, not compared) */
+SEC("tc") __attribute__((naked)) int mg_count(void)
+{
+	asm volatile("r0 = 0;"
+	             "1:" MAY_GOTO(2) "r0 += 1;"
+	             "goto 1b;"
+	             "exit;");
+}
+
+/* 2 * 8388608: each call of a function counts anew */
+static __attribute__((noinline)) int mg_sub(void)
+{
+	int n = 0;
+
+	asm volatile("1:" MAY_GOTO(2) "%[n] += 1;"
+	             "goto 1b;"
+	             : [n] "+r"(n));
+	return n;
+}
+
+SEC("tc") int mg_two_calls(struct __sk_buff *ctx)
+{
+	return mg_sub() + mg_sub();
+}
+
 static long sum_cb(__u32 i, void *c)
 {
 	*(__u64 *)c += i;
