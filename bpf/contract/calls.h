@@ -101,7 +101,9 @@
 	X(KFUNC, RQBPF_KF_ITER_NUM_NEXT, iter_num_next, ITER_NUM_OR_NULL, ITER_NEXT, 1,            \
 	  RQBPF_PROG_ANY, ITER_NUM, NONE, NONE, NONE, NONE)                                        \
 	X(KFUNC, RQBPF_KF_ITER_NUM_DESTROY, iter_num_destroy, VOID, ITER_DESTROY, 1,               \
-	  RQBPF_PROG_ANY, ITER_NUM, NONE, NONE, NONE, NONE)
+	  RQBPF_PROG_ANY, ITER_NUM, NONE, NONE, NONE, NONE)                                        \
+	X(KFUNC, RQBPF_KF_THROW, throw, VOID, THROW, 0, RQBPF_PROG_ANY, ANYTHING, NONE, NONE, NONE, \
+	  NONE)
 // clang-format on
 
 /* The kfuncs' ids (src_reg BPF_PSEUDO_KFUNC_CALL), from the table, from 1. */
@@ -174,6 +176,9 @@ enum rqbpf_call_role {
 	/* calls the callback in R2 on each element of the map in R1, while it
 	 * returns 0 (bpf_for_each_map_elem): callback(map, key, value, R3) */
 	RQBPF_ROLE_MAP_CALLBACK,
+	/* ends the program, which returns R1 (bpf_throw, the kernel's default
+	 * exception callback) */
+	RQBPF_ROLE_THROW,
 };
 
 #define RQBPF_CALL_MAX_ARGS 5

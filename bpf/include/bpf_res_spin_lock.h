@@ -43,6 +43,11 @@ extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym;
 extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym;
 extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym;
 
+/* Ends the program at once, which returns @cookie; no lock, irq region or
+ * reference (an iterator, a ring buffer record) may be held, and a
+ * callback may not call it. */
+extern void bpf_throw(__u64 cookie) __ksym;
+
 /* Loops over an iterator, in the shapes libbpf's bpf_helpers.h (1.2 on)
  * gives them; defined here only where that header does not. bpf_for(i, a,
  * b): i from a to b - 1; bpf_repeat(n): n times. The iterator is destroyed

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* helpers_loop.c: the calls that loop, as the kernel's: the numeric
+/* helpers_loop.c: the calls that loop or leave, as the kernel's: the numeric
  * iterator (bpf_iter_num_new/next/destroy, kernel/bpf/bpf_iter.c), and the
  * helpers that call a callback of the program, bpf_loop and
  * bpf_for_each_map_elem, whose callback runs in a frame below the caller's
- * (interp.c, rqbpf_run_callback()). */
+ * (interp.c, rqbpf_run_callback()); and bpf_throw, which ends the run. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -158,4 +158,12 @@ int rqbpf_call_for_each_map_elem(struct rqbpf_run *r, uint64_t *reg)
 	}
 	reg[BPF_REG_0] = n;
 	return 0;
+}
+
+/* bpf_throw(cookie): the run ends here, from any frame, and returns the
+ * cookie (the kernel's default exception callback). */
+int rqbpf_call_throw(struct rqbpf_run *r, uint64_t *reg)
+{
+	r->cookie = reg[BPF_REG_1];
+	return RQBPF_THROWN;
 }

@@ -474,6 +474,10 @@ int rqbpf_prog_run(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	reg[BPF_REG_10] = (uintptr_t)r.stack + sizeof(r.stack);
 	ret = interpret(&r, reg, prog->ops, 0, &res->insns, NULL);
 	res->insns += r.cb_insns;
+	if (ret == RQBPF_THROWN) {
+		reg[BPF_REG_0] = r.cookie;
+		ret = 0;
+	}
 	rel = r.nheld || r.rcu || r.nrec ? rqbpf_release_all(&r) : 0;
 	if (!ret) {
 		res->retval = reg[BPF_REG_0];

@@ -54,11 +54,16 @@ struct rqbpf_run {
 	int nrec;
 	struct rqbpf_record rec[RQBPF_MAX_HELD];
 	uint64_t cb_insns; /* instructions the run's callbacks ran */
+	uint64_t cookie;   /* bpf_throw's, which the run returns (RQBPF_THROWN) */
 	/* The keys bpf_for_each_map_elem passes its callbacks (read-only to
 	 * the program), one per frame that may be a callback's. */
 	_Alignas(8) uint8_t cb_key[RQBPF_MAX_FRAMES][RQBPF_CB_KEY_MAX];
 	_Alignas(16) uint8_t stack[RQBPF_MAX_FRAMES * RQBPF_STACK_SIZE];
 };
+
+/* A call's result that ends the run at once, which returns r->cookie
+ * (bpf_throw): not an error. */
+#define RQBPF_THROWN 1
 
 /* Record a fault; returns -EFAULT. */
 int rqbpf_fault(struct rqbpf_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

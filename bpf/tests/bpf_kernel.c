@@ -118,6 +118,8 @@ static const struct case_ cases[] = {
     {"loops", "foreach_array", 1},
     {"loops", "foreach_hash", 1},
     {"loops", "foreach_lock", 1},
+    {"loops", "throw_cookie", 1},
+    {"loops", "throw_in_subprog", 1},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)

@@ -579,6 +579,50 @@ static int subprog_call(struct venv *env, struct vstate *st, int idx, int *next)
 	return 0;
 }
 
+static int check_ret_range(struct venv *env, int idx, const struct vreg *r0, const char *where,
+                           int32_t lo, int32_t hi, int regno);
+
+/* The number of the function starting at @p start (0 the main program, then
+ * in instruction order), as the kernel numbers subprograms. */
+static int subprog_number(const struct venv *env, int start)
+{
+	int n = 0;
+
+	for (int i = 1; i <= start; i++)
+		n += env->subprog_of[i] == i && env->subprog_of[i - 1] != i;
+	return n;
+}
+
+/*
+ * bpf_throw(cookie): the path ends, the program returning the cookie (the
+ * kernel's default exception callback): not from a callback, with no
+ * reference or irq region held (locks: it is a call, refused under one),
+ * the cookie in the type's return range.
+ */
+static int throw_check(struct venv *env, struct vstate *st, int idx)
+{
+	const struct vreg *r1 = &cur_frame(st)->regs[BPF_REG_1];
+
+	for (int f = 1; f <= st->curframe; f++)
+		if (st->frame[f]->in_callback) {
+			verr(env, idx,
+			     "bpf_throw kfunc (insn %d) cannot be called from callback "
+			     "subprog %d",
+			     idx, subprog_number(env, st->frame[f]->subprog_start));
+			return -1;
+		}
+	if (refs_check_exit(env, st))
+		return -1;
+	if (irqs_held(st)) {
+		verr(env, idx, "bpf_throw cannot be used inside bpf_local_irq_save-ed region");
+		return -1;
+	}
+	if (!env->ret_checked)
+		return 0;
+	return check_ret_range(env, idx, r1, "At program exit", env->ret_min, env->ret_max,
+	                       BPF_REG_1);
+}
+
 int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next,
                int *fork_idx)
 {
@@ -597,6 +641,13 @@ int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **for
 		return is_global_func(env, insn_call_target(in, idx))
 		           ? global_call(env, st, idx, insn_call_target(in, idx))
 		           : subprog_call(env, st, idx, next);
+	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL && c && c->role == RQBPF_ROLE_THROW) {
+		*next = -1;
+		return check_args_init(env, st, c->nargs) || call_prog_type(env, c) ||
+		               throw_check(env, st, idx)
+		           ? -1
+		           : 0;
+	}
 	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
 		return kfunc_call(env, st, in->imm, fork);
 	if (in->src_reg != 0 || in->dst_reg || in->off) {
@@ -606,8 +657,6 @@ int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **for
 	return helper_call(env, st, in->imm, fork, fork_idx);
 }
 
-static int check_ret_range(struct venv *env, int idx, const struct vreg *r0, const char *where,
-                           int32_t lo, int32_t hi);
 
 /* A callback's exit: R0 a scalar in [0, 1]; back to the call that called
  * it (its next iteration), the caller's registers as they were there. */
@@ -620,7 +669,7 @@ static int callback_exit(struct venv *env, struct vstate *st, int idx, int *next
 		verr(env, idx, "R0 not a scalar value");
 		return -1;
 	}
-	if (check_ret_range(env, idx, r0, "At callback return", 0, 1))
+	if (check_ret_range(env, idx, r0, "At callback return", 0, 1, BPF_REG_0))
 		return -1;
 	*next = cb->callsite;
 	st->frame[st->curframe--] = NULL;
@@ -688,7 +737,8 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
 	}
 	if (!env->ret_checked)
 		return 0;
-	return check_ret_range(env, idx, r0, "At program exit", env->ret_min, env->ret_max);
+	return check_ret_range(env, idx, r0, "At program exit", env->ret_min, env->ret_max,
+	                       BPF_REG_0);
 }
 
 /*
@@ -697,7 +747,7 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
  * bounds that are known.
  */
 static int check_ret_range(struct venv *env, int idx, const struct vreg *r0, const char *where,
-                           int32_t lo, int32_t hi)
+                           int32_t lo, int32_t hi, int regno)
 {
 	char bounds[64] = "";
 	int n = 0;
@@ -710,7 +760,7 @@ static int check_ret_range(struct venv *env, int idx, const struct vreg *r0, con
 	if (r0->r.smax < INT64_MAX)
 		snprintf(bounds + n, sizeof(bounds) - (size_t)n, " smax=%lld",
 		         (long long)r0->r.smax);
-	verr(env, idx, "%s the register R0 has%s should have been in [%d, %d]", where,
+	verr(env, idx, "%s the register R%d has%s should have been in [%d, %d]", where, regno,
 	     bounds[0] ? bounds : " unknown scalar value", lo, hi);
 	return -1;
 }

@@ -3,7 +3,7 @@
  * loops.bpf.c: programs that loop through the kernel's loop constructs,
  * run by rqbpf and, as root, by the kernel (bpf_kernel.c compares their
  * results): open-coded iterators, may_goto, bpf_loop and
- * bpf_for_each_map_elem. Each result is a known number (in its comment).
+ * bpf_for_each_map_elem; and bpf_throw. Each result is a known number (in its comment).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -284,6 +284,26 @@ SEC("tc") int foreach_hash(struct __sk_buff *ctx)
 SEC("tc") int foreach_lock(struct __sk_buff *ctx)
 {
 	return bpf_for_each_map_elem(&counters, fe_lock, 0, 0);
+}
+
+/* 64: bpf_throw ends the program, which returns the cookie */
+SEC("tc") int throw_cookie(struct __sk_buff *ctx)
+{
+	bpf_throw(64);
+	return 0;
+}
+
+static __attribute__((noinline)) int sub_throw(int x)
+{
+	if (x == 3)
+		bpf_throw(9);
+	return x + 1;
+}
+
+/* 9: thrown from a subprogram's second call */
+SEC("tc") int throw_in_subprog(struct __sk_buff *ctx)
+{
+	return sub_throw(ctx->cb[0]) + sub_throw(3);
 }
 
 char _license[] SEC("license") = "GPL";

@@ -3,7 +3,7 @@
  * loops.bpf.c: the kernel's bounded loops that are not a jump back over a
  * known counter: open-coded iterators (bpf_iter_num_*, bpf_for,
  * bpf_repeat), may_goto, and callbacks (bpf_loop, bpf_for_each_map_elem),
- * alone, together and with res locks, each accepted or refused as the 6.18
+ * alone, together and with res locks, and bpf_throw, each accepted or refused as the 6.18
  * kernel does it (progs/expect.txt). Written for this project; the cases
  * follow the rules of the kernel's iters.c, verifier_may_goto_*.c and
  * cb_refs/loop tests in tools/testing/selftests/bpf/progs/.
@@ -458,6 +458,75 @@ __attribute__((noinline)) long global_cb(__u32 i, void *c)
 SEC("?tc") int loop_global_cb(struct __sk_buff *ctx)
 {
 	return bpf_loop(2, global_cb, 0, 0);
+}
+
+/* --- bpf_throw --- */
+
+SEC("?tc") int throw_cond(struct __sk_buff *ctx)
+{
+	if (ctx->cb[0] == 5)
+		bpf_throw(7);
+	return 1;
+}
+
+static __attribute__((noinline)) int sub_throw(int x)
+{
+	if (x == 3)
+		bpf_throw(9);
+	return x + 1;
+}
+
+SEC("?tc") int throw_in_subprog(struct __sk_buff *ctx)
+{
+	return sub_throw(ctx->cb[0]) + sub_throw(3);
+}
+
+/* A call: not under a lock. */
+SEC("?tc") int throw_locked(struct __sk_buff *ctx)
+{
+	struct counter *v;
+	int key = 0;
+
+	v = bpf_map_lookup_elem(&counters, &key);
+	if (!v)
+		return 0;
+	if (bpf_res_spin_lock(&v->lock))
+		return 1;
+	if (ctx->cb[0])
+		bpf_throw(1);
+	bpf_res_spin_unlock(&v->lock);
+	return 2;
+}
+
+SEC("?tc") int throw_holding_iter(struct __sk_buff *ctx)
+{
+	struct bpf_iter_num it;
+
+	bpf_iter_num_new(&it, 0, 3);
+	if (ctx->cb[0])
+		bpf_throw(1);
+	bpf_iter_num_destroy(&it);
+	return 0;
+}
+
+static long throw_cb(__u32 i, void *c)
+{
+	if (i == 2)
+		bpf_throw(11);
+	return 0;
+}
+
+SEC("?tc") int throw_from_callback(struct __sk_buff *ctx)
+{
+	return bpf_loop(5, throw_cb, 0, 0);
+}
+
+/* The cookie is the program's return value: in the type's range. */
+SEC("?cgroup_skb/ingress") int throw_out_of_range(struct __sk_buff *ctx)
+{
+	if (ctx->len)
+		bpf_throw(5);
+	return 1;
 }
 
 char _license[] SEC("license") = "GPL";
