@@ -502,7 +502,8 @@ int rqbpf_run_callback(struct rqbpf_run *r, uint64_t target, uint64_t caller_fp,
 		                   (unsigned long long)target);
 	if (caller_fp > top || (top - caller_fp) % RQBPF_STACK_SIZE)
 		return rqbpf_fault(r, "callback from a frame not on the run's stack");
-	depth0 = (int)((top - caller_fp) / RQBPF_STACK_SIZE);
+	/* the frames above the callback's: its caller's and theirs */
+	depth0 = (int)((top - caller_fp) / RQBPF_STACK_SIZE) + 1;
 	if (depth0 >= RQBPF_MAX_FRAMES)
 		return rqbpf_fault(r, "call depth over %d frames", RQBPF_MAX_FRAMES);
 	clear_regs(reg);
