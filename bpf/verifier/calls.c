@@ -657,7 +657,6 @@ int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **for
 	return helper_call(env, st, in->imm, fork, fork_idx);
 }
 
-
 /* A callback's exit: R0 a scalar in [0, 1]; back to the call that called
  * it (its next iteration), the caller's registers as they were there. */
 static int callback_exit(struct venv *env, struct vstate *st, int idx, int *next)

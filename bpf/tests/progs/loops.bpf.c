@@ -92,7 +92,8 @@ SEC("tc") int iter_nested(struct __sk_buff *ctx)
 {
 	int i, j, s = 0;
 
-	bpf_for(i, 0, 3) {
+	bpf_for(i, 0, 3)
+	{
 		bpf_for(j, 0, 3) s += i * j;
 	}
 	return s;
@@ -119,9 +120,9 @@ SEC("tc") __attribute__((naked)) int mg_bounded(void)
 {
 	asm volatile("r0 = 0;"
 	             "1:" MAY_GOTO(3) "r0 += 1;"
-	             "if r0 < 10 goto 1b;"
-	             "exit;"
-	             "exit;");
+	                              "if r0 < 10 goto 1b;"
+	                              "exit;"
+	                              "exit;");
 }
 
 /* 8388608: may_goto's bound, the kernel interpreter's BPF_MAX_LOOPS (its
@@ -130,8 +131,8 @@ SEC("tc") __attribute__((naked)) int mg_count(void)
 {
 	asm volatile("r0 = 0;"
 	             "1:" MAY_GOTO(2) "r0 += 1;"
-	             "goto 1b;"
-	             "exit;");
+	                              "goto 1b;"
+	                              "exit;");
 }
 
 /* 2 * 8388608: each call of a function counts anew */
@@ -140,7 +141,7 @@ static __attribute__((noinline)) int mg_sub(void)
 	int n = 0;
 
 	asm volatile("1:" MAY_GOTO(2) "%[n] += 1;"
-	             "goto 1b;"
+	                              "goto 1b;"
 	             : [n] "+r"(n));
 	return n;
 }
@@ -165,7 +166,7 @@ static long iter_cb(__u32 i, void *c)
 {
 	int j;
 
-	bpf_for(j, 0, 3) *(__u64 *)c += j + i;
+	bpf_for(j, 0, 3) * (__u64 *)c += j + i;
 	return 0;
 }
 
@@ -187,9 +188,9 @@ SEC("tc") int loop_sum(struct __sk_buff *ctx)
 /* 4 * 1000 + 0 * 100 - 22 (flags) * 10 ... as one number: see the sum */
 SEC("tc") int loop_results(struct __sk_buff *ctx)
 {
-	long stop = bpf_loop(10, stop_at_3, 0, 0);    /* 4 */
-	long none = bpf_loop(0, stop_at_3, 0, 0);     /* 0 */
-	long flags = bpf_loop(10, stop_at_3, 0, 1);   /* -EINVAL */
+	long stop = bpf_loop(10, stop_at_3, 0, 0);             /* 4 */
+	long none = bpf_loop(0, stop_at_3, 0, 0);              /* 0 */
+	long flags = bpf_loop(10, stop_at_3, 0, 1);            /* -EINVAL */
 	long many = bpf_loop((1u << 23) + 1, stop_at_3, 0, 0); /* -E2BIG */
 
 	return stop * 100000 + none * 10000 + flags * 100 + many; /* 397793 */

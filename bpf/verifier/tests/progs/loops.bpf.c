@@ -63,7 +63,8 @@ SEC("?tc") int iter_nested(struct __sk_buff *ctx)
 {
 	int i, j, s = 0;
 
-	bpf_for(i, 0, 3) {
+	bpf_for(i, 0, 3)
+	{
 		bpf_for(j, 0, 3) s += i * j;
 	}
 	return s;
@@ -74,7 +75,8 @@ SEC("?tc") int iter_map_keys(struct __sk_buff *ctx)
 	__u64 s = 0;
 	int i;
 
-	bpf_for(i, 0, 4) {
+	bpf_for(i, 0, 4)
+	{
 		__u64 *v = bpf_map_lookup_elem(&vals, &i);
 
 		if (v)
@@ -204,8 +206,8 @@ SEC("?tc") __attribute__((naked)) int mg_count(void)
 {
 	asm volatile("r0 = 0;"
 	             "1:" MAY_GOTO(2) "r0 += 1;"
-	             "goto 1b;"
-	             "exit;");
+	                              "goto 1b;"
+	                              "exit;");
 }
 
 /* A loop that ends on its own first: 10. */
@@ -213,9 +215,9 @@ SEC("?tc") __attribute__((naked)) int mg_bounded(void)
 {
 	asm volatile("r0 = 0;"
 	             "1:" MAY_GOTO(3) "r0 += 1;"
-	             "if r0 < 10 goto 1b;"
-	             "exit;"
-	             "exit;");
+	                              "if r0 < 10 goto 1b;"
+	                              "exit;"
+	                              "exit;");
 }
 
 /* A jump, not a call: allowed under a lock. */
@@ -235,13 +237,13 @@ SEC("?tc") __attribute__((naked)) int mg_under_lock(void)
 	             "if r0 != 0 goto 3f;"
 	             "r7 = 0;"
 	             "1:" MAY_GOTO(2) "r7 += 1;"
-	             "goto 1b;"
-	             "*(u64 *)(r6 + 16) = r7;"
-	             "r1 = r6;"
-	             "r1 += 8;"
-	             "call %[unlock];"
-	             "3: r0 = 0;"
-	             "exit;"
+	                              "goto 1b;"
+	                              "*(u64 *)(r6 + 16) = r7;"
+	                              "r1 = r6;"
+	                              "r1 += 8;"
+	                              "call %[unlock];"
+	                              "3: r0 = 0;"
+	                              "exit;"
 	             :
 	             : [counters] "i"(&counters), [lookup] "i"(bpf_map_lookup_elem),
 	               [lock] "i"(bpf_res_spin_lock), [unlock] "i"(bpf_res_spin_unlock)
@@ -252,8 +254,8 @@ SEC("?tc") __attribute__((naked)) int mg_bad_imm(void)
 {
 	asm volatile("r0 = 0;"
 	             "1:" MAY_GOTO_IMM1(2) "r0 += 1;"
-	             "goto 1b;"
-	             "exit;");
+	                                   "goto 1b;"
+	                                   "exit;");
 }
 
 /* --- callbacks --- */
@@ -306,7 +308,7 @@ static long iter_cb(__u32 i, void *c)
 {
 	int j;
 
-	bpf_for(j, 0, 3) *(__u64 *)c += j;
+	bpf_for(j, 0, 3) * (__u64 *)c += j;
 	return 0;
 }
 
