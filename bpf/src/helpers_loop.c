@@ -12,7 +12,7 @@
 
 /* The kernel's BPF_MAX_LOOPS: the most iterations bpf_loop and an iterator
  * may be asked for. */
-#define MAX_LOOPS (8u * 1024 * 1024)
+#define MAX_LOOPS ((int64_t)8 * 1024 * 1024)
 
 /* struct bpf_iter_num's 8 bytes: the value last returned and the end. */
 struct iter_num {

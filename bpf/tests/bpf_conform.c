@@ -651,7 +651,7 @@ static void test_loops(void)
 	} cases[] = {
 	    {"iter_sum", 45},        {"iter_repeat", 5},          {"iter_ranges", -2979},
 	    {"iter_errors", -22070}, {"iter_nested", 9},          {"iter_under_lock", 2},
-	    {"mg_bounded", 10},      {"mg_count", 8388608},       {"mg_two_calls", 2 * 8388608},
+	    {"mg_bounded", 10},      {"mg_count", 8388608},       {"mg_two_calls", 16777216},
 	    {"loop_sum", 55},        {"loop_results", 397793},    {"loop_iter_in_cb", 30},
 	    {"loop_nested", 6},      {"foreach_array", 66043003}, {"foreach_hash", 110478},
 	    {"foreach_lock", 4},     {"throw_cookie", 64},        {"throw_in_subprog", 9},

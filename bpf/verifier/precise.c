@@ -498,7 +498,9 @@ static bool own_stack_ptr(const struct venv *env, int i, int reg)
 
 		if (in->dst_reg == reg && in->code == (BPF_ALU64 | BPF_MOV | BPF_X))
 			return in->src_reg == BPF_REG_10 && !in->off;
-		if (in->dst_reg == reg && in->code != (BPF_ALU64 | BPF_ADD | BPF_K))
+		if (in->dst_reg == reg &&
+		    (BPF_CLASS(in->code) != BPF_ALU64 || BPF_OP(in->code) != BPF_ADD ||
+		     BPF_SRC(in->code) != BPF_K))
 			return false;
 		if (env->prune_point[k] || is_call(in))
 			return false;
@@ -646,12 +648,10 @@ static bool update_ret_matters(struct venv *env)
 
 		if (i && is_ldimm64(&insns[i - 1]))
 			continue;
-		if (is_pseudo_func(&insns[i]))
-			t = insn_call_target(&insns[i], i);
-		else if (is_pseudo_call(&insns[i]) && i + 1 < n && (env->prec_in[i + 1] & 1u))
-			t = insn_call_target(&insns[i], i);
-		else
+		if (!is_pseudo_func(&insns[i]) &&
+		    !(is_pseudo_call(&insns[i]) && i + 1 < n && (env->prec_in[i + 1] & 1u)))
 			continue;
+		t = insn_call_target(&insns[i], i);
 		if (!env->ret_matters[t]) {
 			env->ret_matters[t] = 1;
 			grew = true;
