@@ -238,12 +238,20 @@ static int callback_call(struct venv *env, struct vstate *st, const struct rqbpf
 	struct vframe *cb;
 	struct vstate *s;
 
+	/* As the kernel: bpf_loop's callback is walked at most as many times
+	 * in a row as R1 may say (0: never), then the loop is done. */
+	if (!map && caller->cb_iters >= caller->regs[BPF_REG_1].r.umax) {
+		cur_frame(st)->cb_iters = 0;
+		return 0;
+	}
 	if (st->curframe + 1 >= RQBPF_MAX_FRAMES) {
 		verr(env, env->insn_idx, "the call stack of %d frames is too deep",
 		     st->curframe + 2);
 		return -1;
 	}
+	cur_frame(st)->cb_iters++; /* the callback's path, copied below */
 	s = state_copy(st);
+	cur_frame(st)->cb_iters = 0;
 	cb = frame_new(env->insn_idx, target);
 	if (!s || !cb) {
 		state_free(s);

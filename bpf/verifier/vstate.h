@@ -137,6 +137,10 @@ struct vframe {
 	/* A callback's frame (bpf_loop, bpf_for_each_map_elem): its exit goes
 	 * back to the call at callsite, with R0 in [0, 1]. */
 	bool in_callback;
+	/* The iterations of a bpf_loop callback this frame's path went
+	 * through at its current call: the kernel walks at most R1's umax
+	 * (not compared between states, as the kernel's callback_depth). */
+	uint32_t cb_iters;
 };
 
 /* References a path holds, in acquisition order. */
