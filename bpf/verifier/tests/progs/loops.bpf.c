@@ -318,6 +318,32 @@ static long nested_cb(__u32 i, void *c)
 	return 0;
 }
 
+/* The context's value used as an index: the kernel walks bpf_loop's
+ * callback at most R1's umax times in a row, here 4, and each stays in the
+ * array. */
+struct idx_ctx {
+	__u64 idx;
+	__u64 slots[4];
+};
+
+static long index_cb(__u32 i, void *c)
+{
+	struct idx_ctx *x = c;
+
+	if (x->idx < 4)
+		x->slots[x->idx] = i;
+	x->idx++;
+	return 0;
+}
+
+SEC("?tc") int loop_ctx_index(struct __sk_buff *ctx)
+{
+	struct idx_ctx x = {};
+
+	bpf_loop(4, index_cb, &x, 0);
+	return x.slots[3];
+}
+
 SEC("?tc") int loop_sum(struct __sk_buff *ctx)
 {
 	__u64 s = 0;
