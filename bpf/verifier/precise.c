@@ -407,12 +407,17 @@ static void prec_cond_jump(const struct venv *env, int i, struct prec *p)
 
 static bool calls_callback(const struct bpf_insn *in);
 
-/* The registers call @in reads: a helper's or kfunc's arguments, by its
- * row; R1-R5 for a subprogram or a call the table does not have. */
-static uint16_t call_args(const struct bpf_insn *in)
+/* The registers whose values call @in at @i reads: a helper's or kfunc's
+ * arguments, by its row; none for a global function (verified on its own,
+ * for any scalar: a pointer argument is compared by its type anyway);
+ * R1-R5 for a static subprogram or a call the table does not have. */
+static uint16_t call_args(const struct venv *env, const struct bpf_insn *in, int i)
 {
-	const struct rqbpf_call *c = in->src_reg == BPF_PSEUDO_CALL ? NULL : rqbpf_call_of_insn(in);
+	const struct rqbpf_call *c;
 
+	if (in->src_reg == BPF_PSEUDO_CALL)
+		return is_global_func(env, insn_call_target(in, i)) ? 0 : ARGS_R1_R5;
+	c = rqbpf_call_of_insn(in);
 	return c ? (uint16_t)(((1u << c->nargs) - 1) << 1) : ARGS_R1_R5;
 }
 
@@ -456,7 +461,7 @@ static struct prec prec_transfer(const struct venv *env, int i, struct prec out,
 		break;
 	}
 	if (is_call(in)) { /* arguments, and memory they may point to */
-		p.regs = (uint16_t)((out.regs & ~CALLER_SAVED) | call_args(in));
+		p.regs = (uint16_t)((out.regs & ~CALLER_SAVED) | call_args(env, in, i));
 		/* A callback call reads no memory itself: only its callbacks may,
 		 * and where they use nothing they read in a check, the caller's
 		 * stack matters as it does after the call. */
