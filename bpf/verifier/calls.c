@@ -488,6 +488,9 @@ static int iter_next(struct venv *env, struct vstate *st, struct vstate **fork)
 	if (!s)
 		return -1;
 	spi = (int)(s - st->frame[cur_frame(st)->regs[BPF_REG_1].frameno]->stack);
+	/* R0 may be NULL: an id, as the kernel gives one (unused here, but
+	 * the ids in messages count it) */
+	++env->id_gen;
 	clear_caller_saved(cur_frame(st));
 	if (s->iter_state == ITER_ACTIVE) {
 		*fork = state_copy(st);
