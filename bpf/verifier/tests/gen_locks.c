@@ -8,16 +8,20 @@
  * balanced, sometimes not), irqsave pairs and irq flags, a bpf_spin_lock,
  * stores, branches on a random number, calls of static and global
  * functions (one of which returns holding a lock), early returns, and
- * loops: iterators (bpf_for, bpf_repeat, bpf_iter_num_* by hand, some never
+ * (--loops) loops: iterators (bpf_for, bpf_repeat, bpf_iter_num_* by hand, some never
  * destroyed) and callbacks of bpf_loop and bpf_for_each_map_elem (some
  * returning out of range, taking a lock, or leaving one held).
  *
- *   gen_locks SEED PROGRAMS PER_FILE DIR   writes DIR/gen_<k>.bpf.c
+ *   gen_locks SEED PROGRAMS PER_FILE DIR [--loops]   writes DIR/gen_<k>.bpf.c
+ *
+ * The loops (iterators, callbacks) come with --loops only: without it a
+ * seed gives the programs it gave before they were added.
  */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t rng_state;
 
@@ -130,10 +134,14 @@ static void loop_stmt(struct gen *g)
 	}
 }
 
+/* With --loops: plain statements may be loops (off, the programs are those
+ * of the same seed without them). */
+static int with_loops;
+
 /* One statement that neither takes nor releases a lock. */
 static void plain_stmt(struct gen *g)
 {
-	if (!rnd(4)) {
+	if (with_loops && !rnd(4)) {
 		loop_stmt(g);
 		return;
 	}
@@ -271,8 +279,9 @@ int main(int argc, char **argv)
 {
 	int n, per;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: gen_locks SEED PROGRAMS PER_FILE DIR\n");
+	with_loops = argc == 6 && !strcmp(argv[5], "--loops");
+	if (argc != 5 && !with_loops) {
+		fprintf(stderr, "usage: gen_locks SEED PROGRAMS PER_FILE DIR [--loops]\n");
 		return 2;
 	}
 	rng_state = strtoull(argv[1], NULL, 0) * 2654435761u + 1;
