@@ -17,7 +17,7 @@ floor_of() {
 	bpf/src/error.[ch]) echo 2 ;;
 	bpf/src/object.h) echo 3 ;; # the object's structures
 	bpf/src/maps.[ch] | bpf/src/map_*.c) echo 4 ;;
-	bpf/src/runtime.[ch] | bpf/src/interp.c | bpf/src/helpers.c | bpf/src/test_run.c) echo 5 ;;
+	bpf/src/runtime.[ch] | bpf/src/interp.c | bpf/src/helpers.c | bpf/src/helpers_loop.c | bpf/src/test_run.c) echo 5 ;;
 	bpf/src/loader_*.[ch]) echo 6 ;;
 	bpf/src/object.c | bpf/src/version.c) echo 7 ;; # the public API
 	bpf/tools/*.[ch] | bpf/bench/*.c) echo 8 ;;

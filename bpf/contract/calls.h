@@ -92,12 +92,24 @@
 	  RQBPF_PROG_ANY, IRQ_FLAG, NONE, NONE, NONE, NONE)                                        \
 	X(KFUNC, RQBPF_KF_LOCAL_IRQ_RESTORE, local_irq_restore, VOID, IRQ_RESTORE, 0,              \
 	  RQBPF_PROG_ANY, IRQ_FLAG, NONE, NONE, NONE, NONE)                                        \
-	X(KFUNC, RQBPF_KF_COPY_FROM_USER_STR, copy_from_user_str, INTEGER, NONE, 0,                \
-	  RQBPF_PROG_SLEEPABLE, UNINIT_MEM, SIZE_OR_ZERO, ANYTHING, ANYTHING, NONE)                \
 	X(HELPER, BPF_FUNC_per_cpu_ptr, per_cpu_ptr, INTEGER, NONE, 0,                             \
 	  RQBPF_PROG_ANY, PERCPU_BTF_ID, ANYTHING, NONE, NONE, NONE)                               \
 	X(HELPER, BPF_FUNC_this_cpu_ptr, this_cpu_ptr, INTEGER, NONE, 0,                           \
-	  RQBPF_PROG_ANY, PERCPU_BTF_ID, NONE, NONE, NONE, NONE)
+	  RQBPF_PROG_ANY, PERCPU_BTF_ID, NONE, NONE, NONE, NONE)                                   \
+	X(HELPER, BPF_FUNC_loop, loop, INTEGER, LOOP_CALLBACK, 0,                                  \
+	  RQBPF_PROG_ANY, ANYTHING, CALLBACK, STACK_OR_NULL, ANYTHING, NONE)                       \
+	X(HELPER, BPF_FUNC_for_each_map_elem, for_each_map_elem, INTEGER, MAP_CALLBACK, 0,         \
+	  RQBPF_PROG_ANY, MAP, CALLBACK, STACK_OR_NULL, ANYTHING, NONE)                            \
+	X(KFUNC, RQBPF_KF_ITER_NUM_NEW, iter_num_new, INTEGER, ITER_NEW, 1,                        \
+	  RQBPF_PROG_ANY, ITER_NUM, ANYTHING, ANYTHING, NONE, NONE)                                \
+	X(KFUNC, RQBPF_KF_ITER_NUM_NEXT, iter_num_next, ITER_NUM_OR_NULL, ITER_NEXT, 1,            \
+	  RQBPF_PROG_ANY, ITER_NUM, NONE, NONE, NONE, NONE)                                        \
+	X(KFUNC, RQBPF_KF_ITER_NUM_DESTROY, iter_num_destroy, VOID, ITER_DESTROY, 1,               \
+	  RQBPF_PROG_ANY, ITER_NUM, NONE, NONE, NONE, NONE)                                        \
+	X(KFUNC, RQBPF_KF_THROW, throw, VOID, THROW, 0, RQBPF_PROG_ANY, ANYTHING, NONE, NONE, NONE, \
+	  NONE)                                                                                    \
+	X(KFUNC, RQBPF_KF_COPY_FROM_USER_STR, copy_from_user_str, INTEGER, NONE, 0,                \
+	  RQBPF_PROG_SLEEPABLE, UNINIT_MEM, SIZE_OR_ZERO, ANYTHING, ANYTHING, NONE)
 // clang-format on
 
 /* The kfuncs' ids (src_reg BPF_PSEUDO_KFUNC_CALL), from the table, from 1. */
@@ -136,6 +148,9 @@ enum rqbpf_call_arg {
 	/* a per-CPU kernel variable (a __ksym): a program run in userspace has
 	 * none, so the verifier refuses any argument, with the kernel's message */
 	RQBPF_ARG_PERCPU_BTF_ID,
+	RQBPF_ARG_ITER_NUM,           /* a struct bpf_iter_num on the stack (8 bytes) */
+	RQBPF_ARG_CALLBACK,           /* a static subprogram (ld_imm64 of BPF_PSEUDO_FUNC) */
+	RQBPF_ARG_STACK_OR_NULL,      /* a pointer to the stack, or 0: the callback's context */
 };
 
 /* What R0 holds after the call. */
@@ -147,6 +162,8 @@ enum rqbpf_call_ret {
 	/* a reserved ring buffer record of the size in R2, or NULL: a reference
 	 * the program must release (bpf_ringbuf_submit or _discard) */
 	RQBPF_RET_RINGBUF_MEM_OR_NULL,
+	/* a pointer to the iterator's next int (read-only), or NULL when drained */
+	RQBPF_RET_ITER_NUM_OR_NULL,
 };
 
 /* What the call does to the locks and irq state a program holds. */
@@ -160,6 +177,17 @@ enum rqbpf_call_role {
 	RQBPF_ROLE_RES_UNLOCK_IRQRESTORE, /* RES_UNLOCK, then restores the flag's irq state */
 	RQBPF_ROLE_IRQ_SAVE,              /* saves irq state into a flag */
 	RQBPF_ROLE_IRQ_RESTORE,           /* restores it */
+	RQBPF_ROLE_ITER_NEW,              /* makes the iterator in R1 */
+	RQBPF_ROLE_ITER_NEXT,             /* advances it: the loop's head */
+	RQBPF_ROLE_ITER_DESTROY,          /* releases it */
+	/* calls the callback in R2 R1 times (bpf_loop): callback(index, R3) */
+	RQBPF_ROLE_LOOP_CALLBACK,
+	/* calls the callback in R2 on each element of the map in R1, while it
+	 * returns 0 (bpf_for_each_map_elem): callback(map, key, value, R3) */
+	RQBPF_ROLE_MAP_CALLBACK,
+	/* ends the program, which returns R1 (bpf_throw, the kernel's default
+	 * exception callback) */
+	RQBPF_ROLE_THROW,
 };
 
 #define RQBPF_CALL_MAX_ARGS 5

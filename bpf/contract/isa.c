@@ -119,8 +119,8 @@ const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i)
 		return alu_ok(in, CLASS(in->code) == BPF_ALU64) ? NULL : "unknown ALU opcode";
 	case BPF_JMP:
 	case BPF_JMP32:
-		if (in->code == (BPF_JMP | BPF_JCOND_OP) && in->src_reg == 0)
-			return "may_goto is not supported";
+		if (in->code == (BPF_JMP | BPF_JCOND_OP))
+			return NULL; /* may_goto: the verifier checks its fields */
 		return jmp_ok(in, CLASS(in->code) == BPF_JMP) ? NULL : "unknown jump opcode";
 	case BPF_LD:
 		if (in->code != (BPF_LD | BPF_IMM | BPF_DW))
@@ -128,7 +128,8 @@ const char *rqbpf_insn_check(const struct bpf_insn *insns, size_t cnt, size_t i)
 		if (i + 1 >= cnt || insns[i + 1].code || insns[i + 1].dst_reg ||
 		    insns[i + 1].src_reg || insns[i + 1].off)
 			return "malformed ld_imm64";
-		if (in->src_reg > BPF_PSEUDO_MAP_VALUE || in->dst_reg == BPF_REG_10) {
+		if ((in->src_reg > BPF_PSEUDO_MAP_VALUE && in->src_reg != BPF_PSEUDO_FUNC) ||
+		    in->dst_reg == BPF_REG_10) {
 			snprintf(buf, sizeof(buf), "ld_imm64 source %u is not supported",
 			         in->src_reg);
 			return in->dst_reg == BPF_REG_10 ? "write to the frame pointer r10" : buf;

@@ -332,6 +332,20 @@ __attribute__((noinline)) int rqbpf_call_trace_printk(struct rqbpf_run *r, uint6
 	return 0;
 }
 
+struct rqbpf_map *rqbpf_helper_map(struct rqbpf_run *r, uint64_t v)
+{
+	return map_arg(r, v);
+}
+
+int rqbpf_helper_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key, void **value)
+{
+	uint64_t reg[1] = {0};
+	int ret = map_lookup(r, m, key, reg);
+
+	*value = (void *)(uintptr_t)reg[0];
+	return ret;
+}
+
 int rqbpf_call_map_lookup_elem(struct rqbpf_run *r, uint64_t *reg)
 {
 	return map_helper(r, BPF_FUNC_map_lookup_elem, reg);

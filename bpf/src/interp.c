@@ -305,13 +305,21 @@ static uint64_t endian(int32_t bits, bool swap, uint64_t v)
 	  if ((ret = in->fn(r, reg))) goto out;)                                                   \
 	X(exit, BPF_JMP | BPF_EXIT, if (depth == 0) goto out; in = frames[--depth].ret;            \
 	  memcpy(&reg[BPF_REG_6], frames[depth].saved, sizeof(frames[0].saved));                   \
-	  reg[BPF_REG_10] += RQBPF_STACK_SIZE;)
+	  reg[BPF_REG_10] += RQBPF_STACK_SIZE;)                                                    \
+	X(may_goto, BPF_JMP | RQBPF_JCOND, if (!loops[depth]) goto jump; loops[depth]--;)
 // NOLINTEND(bugprone-macro-parentheses)
 
 struct frame {
 	uint64_t saved[4]; /* r6-r9 */
 	const struct rqbpf_op *ret;
 };
+
+/* may_goto (BPF_JMP | BPF_JCOND), newer than Debian 12's <linux/bpf.h>:
+ * each function call may take its fall-through RQBPF_MAY_GOTO_LOOPS times
+ * (the kernel's BPF_MAX_LOOPS, its interpreter's count; its x86-64 JIT
+ * counts time instead, 250 ms), then jumps. */
+#define RQBPF_JCOND          0xe0
+#define RQBPF_MAY_GOTO_LOOPS (8u * 1024 * 1024)
 
 /*
  * The interpreter. With @p table set it only fills it (256 handler
@@ -324,7 +332,8 @@ struct frame {
 #define MOVSX32    257
 #define TABLE_SIZE 258
 
-static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run, const void **table)
+static int interpret(struct rqbpf_run *r, uint64_t *reg, const struct rqbpf_op *start, int depth0,
+                     uint64_t *insns_run, const void **table)
 {
 #define TABLE_ENTRY(label, code, ...) [code] = LABEL_ADDR(label),
 #ifdef __CPPCHECK__
@@ -342,6 +351,7 @@ static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run, co
 	const struct rqbpf_op *ops, *in;
 	const uint64_t *imm64;
 	struct frame frames[RQBPF_MAX_FRAMES];
+	uint32_t loops[RQBPF_MAX_FRAMES]; /* may_goto's count, per frame */
 	uint64_t n = 1, addr = 0;
 	int depth = 0, ret = 0;
 	void *p;
@@ -353,9 +363,10 @@ static int interpret(struct rqbpf_run *r, uint64_t *reg, uint64_t *insns_run, co
 			table[256 + i] = movsx[i];
 		return 0;
 	}
-	ops = in = r->prog->ops;
+	ops = r->prog->ops;
+	in = start;
 	imm64 = r->prog->imm64;
-	reg[BPF_REG_10] = (uintptr_t)r->stack + sizeof(r->stack);
+	loops[0] = RQBPF_MAY_GOTO_LOOPS;
 	GOTO_HANDLER(in->handler);
 
 #define HANDLER(label, code, ...)                                                                  \
@@ -374,12 +385,13 @@ a32x_movsx:
 	DST = (uint32_t)sext(SRC, in->off);
 	NEXT;
 subprog:
-	if (depth + 1 >= RQBPF_MAX_FRAMES) {
+	if (depth0 + depth + 1 >= RQBPF_MAX_FRAMES) {
 		ret = rqbpf_fault(r, "call depth over %d frames", RQBPF_MAX_FRAMES);
 		goto out;
 	}
 	memcpy(frames[depth].saved, &reg[BPF_REG_6], sizeof(frames[0].saved));
 	frames[depth++].ret = in;
+	loops[depth] = RQBPF_MAY_GOTO_LOOPS;
 	reg[BPF_REG_10] -= RQBPF_STACK_SIZE;
 	in += in->imm;
 	goto jumped;
@@ -415,7 +427,7 @@ int rqbpf_decode(struct rqbpf_prog *prog)
 
 	if (!ops)
 		return -ENOMEM;
-	interpret(NULL, NULL, NULL, table);
+	interpret(NULL, NULL, NULL, 0, NULL, table);
 	for (size_t i = 0; i < prog->lp.insn_cnt; i++) {
 		const struct bpf_insn *in = &prog->lp.insns[i];
 
@@ -505,13 +517,52 @@ int rqbpf_run_packet(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
 	r.nrec = 0;
 	/* the context, where most programs read first (as rqbpf_mem_slow() finds it) */
 	r.last = (struct rqbpf_region){(uintptr_t)ctx, ctx_size, true};
+	r.cb_insns = 0;
 	clear_regs(reg);
 	reg[BPF_REG_1] = (uintptr_t)ctx;
-	ret = interpret(&r, reg, &res->insns, NULL);
+	reg[BPF_REG_10] = (uintptr_t)r.stack + sizeof(r.stack);
+	ret = interpret(&r, reg, prog->ops, 0, &res->insns, NULL);
+	res->insns += r.cb_insns;
+	if (ret == RQBPF_THROWN) {
+		reg[BPF_REG_0] = r.cookie;
+		ret = 0;
+	}
 	rel = r.nheld || r.rcu || r.nrec ? rqbpf_release_all(&r) : 0;
 	if (!ret) {
 		res->retval = reg[BPF_REG_0];
 		ret = rel;
 	}
 	return ret;
+}
+
+/* A callback's call (bpf_loop, bpf_for_each_map_elem): the function at
+ * instruction @p target with arguments @p args (R1-R5), in a frame below
+ * the caller's whose stack pointer is @p caller_fp; its R0 in *@p ret. */
+int rqbpf_run_callback(struct rqbpf_run *r, uint64_t target, uint64_t caller_fp,
+                       const uint64_t *args, uint64_t *ret)
+{
+	uintptr_t top = (uintptr_t)r->stack + sizeof(r->stack);
+	const struct rqbpf_op *at = r->at;
+	uint64_t reg[11], n = 0;
+	int depth0, rc;
+
+	if (target >= r->prog->lp.insn_cnt)
+		return rqbpf_fault(r, "callback at instruction %llu, outside the program",
+		                   (unsigned long long)target);
+	if (caller_fp > top || (top - caller_fp) % RQBPF_STACK_SIZE)
+		return rqbpf_fault(r, "callback from a frame not on the run's stack");
+	/* the frames above the callback's: its caller's and theirs */
+	depth0 = (int)((top - caller_fp) / RQBPF_STACK_SIZE) + 1;
+	if (depth0 >= RQBPF_MAX_FRAMES)
+		return rqbpf_fault(r, "call depth over %d frames", RQBPF_MAX_FRAMES);
+	clear_regs(reg);
+	memcpy(&reg[BPF_REG_1], args, 5 * sizeof(uint64_t));
+	reg[BPF_REG_10] = caller_fp - RQBPF_STACK_SIZE;
+	rc = interpret(r, reg, &r->prog->ops[target], depth0, &n, NULL);
+	r->cb_insns += n;
+	if (!rc) {
+		r->at = at;
+		*ret = reg[BPF_REG_0];
+	}
+	return rc;
 }

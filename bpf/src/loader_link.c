@@ -146,19 +146,28 @@ static int map_of_symbol(const struct rqbpf_object *obj, const struct rqbpf_sym 
 
 /* ld_imm64 of code: the address of a function (BPF_PSEUDO_FUNC), which
  * bpf_loop and the other callback helpers take. Named by its symbol, or by
- * the function at the section symbol's value plus the byte offset in imm. */
-static int callback_fail(struct linker *l, size_t at, const struct rqbpf_sym *sym)
+ * the function at the section symbol's value plus the byte offset in imm;
+ * appended as a called function is, imm its offset as a call's. */
+static int link_func(struct linker *l, size_t at, const struct rqbpf_sym *sym)
 {
 	int64_t byte = (int64_t)sym->value + l->insns[at].imm;
 	const struct rqbpf_func *f =
 	    byte % (int64_t)sizeof(struct bpf_insn)
 	        ? NULL
 	        : func_at(l->obj, sym->shndx, byte / (int64_t)sizeof(struct bpf_insn));
-	const char *name = sym->type == STT_FUNC ? sym->name : f ? f->name : "?";
+	int64_t pos;
 
-	return link_fail(l, at, -ENOTSUP,
-	                 "ld_imm64 of a function (callback '%s', BPF_PSEUDO_FUNC) is not supported",
-	                 name);
+	if (!f)
+		return link_fail(l, at, -EINVAL,
+		                 "ld_imm64 of byte %lld of section %s, not a function",
+		                 (long long)byte, l->obj->secs[sym->shndx].name);
+	pos = append_func(l, f);
+	if (pos < 0)
+		return (int)pos;
+	l->insns[at].src_reg = BPF_PSEUDO_FUNC;
+	l->insns[at].imm = (int32_t)(pos - (int64_t)at - 1);
+	l->insns[at + 1].imm = 0;
+	return 0;
 }
 
 static int reloc_ld_imm64(struct linker *l, size_t at, const struct rqbpf_sym *sym)
@@ -172,7 +181,7 @@ static int reloc_ld_imm64(struct linker *l, size_t at, const struct rqbpf_sym *s
 		                 sym->name);
 	if (map < 0 && sym->shndx < l->obj->sec_cnt &&
 	    (l->obj->secs[sym->shndx].flags & SHF_EXECINSTR))
-		return callback_fail(l, at, sym);
+		return link_func(l, at, sym);
 	if (map < 0)
 		return link_fail(l, at, -ENOTSUP, "ld_imm64 of '%s' in section %s is not supported",
 		                 sym->name[0] ? sym->name : "?",

@@ -136,7 +136,10 @@ void rqbpf_object_close(struct rqbpf_object *obj)
 	free(obj);
 }
 
-/* ld_imm64 values: constants, map addresses, global-data addresses. */
+/* ld_imm64 values: constants, map addresses, global-data addresses, and
+ * callbacks (their instruction's index, which bpf_loop and
+ * bpf_for_each_map_elem take: the verifier lets a program do nothing else
+ * with one). */
 static int resolve_imm64(struct rqbpf_prog *prog, struct rqbpf_error *err)
 {
 	const struct bpf_insn *in = prog->lp.insns;
@@ -150,6 +153,11 @@ static int resolve_imm64(struct rqbpf_prog *prog, struct rqbpf_error *err)
 
 		if (in[i].code != (BPF_LD | BPF_IMM | BPF_DW))
 			continue;
+		if (in[i].src_reg == BPF_PSEUDO_FUNC) { /* a callback: its first instruction */
+			prog->imm64[i] = (uint64_t)((int64_t)i + in[i].imm + 1);
+			i++;
+			continue;
+		}
 		m = in[i].src_reg ? &prog->obj->maps[in[i].imm] : NULL;
 		if (!m)
 			prog->imm64[i] = (uint32_t)in[i].imm | (uint64_t)(uint32_t)in[i + 1].imm

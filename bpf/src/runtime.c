@@ -53,8 +53,17 @@ static bool in_record(const struct rqbpf_run *r, uintptr_t a, size_t size, struc
 	return false;
 }
 
-/* The packet, the context, the map values and the run's ring buffer
- * records, searched in full; a hit other than the packet is remembered. */
+/* The keys the run passed its bpf_for_each_map_elem callbacks (read-only). */
+static bool in_cb_key(const struct rqbpf_run *r, uintptr_t a, size_t size, bool write,
+                      struct rqbpf_region *g)
+{
+	*g = (struct rqbpf_region){(uintptr_t)r->cb_key, sizeof(r->cb_key), false};
+	return in_region(g, a, size, write);
+}
+
+/* The packet, the context, the map values, the run's ring buffer records
+ * and its callbacks' keys, searched in full; a hit other than the packet
+ * is remembered. */
 void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write)
 {
 	uintptr_t a = (uintptr_t)addr;
@@ -68,7 +77,7 @@ void *rqbpf_mem_slow(struct rqbpf_run *r, uint64_t addr, size_t size, bool write
 		return p->buf + (a - RQBPF_PKT_VA);
 
 	if (!in_region(&g, a, size, write) && !in_map_value(r->prog->obj, a, size, write, &g) &&
-	    !in_record(r, a, size, &g))
+	    !in_record(r, a, size, &g) && !in_cb_key(r, a, size, write, &g))
 		return NULL;
 	r->last = g;
 	return (void *)a;

@@ -53,6 +53,9 @@ struct rqbpf_packet {
 	uint32_t data, mac, net;
 };
 
+/* The largest key bpf_for_each_map_elem passes a callback: larger ones fault. */
+#define RQBPF_CB_KEY_MAX 64
+
 struct rqbpf_run {
 	const struct rqbpf_prog *prog;
 	uintptr_t ctx;
@@ -68,8 +71,17 @@ struct rqbpf_run {
 	bool rcu;                 /* a read-side section is open (in-place hash lookups) */
 	int nrec;
 	struct rqbpf_record rec[RQBPF_MAX_HELD];
+	uint64_t cb_insns; /* instructions the run's callbacks ran */
+	uint64_t cookie;   /* bpf_throw's, which the run returns (RQBPF_THROWN) */
+	/* The keys bpf_for_each_map_elem passes its callbacks (read-only to
+	 * the program), one per frame that may be a callback's. */
+	_Alignas(8) uint8_t cb_key[RQBPF_MAX_FRAMES][RQBPF_CB_KEY_MAX];
 	_Alignas(16) uint8_t stack[RQBPF_MAX_FRAMES * RQBPF_STACK_SIZE];
 };
+
+/* A call's result that ends the run at once, which returns r->cookie
+ * (bpf_throw): not an error. */
+#define RQBPF_THROWN 1
 
 /* Record a fault; returns -EFAULT. */
 int rqbpf_fault(struct rqbpf_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -99,6 +111,11 @@ static inline void *rqbpf_mem(struct rqbpf_run *r, uint64_t addr, size_t size, b
 
 /* interp.c: decode a linked program for the interpreter (at load). */
 int rqbpf_decode(struct rqbpf_prog *prog);
+/* interp.c: run the callback at instruction @p target with R1-R5 @p args in
+ * a frame below the caller's (frame pointer @p caller_fp); R0 in *@p ret.
+ * 0, or the fault's -errno. */
+int rqbpf_run_callback(struct rqbpf_run *r, uint64_t target, uint64_t caller_fp,
+                       const uint64_t *args, uint64_t *ret);
 
 /* interp.c: rqbpf_prog_run() with a packet (@p pkt, NULL: none). */
 int rqbpf_run_packet(const struct rqbpf_prog *prog, void *ctx, size_t ctx_size,
@@ -120,6 +137,11 @@ RQBPF_CALLS(RQBPF_CALL_DECLARE)
  * or NULL; and the release of what a run still holds at its end (locks, irq
  * regions: blocked signals; ring buffer records: discarded). */
 rqbpf_call_fn rqbpf_call_target(uint8_t src, int32_t id);
+/* helpers.c, for helpers_loop.c: the map a helper's argument @p v names, or
+ * NULL; the value of @p key in @p m, or NULL, in *@p value, as
+ * bpf_map_lookup_elem finds it (0, or a fault's -errno). */
+struct rqbpf_map *rqbpf_helper_map(struct rqbpf_run *r, uint64_t v);
+int rqbpf_helper_lookup(struct rqbpf_run *r, struct rqbpf_map *m, const void *key, void **value);
 int rqbpf_release_all(struct rqbpf_run *r);
 
 #endif /* RQBPF_RUNTIME_H */

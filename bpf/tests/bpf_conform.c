@@ -641,6 +641,42 @@ static void test_compiled_atomics(void)
 	}
 }
 
+/* loops.bpf.c: iterators, may_goto, callbacks; the results its comments
+ * give (bpf_kernel_ref compares them with the kernel's, as root). */
+static void test_loops(void)
+{
+	static const struct {
+		const char *prog;
+		int64_t want;
+	} cases[] = {
+	    {"iter_sum", 45},        {"iter_repeat", 5},          {"iter_ranges", -2979},
+	    {"iter_errors", -22070}, {"iter_nested", 9},          {"iter_under_lock", 2},
+	    {"mg_bounded", 10},      {"mg_count", 8388608},       {"mg_two_calls", 16777216},
+	    {"loop_sum", 55},        {"loop_results", 397793},    {"loop_iter_in_cb", 30},
+	    {"loop_nested", 6},      {"foreach_array", 66043003}, {"foreach_hash", 110478},
+	    {"foreach_lock", 4},     {"throw_cookie", 64},        {"throw_in_subprog", 9},
+	};
+	int objects = 0;
+
+	for (const char *const *cc = bt_compilers; *cc; cc++) {
+		struct rqbpf_object *obj = bt_load("loops", *cc, 0);
+
+		if (!obj)
+			continue;
+		objects++;
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			int64_t got = bt_run(obj, cases[i].prog);
+
+			if (got != cases[i].want)
+				tu_fail(__FILE__, __LINE__, "%s (%s): %lld, want %lld",
+				        cases[i].prog, *cc, (long long)got,
+				        (long long)cases[i].want);
+		}
+		rqbpf_object_close(obj);
+	}
+	CHECK_GT(objects, 0);
+}
+
 static const struct tu_test tests[] = {
     TU_TEST("bpf_conform_alu", test_alu, 120, 0),
     TU_TEST("bpf_conform_endian", test_endian, 120, 0),
@@ -651,6 +687,7 @@ static const struct tu_test tests[] = {
     TU_TEST("bpf_conform_calls", test_calls, 120, 0),
     TU_TEST("bpf_conform_compiled", test_compiled, 120, 0),
     TU_TEST("bpf_conform_compiled_atomics", test_compiled_atomics, 120, 0),
+    TU_TEST("bpf_conform_loops", test_loops, 120, 0),
 };
 
 TU_MAIN(tests)

@@ -110,6 +110,22 @@ static const struct case_ cases[] = {
     {"percpu", "ph_count", 1},
     {"map_in_map", "aom_count", 8},
     {"map_in_map", "hom_count", 16},
+    {"loops", "iter_sum", 1},
+    {"loops", "iter_repeat", 1},
+    {"loops", "iter_ranges", 1},
+    {"loops", "iter_errors", 1},
+    {"loops", "iter_nested", 1},
+    {"loops", "iter_under_lock", 1},
+    {"loops", "mg_bounded", 1},
+    {"loops", "loop_sum", 1},
+    {"loops", "loop_results", 1},
+    {"loops", "loop_iter_in_cb", 1},
+    {"loops", "loop_nested", 1},
+    {"loops", "foreach_array", 1},
+    {"loops", "foreach_hash", 1},
+    {"loops", "foreach_lock", 1},
+    {"loops", "throw_cookie", 1},
+    {"loops", "throw_in_subprog", 1},
 };
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -216,10 +232,10 @@ static int compare_object(const char *name, const char *cc)
 
 static void test_kernel_ref(void)
 {
-	static const char *const objs[] = {"conform", "conform_v4", "res_lock",    "irqsave",
-	                                   "counter", "hash",       "spin_lock",   "local_irq",
-	                                   "printk",  "ringbuf",    "queue_stack", "helpers",
-	                                   "percpu",  "map_in_map"};
+	static const char *const objs[] = {
+	    "conform",   "conform_v4", "res_lock", "irqsave",     "counter", "hash",   "spin_lock",
+	    "local_irq", "printk",     "ringbuf",  "queue_stack", "helpers", "percpu", "map_in_map",
+	    "loops"};
 	int compared = 0, refused = 0;
 
 	if (geteuid() != 0) {

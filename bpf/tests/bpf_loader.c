@@ -483,9 +483,6 @@ static void test_unsupported(void)
 		if (!obj)
 			continue;
 		opened++;
-		check_prog_error(obj, "loop_cb",
-		                 "ld_imm64 of a function (callback 'count_cb', BPF_PSEUDO_FUNC) is "
-		                 "not supported");
 		check_prog_error(obj, "printk4",
 		                 "helper bpf_trace_vprintk#177 is not supported (bpf_printk with "
 		                 "more than 3 arguments)");
@@ -618,8 +615,6 @@ static void test_bad_insns(void)
 {
 	const struct bpf_insn helper[] = {BT_CALL(BPF_FUNC_probe_read_kernel), BT_EXIT};
 	const struct bpf_insn no_helper[] = {BT_CALL(999), BT_EXIT};
-	/* may_goto +0: BPF_JMP | BPF_JCOND (0xe0), source BPF_MAY_GOTO (0). */
-	const struct bpf_insn may_goto[] = {BT_I(BPF_JMP | 0xe0, 0, 0, 0, 0), BT_EXIT};
 	const struct bpf_insn opcode[] = {BT_MOV64_IMM(0, 0), BT_I(0xff, 0, 0, 0, 0), BT_EXIT};
 	const struct bpf_insn jump[] = {BT_I(BPF_JMP | BPF_JA, 0, 0, 100, 0), BT_EXIT};
 	const struct bpf_insn into_imm64[] = {BT_I(BPF_JMP | BPF_JA, 0, 0, 1, 0), BT_LD_IMM64(0, 1),
@@ -636,7 +631,6 @@ static void test_bad_insns(void)
 	                   "prog: insn 0: helper bpf_probe_read_kernel#113 is not supported (it "
 	                   "reads kernel memory, which a program run in userspace has none of)");
 	expect_insns_error(no_helper, 2, "prog: insn 0: unknown helper unknown#999");
-	expect_insns_error(may_goto, 2, "prog: insn 0: may_goto is not supported");
 	expect_insns_error(opcode, 3, "prog: insn 1: unknown");
 	expect_insns_error(jump, 2, "prog: insn 0: jump or call to bad instruction 101");
 	expect_insns_error(into_imm64, 4, "prog: insn 0: jump or call to bad instruction 2");

@@ -19,7 +19,7 @@ static bool ptr_arith_ok(struct venv *env, const struct vreg *ptr, int regno)
 		     vtype_name(ptr->type));
 		return false;
 	}
-	if (ptr->type == T_MAP_PTR || ptr->type == T_PACKET_END) {
+	if (ptr->type == T_MAP_PTR || ptr->type == T_PACKET_END || ptr->type == T_FUNC_PTR) {
 		verr(env, env->insn_idx, "R%d pointer arithmetic on %s prohibited", regno,
 		     vtype_name(ptr->type));
 		return false;

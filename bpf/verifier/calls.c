@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vstate.h"
 
@@ -199,7 +200,99 @@ static int call_prog_type(struct venv *env, const struct rqbpf_call *c)
 	return -1;
 }
 
-static int helper_call(struct venv *env, struct vstate *st, int func)
+/* A callback helper's argument R@regno: the callback (a subprogram's
+ * address), or its context (a stack pointer or NULL). */
+static int callback_arg(struct venv *env, struct vstate *st, int regno, enum rqbpf_call_arg kind)
+{
+	const struct vreg *r = &cur_frame(st)->regs[regno];
+	uint64_t v = 1;
+
+	if (kind == RQBPF_ARG_CALLBACK && r->type != T_FUNC_PTR) {
+		verr(env, env->insn_idx, "R%d type=%s expected=func", regno, vtype_name(r->type));
+		return -1;
+	}
+	if (kind == RQBPF_ARG_STACK_OR_NULL && r->type != T_STACK &&
+	    !(r->type == T_SCALAR && reg_is_const(r, &v) && !v)) {
+		verr(env, env->insn_idx, "R%d type=%s expected=fp", regno, vtype_name(r->type));
+		return -1;
+	}
+	return 0;
+}
+
+/* The map types whose elements bpf_for_each_map_elem() visits. */
+static bool map_has_for_each(uint32_t type)
+{
+	return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_HASH ||
+	       type == BPF_MAP_TYPE_PERCPU_ARRAY || type == BPF_MAP_TYPE_PERCPU_HASH ||
+	       type == BPF_MAP_TYPE_LRU_HASH || type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+
+/*
+ * bpf_loop() and bpf_for_each_map_elem(): their callback is walked as the
+ * kernel walks it, in its own frame on a second path (*@p fork, from the
+ * callback's first instruction), whose exit comes back to this call, which
+ * then starts the next iteration (exit_check()); the call is a loop's head
+ * where the iterations converge. This path goes on past the call as if the
+ * callback had not run. The callback's registers: bpf_loop's R1 the index,
+ * R2 the context; bpf_for_each_map_elem's R1-R3 the map, a key and a
+ * value, R4 the context.
+ */
+static int callback_call(struct venv *env, struct vstate *st, const struct rqbpf_call *c,
+                         struct vstate **fork, int *fork_idx)
+{
+	const struct vframe *caller = cur_frame(st);
+	int target = caller->regs[BPF_REG_2].off;
+	bool map = c->role == RQBPF_ROLE_MAP_CALLBACK;
+	struct vframe *cb;
+	struct vstate *s;
+
+	/* As the kernel: bpf_loop's callback is walked at most as many times
+	 * in a row as R1 may say (0: never), then the loop is done. */
+	if (!map && caller->cb_iters >= caller->regs[BPF_REG_1].r.umax) {
+		cur_frame(st)->cb_iters = 0;
+		return 0;
+	}
+	if (st->curframe + 1 >= RQBPF_MAX_FRAMES) {
+		verr(env, env->insn_idx, "the call stack of %d frames is too deep",
+		     st->curframe + 2);
+		return -1;
+	}
+	cur_frame(st)->cb_iters++; /* the callback's path, copied below */
+	s = state_copy(st);
+	cur_frame(st)->cb_iters = 0;
+	cb = frame_new(env->insn_idx, target);
+	if (!s || !cb) {
+		state_free(s);
+		free(cb);
+		verr(env, env->insn_idx, "out of memory");
+		return -1;
+	}
+	if (map) {
+		for (int i = BPF_REG_1; i <= BPF_REG_3; i++) {
+			cb->regs[i].type = i == BPF_REG_1   ? T_MAP_PTR
+			                   : i == BPF_REG_2 ? T_MAP_KEY
+			                                    : T_MAP_VALUE;
+			cb->regs[i].map = caller->regs[BPF_REG_1].map;
+			rng_const(&cb->regs[i].r, 0);
+		}
+		cb->regs[BPF_REG_4] = caller->regs[BPF_REG_3];
+	} else {
+		reg_mark_unknown(&cb->regs[BPF_REG_1]);
+		cb->regs[BPF_REG_2] = caller->regs[BPF_REG_3];
+	}
+	cb->regs[BPF_REG_10].type = T_STACK;
+	cb->regs[BPF_REG_10].frameno = (uint8_t)(st->curframe + 1);
+	rng_const(&cb->regs[BPF_REG_10].r, 0);
+	cb->in_callback = true;
+	s->frame[++s->curframe] = cb;
+	s->callback_depth++;
+	*fork = s;
+	*fork_idx = target;
+	return 0;
+}
+
+static int helper_call(struct venv *env, struct vstate *st, int func, struct vstate **fork,
+                       int *fork_idx)
 {
 	const struct rqbpf_call *c = rqbpf_call_find(RQBPF_CALL_HELPER, func, NULL);
 	struct vreg r0;
@@ -221,6 +314,18 @@ static int helper_call(struct venv *env, struct vstate *st, int func)
 		     vtype_name(cur_frame(st)->regs[BPF_REG_1].type));
 		return -1;
 	}
+	for (int i = 0; i < c->nargs && !ret; i++)
+		if (c->args[i] == RQBPF_ARG_CALLBACK || c->args[i] == RQBPF_ARG_STACK_OR_NULL)
+			ret = callback_arg(env, st, i + 1, c->args[i]);
+	if (!ret && c->role == RQBPF_ROLE_MAP_CALLBACK &&
+	    cur_frame(st)->regs[BPF_REG_1].type == T_MAP_PTR &&
+	    !map_has_for_each(env->prog->maps[cur_frame(st)->regs[BPF_REG_1].map].type)) {
+		/* before the map type's helpers, as the kernel */
+		verr(env, env->insn_idx, "callback function not allowed for map");
+		ret = -1;
+	}
+	if (ret)
+		return -1;
 	if (c->args[0] == RQBPF_ARG_MAP)
 		ret = helper_map_op(env, st, c, &r0);
 	else if ((c->args[0] == RQBPF_ARG_MEM || c->args[0] == RQBPF_ARG_UNINIT_MEM) &&
@@ -232,6 +337,8 @@ static int helper_call(struct venv *env, struct vstate *st, int func)
 	else if (c->role == RQBPF_ROLE_SPIN_LOCK || c->role == RQBPF_ROLE_SPIN_UNLOCK)
 		ret =
 		    lock_process(env, st, BPF_REG_1, c->role == RQBPF_ROLE_SPIN_LOCK, false, false);
+	if (!ret && (c->role == RQBPF_ROLE_LOOP_CALLBACK || c->role == RQBPF_ROLE_MAP_CALLBACK))
+		ret = callback_call(env, st, c, fork, fork_idx);
 	if (ret)
 		return -1;
 	clear_caller_saved(cur_frame(st));
@@ -262,8 +369,10 @@ static int kfunc_null_arg(struct venv *env, struct vstate *st, const struct rqbp
 		const struct vreg *r = &cur_frame(st)->regs[i];
 		enum rqbpf_call_arg kind = c->args[i - 1];
 
-		if (kind == RQBPF_ARG_ANYTHING || kind == RQBPF_ARG_SIZE_OR_ZERO)
-			continue; /* a scalar, or an __ign pointer the kernel does not check */
+		/* pointers the kernel checks for NULL with this message: the
+		 * locks, the irq flags, a kfunc's memory to fill */
+		if (kind != RQBPF_ARG_LOCK && kind != RQBPF_ARG_IRQ_FLAG && kind != RQBPF_ARG_UNINIT_MEM)
+			continue;
 		if (r->type == T_MAP_VALUE_OR_NULL || reg_is_const(r, NULL)) {
 			uint64_t v = 1;
 
@@ -322,6 +431,119 @@ static int kfunc_mem_size(struct venv *env, struct vstate *st)
 	return -1;
 }
 
+/* The stack slot of the struct bpf_iter_num in R1, or NULL (message set):
+ * for bpf_iter_num_new() (@init false) one to make, for next and destroy
+ * one made; the kernel's messages. */
+static struct vslot_state *iter_slot(struct venv *env, struct vstate *st, bool init)
+{
+	const struct vreg *reg = &cur_frame(st)->regs[BPF_REG_1];
+	struct vslot_state *s;
+	int off;
+
+	if (reg->type != T_STACK) {
+		verr(env, env->insn_idx, "arg#0 expected pointer to an iterator on stack");
+		return NULL;
+	}
+	if (!rng_is_const(&reg->r)) {
+		verr(env, env->insn_idx, "iter has to be at a constant offset");
+		return NULL;
+	}
+	off = reg->off + (int)reg->r.smin;
+	if (off % 8) {
+		verr(env, env->insn_idx, "cannot pass in iter at an offset=%d", off);
+		return NULL;
+	}
+	if (off >= 0 || off < -RQBPF_STACK_SIZE) {
+		if (init)
+			verr(env, env->insn_idx, "expected an initialized iter_num as arg #0");
+		else
+			verr(env, env->insn_idx, "invalid write to stack R1 off=%d size=8", off);
+		return NULL;
+	}
+	mem_note_stack(env, st->frame[reg->frameno], off);
+	s = &st->frame[reg->frameno]->stack[(-off - 1) / 8];
+	if ((s->bytes[0] == S_ITER) != init) {
+		verr(env, env->insn_idx, "expected %s iter_num as arg #0",
+		     init ? "an initialized" : "uninitialized");
+		return NULL;
+	}
+	return s;
+}
+
+/* bpf_iter_num_new(): the slot becomes an active iterator holding a new
+ * reference; its int arguments may be anything. */
+static int iter_new(struct venv *env, struct vstate *st)
+{
+	struct vslot_state *s = iter_slot(env, st, false);
+
+	if (!s || push_ref(env, st, REF_ITER, ++env->id_gen, 0))
+		return -1;
+	memset(s->bytes, S_ITER, sizeof(s->bytes));
+	reg_mark_not_init(&s->spill);
+	s->narrow = 0;
+	s->irq_id = env->id_gen;
+	s->iter_state = ITER_ACTIVE;
+	s->iter_depth = 0;
+	return 0;
+}
+
+/* bpf_iter_num_destroy(): the reference released, the slot free again. */
+static int iter_destroy(struct venv *env, struct vstate *st)
+{
+	struct vslot_state *s = iter_slot(env, st, true);
+
+	if (!s)
+		return -1;
+	for (int i = 0; i < st->nrefs; i++)
+		if (st->refs[i].type == REF_ITER && st->refs[i].id == s->irq_id) {
+			remove_ref(st, i);
+			break;
+		}
+	memset(s->bytes, S_INVALID, sizeof(s->bytes));
+	s->irq_id = 0;
+	s->iter_state = 0;
+	s->iter_depth = 0;
+	return 0;
+}
+
+/*
+ * bpf_iter_num_next(), the loop's head, as the kernel walks it: this path
+ * finds the iterator drained (R0 = NULL, and it stays drained); while it
+ * is active, a second path (*@p fork) gets its next value (R0 points to 4
+ * read-only bytes) one iteration deeper.
+ */
+static int iter_next(struct venv *env, struct vstate *st, struct vstate **fork)
+{
+	struct vslot_state *s = iter_slot(env, st, true), *fs;
+	int spi;
+	struct vreg *r0;
+
+	if (!s)
+		return -1;
+	spi = (int)(s - st->frame[cur_frame(st)->regs[BPF_REG_1].frameno]->stack);
+	/* R0 may be NULL: an id, as the kernel gives one (unused here, but
+	 * the ids in messages count it) */
+	++env->id_gen;
+	clear_caller_saved(cur_frame(st));
+	if (s->iter_state == ITER_ACTIVE) {
+		*fork = state_copy(st);
+		if (!*fork) {
+			verr(env, env->insn_idx, "out of memory");
+			return -1;
+		}
+		fs = &(*fork)->frame[cur_frame(st)->regs[BPF_REG_1].frameno]->stack[spi];
+		fs->iter_depth++;
+		r0 = &cur_frame(*fork)->regs[BPF_REG_0];
+		reg_mark_not_init(r0);
+		r0->type = T_MEM_RDONLY;
+		r0->mem_size = sizeof(int);
+		rng_const(&r0->r, 0);
+	}
+	s->iter_state = ITER_DRAINED;
+	reg_mark_const(&cur_frame(st)->regs[BPF_REG_0], 0);
+	return 0;
+}
+
 static int kfunc_call(struct venv *env, struct vstate *st, int kf, struct vstate **fork)
 {
 	const struct rqbpf_call *c = rqbpf_call_find(RQBPF_CALL_KFUNC, kf, NULL);
@@ -338,12 +560,28 @@ static int kfunc_call(struct venv *env, struct vstate *st, int kf, struct vstate
 		if (!*fork)
 			return -1;
 	}
-	if (check_args_init(env, st, c->nargs) || kfunc_null_arg(env, st, c) ||
-	    kfunc_role(env, st, c->role))
+	if (check_args_init(env, st, c->nargs) || kfunc_null_arg(env, st, c))
 		return -1;
+	switch (c->role) {
+	case RQBPF_ROLE_ITER_NEXT:
+		return iter_next(env, st, fork);
+	case RQBPF_ROLE_ITER_NEW:
+		if (iter_new(env, st))
+			return -1;
+		break;
+	case RQBPF_ROLE_ITER_DESTROY:
+		if (iter_destroy(env, st))
+			return -1;
+		break;
+	default:
+		if (kfunc_role(env, st, c->role))
+			return -1;
+	}
 	if (c->args[0] == RQBPF_ARG_UNINIT_MEM && kfunc_mem_size(env, st))
 		return -1;
 	clear_caller_saved(f);
+	if (c->ret == RQBPF_RET_INTEGER)
+		reg_mark_unknown(&f->regs[BPF_REG_0]);
 	if (c->ret == RQBPF_RET_LOCK_RESULT)
 		reg_mark_const(&f->regs[BPF_REG_0], 0);
 	else if (c->ret == RQBPF_RET_INTEGER)
@@ -361,7 +599,7 @@ bool call_may_return_ptr(const struct bpf_insn *in)
 	const struct rqbpf_call *c = rqbpf_call_of_insn(in);
 
 	return !c || c->ret == RQBPF_RET_MAP_VALUE_OR_NULL ||
-	       c->ret == RQBPF_RET_RINGBUF_MEM_OR_NULL;
+	       c->ret == RQBPF_RET_RINGBUF_MEM_OR_NULL || c->ret == RQBPF_RET_ITER_NUM_OR_NULL;
 }
 
 static int subprog_call(struct venv *env, struct vstate *st, int idx, int *next)
@@ -389,7 +627,52 @@ static int subprog_call(struct venv *env, struct vstate *st, int idx, int *next)
 	return 0;
 }
 
-int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next)
+static int check_ret_range(struct venv *env, int idx, const struct vreg *r0, const char *where,
+                           int32_t lo, int32_t hi, int regno);
+
+/* The number of the function starting at @p start (0 the main program, then
+ * in instruction order), as the kernel numbers subprograms. */
+static int subprog_number(const struct venv *env, int start)
+{
+	int n = 0;
+
+	for (int i = 1; i <= start; i++)
+		n += env->subprog_of[i] == i && env->subprog_of[i - 1] != i;
+	return n;
+}
+
+/*
+ * bpf_throw(cookie): the path ends, the program returning the cookie (the
+ * kernel's default exception callback): not from a callback, with no
+ * reference or irq region held (locks: it is a call, refused under one),
+ * the cookie in the type's return range.
+ */
+static int throw_check(struct venv *env, struct vstate *st, int idx)
+{
+	const struct vreg *r1 = &cur_frame(st)->regs[BPF_REG_1];
+
+	for (int f = 1; f <= st->curframe; f++)
+		if (st->frame[f]->in_callback) {
+			verr(env, idx,
+			     "bpf_throw kfunc (insn %d) cannot be called from callback "
+			     "subprog %d",
+			     idx, subprog_number(env, st->frame[f]->subprog_start));
+			return -1;
+		}
+	if (refs_check_exit(env, st))
+		return -1;
+	if (irqs_held(st)) {
+		verr(env, idx, "bpf_throw cannot be used inside bpf_local_irq_save-ed region");
+		return -1;
+	}
+	if (!env->ret_checked)
+		return 0;
+	return check_ret_range(env, idx, r1, "At program exit", env->ret_min, env->ret_max,
+	                       BPF_REG_1);
+}
+
+int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next,
+               int *fork_idx)
 {
 	const struct bpf_insn *in = &env->prog->insns[idx];
 
@@ -406,16 +689,40 @@ int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **for
 		return is_global_func(env, insn_call_target(in, idx))
 		           ? global_call(env, st, idx, insn_call_target(in, idx))
 		           : subprog_call(env, st, idx, next);
+	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL && c && c->role == RQBPF_ROLE_THROW) {
+		*next = -1;
+		return check_args_init(env, st, c->nargs) || call_prog_type(env, c) ||
+		               throw_check(env, st, idx)
+		           ? -1
+		           : 0;
+	}
 	if (in->src_reg == BPF_PSEUDO_KFUNC_CALL)
 		return kfunc_call(env, st, in->imm, fork);
 	if (in->src_reg != 0 || in->dst_reg || in->off) {
 		verr(env, idx, "BPF_CALL uses reserved fields");
 		return -1;
 	}
-	return helper_call(env, st, in->imm);
+	return helper_call(env, st, in->imm, fork, fork_idx);
 }
 
-static int check_ret_range(struct venv *env, int idx, const struct vreg *r0);
+/* A callback's exit: R0 a scalar in [0, 1]; back to the call that called
+ * it (its next iteration), the caller's registers as they were there. */
+static int callback_exit(struct venv *env, struct vstate *st, int idx, int *next)
+{
+	struct vframe *cb = cur_frame(st);
+	const struct vreg *r0 = &cb->regs[BPF_REG_0];
+
+	if (r0->type != T_SCALAR) {
+		verr(env, idx, "R0 not a scalar value");
+		return -1;
+	}
+	if (check_ret_range(env, idx, r0, "At callback return", 0, 1, BPF_REG_0))
+		return -1;
+	*next = cb->callsite;
+	st->frame[st->curframe--] = NULL;
+	free(cb);
+	return 0;
+}
 
 /* BPF_EXIT: return to the caller's frame (*next = the insn after the
  * call), or end the path in the main program (*next = -1). */
@@ -444,6 +751,8 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
 	}
 	if (!st->curframe && refs_check_exit(env, st))
 		return -1;
+	if (cur_frame(st)->in_callback)
+		return callback_exit(env, st, idx, next);
 	if (st->curframe) {
 		/* A static subprogram may leave R0 unset; the caller may then not
 		 * read it. */
@@ -473,7 +782,10 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
 		     vtype_name(r0->type));
 		return -1;
 	}
-	return check_ret_range(env, idx, r0);
+	if (!env->ret_checked)
+		return 0;
+	return check_ret_range(env, idx, r0, "At program exit", env->ret_min, env->ret_max,
+	                       BPF_REG_0);
 }
 
 /*
@@ -481,12 +793,13 @@ int exit_check(struct venv *env, struct vstate *st, int idx, int *next)
  * value in it: the kernel's check_return_code() message, which shows the
  * bounds that are known.
  */
-static int check_ret_range(struct venv *env, int idx, const struct vreg *r0)
+static int check_ret_range(struct venv *env, int idx, const struct vreg *r0, const char *where,
+                           int32_t lo, int32_t hi, int regno)
 {
 	char bounds[64] = "";
 	int n = 0;
 
-	if (!env->ret_checked || (r0->r.smin >= env->ret_min && r0->r.smax <= env->ret_max))
+	if (r0->r.smin >= lo && r0->r.smax <= hi)
 		return 0;
 	if (r0->r.smin > INT64_MIN)
 		n += snprintf(bounds + n, sizeof(bounds) - (size_t)n, " smin=%lld",
@@ -494,8 +807,8 @@ static int check_ret_range(struct venv *env, int idx, const struct vreg *r0)
 	if (r0->r.smax < INT64_MAX)
 		snprintf(bounds + n, sizeof(bounds) - (size_t)n, " smax=%lld",
 		         (long long)r0->r.smax);
-	verr(env, idx, "At program exit the register R0 has%s should have been in [%d, %d]",
-	     bounds[0] ? bounds : " unknown scalar value", env->ret_min, env->ret_max);
+	verr(env, idx, "%s the register R%d has%s should have been in [%d, %d]", where, regno,
+	     bounds[0] ? bounds : " unknown scalar value", lo, hi);
 	return -1;
 }
 
@@ -546,7 +859,7 @@ static int next_call(const struct venv *env, int start, int *i)
 	int n = (int)env->prog->insn_cnt;
 
 	for (; *i < n && env->subprog_of[*i] == start; ++*i)
-		if (is_pseudo_call(&env->prog->insns[*i]))
+		if (is_pseudo_call(&env->prog->insns[*i]) || is_pseudo_func(&env->prog->insns[*i]))
 			return insn_call_target(&env->prog->insns[*i], *i);
 	return -1;
 }

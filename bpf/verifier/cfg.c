@@ -19,7 +19,7 @@ static int check_subprogs(struct venv *env, uint8_t *is_start)
 
 	is_start[0] = 1;
 	for (int i = 0; i < n; i++) {
-		if (!is_pseudo_call(&insns[i]))
+		if (!is_pseudo_call(&insns[i]) && !is_pseudo_func(&insns[i]))
 			continue;
 		int64_t t = (int64_t)i + insns[i].imm + 1;
 
@@ -97,6 +97,18 @@ static int check_ldimm64(struct venv *env, uint8_t *second_half)
 	return 0;
 }
 
+bool insn_is_loop_head(const struct bpf_insn *in)
+{
+	const struct rqbpf_call *c;
+
+	if (is_may_goto(in))
+		return true;
+	if (in->code != (BPF_JMP | BPF_CALL) || !(c = rqbpf_call_of_insn(in)))
+		return false;
+	return c->role == RQBPF_ROLE_ITER_NEXT || c->role == RQBPF_ROLE_LOOP_CALLBACK ||
+	       c->role == RQBPF_ROLE_MAP_CALLBACK;
+}
+
 static int check_reachable(struct venv *env)
 {
 	const struct bpf_insn *insns = env->prog->insns;
@@ -119,7 +131,7 @@ static int check_reachable(struct venv *env)
 			succ[ns++] = insn_next(in, i);
 		if (insn_is_jump(in))
 			succ[ns++] = insn_jump_target(in, i);
-		if (is_pseudo_call(in))
+		if (is_pseudo_call(in) || is_pseudo_func(in))
 			succ[ns++] = insn_call_target(in, i);
 		for (int k = 0; k < ns; k++) {
 			if (!seen[succ[k]]) {
@@ -129,9 +141,11 @@ static int check_reachable(struct venv *env)
 		}
 		if (insn_is_jump(in))
 			for (int k = 0; k < ns; k++)
-				env->prune_point[succ[k]] = 1;
+				env->prune_point[succ[k]] |= 1;
 		if (BPF_CLASS(in->code) == BPF_JMP && BPF_OP(in->code) == BPF_CALL && i + 1 < n)
-			env->prune_point[i + 1] = 1;
+			env->prune_point[i + 1] |= 1;
+		if (insn_is_loop_head(in))
+			env->prune_point[i] |= V_LOOP_HEAD;
 	}
 	for (int i = 0; i < n; i++) {
 		if (!seen[i]) {
@@ -192,7 +206,7 @@ static void insn_use_def(const struct bpf_insn *in, uint16_t *use, uint16_t *def
 			*def = 0x3f;
 		} else if (BPF_OP(in->code) == BPF_EXIT) {
 			*use |= 1;
-		} else if (BPF_OP(in->code) != BPF_JA) {
+		} else if (BPF_OP(in->code) != BPF_JA && !is_may_goto(in)) {
 			*use |= d;
 			if (BPF_SRC(in->code) == BPF_X)
 				*use |= s;

@@ -46,16 +46,19 @@ static void unspill(struct vslot_state *s)
 	reg_mark_not_init(&s->spill);
 }
 
-/* A write over a saved irq flag destroys it, as in the kernel: the slot's
- * bytes become misc and its reference stays held, so the restore that
- * follows finds no initialized flag (or the exit finds the reference). */
+/* A write over a saved irq flag or an iterator destroys it, as in the
+ * kernel: the slot's bytes become misc and its reference stays held, so the
+ * restore (the iterator's next or destroy) that follows finds no
+ * initialized flag (iterator), or the exit finds the reference. */
 static void drop_irq_flag(struct vslot_state *s)
 {
-	if (s->bytes[0] != S_IRQ_FLAG)
+	if (s->bytes[0] != S_IRQ_FLAG && s->bytes[0] != S_ITER)
 		return;
 	memset(s->bytes, S_MISC, sizeof(s->bytes));
 	s->irq_id = 0;
 	s->irq_class = 0;
+	s->iter_state = 0;
+	s->iter_depth = 0;
 }
 
 static void stack_write_bytes(struct vframe *f, int lo, int hi, uint8_t type)
@@ -197,7 +200,7 @@ static int stack_access(struct venv *env, struct vstate *st, int regno, int off,
 		struct vslot_state *s;
 		uint8_t *b = stack_byte(f, o, &s);
 
-		if (*b == S_INVALID || *b == S_IRQ_FLAG) {
+		if (*b == S_INVALID || *b == S_IRQ_FLAG || *b == S_ITER) {
 			verr(env, env->insn_idx,
 			     "invalid variable-offset read from stack R%d off=%d size=%d", regno,
 			     off, size);
@@ -228,7 +231,7 @@ static int check_lock_overlap(struct venv *env, const struct rqbpf_map_desc *m, 
 /* The kernel's out-of-bounds message for what @reg points to, @vs bytes. */
 static void oob(struct venv *env, const struct vreg *reg, int64_t vs, long long off, int size)
 {
-	if (reg->type == T_RINGBUF_MEM)
+	if (reg->type == T_RINGBUF_MEM || reg->type == T_MEM_RDONLY)
 		verr(env, env->insn_idx, "invalid access to memory, mem_size=%u off=%lld size=%d",
 		     (unsigned)vs, off, size);
 	else
@@ -291,6 +294,28 @@ static int record_access(struct venv *env, const struct vreg *reg, int regno, in
 		reg_mark_unknown(val);
 		rng_bits(&val->r, size, sign_ext);
 	}
+	return 0;
+}
+
+/* A load from a map key (a bpf_for_each_map_elem callback's R2): key_size
+ * bytes the program may read, not write (the kernel's messages). */
+static int map_key_access(struct venv *env, const struct vreg *reg, int regno, int off, int size,
+                          bool write, struct vreg *val, bool sign_ext)
+{
+	const struct rqbpf_map_desc *m = &env->prog->maps[reg->map];
+
+	if (write) {
+		verr(env, env->insn_idx, "write to change key R%d not allowed", regno);
+		return -1;
+	}
+	off += reg->off;
+	if (off < 0 || off + size > (int)m->key_size) {
+		verr(env, env->insn_idx, "invalid access to map key, key_size=%u off=%d size=%d",
+		     m->key_size, off, size);
+		return -1;
+	}
+	reg_mark_unknown(val);
+	rng_bits(&val->r, size, sign_ext);
 	return 0;
 }
 
@@ -431,6 +456,14 @@ int mem_access(struct venv *env, struct vstate *st, int regno, int off, int size
 	case T_PACKET:
 	case T_PACKET_META:
 		return packet_access(env, reg, regno, off, size, write, val, sign_ext);
+	case T_MEM_RDONLY:
+		if (write) {
+			verr(env, env->insn_idx, "R%d cannot write into rdonly_mem", regno);
+			return -1;
+		}
+		return record_access(env, reg, regno, off, size, write, val, sign_ext);
+	case T_MAP_KEY:
+		return map_key_access(env, reg, regno, off, size, write, val, sign_ext);
 	case T_NOT_INIT:
 		verr(env, env->insn_idx, "R%d !read_ok", regno);
 		return -1;
@@ -504,10 +537,15 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 
 	if (reg->type == T_MAP_VALUE)
 		return map_value_bounds(env, reg, regno, 0, size);
-	if (reg->type == T_RINGBUF_MEM)
+	if (reg->type == T_RINGBUF_MEM || reg->type == T_MEM_RDONLY)
 		return region_bounds(env, reg, regno, 0, size, reg->mem_size);
 	if (vtype_is_pkt(reg->type))
 		return packet_bounds(env, reg, regno, 0, size);
+	if (reg->type == T_MAP_KEY) {
+		struct vreg ignored;
+
+		return map_key_access(env, reg, regno, 0, size, false, &ignored, false);
+	}
 	if (reg->type != T_STACK) {
 		helper_mem_expected(env, reg, regno);
 		return -1;
@@ -518,7 +556,7 @@ int mem_check_readable(struct venv *env, struct vstate *st, int regno, int size)
 		struct vslot_state *s;
 		uint8_t *b = stack_byte(f, off + i, &s);
 
-		if (*b == S_INVALID || *b == S_IRQ_FLAG) {
+		if (*b == S_INVALID || *b == S_IRQ_FLAG || *b == S_ITER) {
 			verr(env, env->insn_idx, "invalid read from stack R%d off %d+%d size %d",
 			     regno, off, i, size);
 			return -1;

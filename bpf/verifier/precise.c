@@ -263,6 +263,16 @@ static void init_entries(struct venv *env, struct maybe *in_state)
 		in_state[i].regs = (uint16_t)(ARGS_R1_R5 | fp);
 		in_state[i].fp = (uint16_t)(i || main_called ? fp | ARGS_R1_R5 : fp);
 	}
+	/* A callback's R1 is bpf_loop's index or bpf_for_each_map_elem's map,
+	 * on which arithmetic is refused: no pointer whose offset can matter
+	 * (unless it is called as a function too). */
+	for (int i = 0; i + 1 < n; i++)
+		if (is_pseudo_func(&insns[i]))
+			in_state[insn_call_target(&insns[i], i)].regs &=
+			    (uint16_t) ~(1u << BPF_REG_1);
+	for (int i = 0; i < n; i++)
+		if (is_pseudo_call(&insns[i]))
+			in_state[insn_call_target(&insns[i], i)].regs |= 1u << BPF_REG_1;
 }
 
 /* One round over the program; true when anything grew. @ret_ptr (per
@@ -305,12 +315,15 @@ static void compute_maybe_ptr(struct venv *env, uint16_t *mp)
 
 	if (!in_state || !ret_ptr) { /* anything may be a pointer */
 		memset(mp, 0xff, sizeof(uint16_t) * (size_t)n);
+		memset(env->maybe_fp, 0xff, sizeof(uint16_t) * (size_t)n);
 	} else {
 		init_entries(env, in_state);
 		while (maybe_round(env, in_state, ret_ptr))
 			;
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			mp[i] = in_state[i].regs;
+			env->maybe_fp[i] = in_state[i].fp;
+		}
 	}
 	free(in_state);
 	free(ret_ptr);
@@ -341,7 +354,7 @@ static void slot_read_matters(struct prec *p, int slot)
 	p->slots |= slot >= 0 ? (uint64_t)1 << slot : ALL_SLOTS;
 }
 
-static void prec_mem(const struct bpf_insn *in, struct prec *p)
+static void prec_mem(const struct bpf_insn *in, struct prec *p, bool sink, uint16_t maybe_fp)
 {
 	uint16_t d = (uint16_t)(1u << (in->dst_reg & 0xf)),
 	         s = (uint16_t)(1u << (in->src_reg & 0xf));
@@ -375,6 +388,10 @@ static void prec_mem(const struct bpf_insn *in, struct prec *p)
 		return; /* a spill nobody reads precisely */
 	if (slot >= 0)
 		p->slots &= ~((uint64_t)1 << slot);
+	if (slot < 0 && (sink || !(maybe_fp & d)))
+		return; /* only the loads that read it back can use it; a load
+		         * from anything but a stack (a map value, the context, a
+		         * record) gives an unknown scalar */
 	if (cls == BPF_STX)
 		p->regs |= (uint16_t)(s | (BPF_MODE(in->code) == BPF_ATOMIC ? 1u : 0));
 }
@@ -397,8 +414,25 @@ static void prec_cond_jump(const struct venv *env, int i, struct prec *p)
 	}
 }
 
+static bool calls_callback(const struct bpf_insn *in);
+
+/* The registers whose values call @in at @i reads: a helper's or kfunc's
+ * arguments, by its row; none for a global function (verified on its own,
+ * for any scalar: a pointer argument is compared by its type anyway);
+ * R1-R5 for a static subprogram or a call the table does not have. */
+static uint16_t call_args(const struct venv *env, const struct bpf_insn *in, int i)
+{
+	const struct rqbpf_call *c;
+
+	if (in->src_reg == BPF_PSEUDO_CALL)
+		return is_global_func(env, insn_call_target(in, i)) ? 0 : ARGS_R1_R5;
+	c = rqbpf_call_of_insn(in);
+	return c ? (uint16_t)(((1u << c->nargs) - 1) << 1) : ARGS_R1_R5;
+}
+
 /* What matters before insn @i, given what matters after it. */
-static struct prec prec_transfer(const struct venv *env, int i, struct prec out, uint16_t maybe_ptr)
+static struct prec prec_transfer(const struct venv *env, int i, struct prec out, uint16_t maybe_ptr,
+                                 bool sink)
 {
 	const struct bpf_insn *in = &env->prog->insns[i];
 	uint16_t d = (uint16_t)(1u << (in->dst_reg & 0xf)),
@@ -414,7 +448,13 @@ static struct prec prec_transfer(const struct venv *env, int i, struct prec out,
 			p.regs = (uint16_t)((out.regs & ~d) | ((out.regs & d) && x ? s : 0));
 		else if ((op == BPF_ADD || op == BPF_SUB) && x && cls == BPF_ALU64 &&
 		         (maybe_ptr & (d | s)))
-			p.regs |= d | s; /* a pointer's offset */
+			/* a pointer's offset. With @sink, where one operand only may
+			 * be a pointer, the other: the pointer's own value, if it is
+			 * one, came from a register or a spilled pointer, which
+			 * states compare in full anyway. */
+			p.regs |= sink && (maybe_ptr & (d | s)) != (d | s)
+			              ? (uint16_t)((d | s) & ~maybe_ptr)
+			              : (uint16_t)(d | s);
 		else if ((out.regs & d) && x)
 			p.regs |= s;
 		return p;
@@ -424,17 +464,25 @@ static struct prec prec_transfer(const struct venv *env, int i, struct prec out,
 	case BPF_LDX:
 	case BPF_ST:
 	case BPF_STX:
-		prec_mem(in, &p);
+		prec_mem(in, &p, sink, env->maybe_fp[i]);
 		return p;
 	default:
 		break;
 	}
 	if (is_call(in)) { /* arguments, and memory they may point to */
-		p.regs = (uint16_t)((out.regs & ~CALLER_SAVED) | ARGS_R1_R5);
-		p.slots = ALL_SLOTS;
-	} else if (is_exit(in)) { /* a subprogram's R0 reaches its caller; the main
-		                   * program's, a type's return range */
-		p.regs = env->subprog_of[i] || env->ret_checked ? 1u : 0;
+		p.regs = (uint16_t)((out.regs & ~CALLER_SAVED) | call_args(env, in, i));
+		/* A callback call reads no memory itself: only its callbacks may,
+		 * and where they use nothing they read in a check, the caller's
+		 * stack matters as it does after the call. */
+		if (!calls_callback(in) || env->cb_reads_matter)
+			p.slots = ALL_SLOTS;
+	} else if (is_exit(in)) { /* a subprogram's R0 reaches its callers, where it
+		                   * may matter after the call; a callback's, its
+		                   * range; the main program's, a type's range */
+		p.regs = env->ret_matters[env->subprog_of[i]] ||
+		                 (!env->subprog_of[i] && env->ret_checked)
+		             ? 1u
+		             : 0;
 		p.slots = 0;
 	} else if (is_cond_jump(in)) {
 		prec_cond_jump(env, i, &p);
@@ -442,26 +490,138 @@ static struct prec prec_transfer(const struct venv *env, int i, struct prec out,
 	return p;
 }
 
+static void prec_fixpoint(const struct venv *env, uint16_t *regs, uint64_t *slots, bool sink);
+
+static bool calls_callback(const struct bpf_insn *in)
+{
+	const struct rqbpf_call *c = rqbpf_call_of_insn(in);
+
+	return c && (c->role == RQBPF_ROLE_LOOP_CALLBACK || c->role == RQBPF_ROLE_MAP_CALLBACK);
+}
+
+/* R@reg at @i is set, in the straight-line code just before it (no jump
+ * lands between), to R10 plus a constant: a pointer into the function's own
+ * stack. */
+static bool own_stack_ptr(const struct venv *env, int i, int reg)
+{
+	const struct bpf_insn *insns = env->prog->insns;
+	int start = env->subprog_of[i];
+
+	for (int k = i - 1; k >= start && k >= i - 8; k--) {
+		const struct bpf_insn *in = &insns[k];
+
+		if (in->dst_reg == reg && in->code == (BPF_ALU64 | BPF_MOV | BPF_X))
+			return in->src_reg == BPF_REG_10 && !in->off;
+		if (in->dst_reg == reg &&
+		    (BPF_CLASS(in->code) != BPF_ALU64 || BPF_OP(in->code) != BPF_ADD ||
+		     BPF_SRC(in->code) != BPF_K))
+			return false;
+		if (env->prune_point[k] || is_call(in))
+			return false;
+	}
+	return false;
+}
+
+/* Insn @i of a callback may use what it reads through a pointer that may
+ * point into a stack other than its own (a caller's, through its context)
+ * in a check: a load or atomic fetch through such a pointer whose result
+ * matters after it; a helper or kfunc that reads memory through such a
+ * pointer. */
+static bool cb_insn_reads_matter(const struct venv *env, const uint16_t *prec, int i)
+{
+	const struct bpf_insn *in = &env->prog->insns[i];
+	uint8_t cls = BPF_CLASS(in->code);
+	const struct rqbpf_call *c;
+
+	uint16_t fp = env->maybe_fp[i];
+
+	if (cls == BPF_LDX)
+		return in->src_reg != BPF_REG_10 && (fp & (1u << (in->src_reg & 0xf))) &&
+		       (prec[i + 1] & (1u << (in->dst_reg & 0xf)));
+	if (cls == BPF_STX && BPF_MODE(in->code) == BPF_ATOMIC && (in->imm & BPF_FETCH))
+		return in->dst_reg != BPF_REG_10 && (fp & (1u << (in->dst_reg & 0xf)));
+	if (!is_call(in) || in->src_reg == BPF_PSEUDO_CALL)
+		return false;
+	c = rqbpf_call_of_insn(in);
+	if (!c)
+		return true;
+	for (int a = 0; a < c->nargs; a++)
+		if ((c->args[a] == RQBPF_ARG_MAP_KEY || c->args[a] == RQBPF_ARG_MAP_VALUE ||
+		     c->args[a] == RQBPF_ARG_MEM) &&
+		    !own_stack_ptr(env, i, a + 1))
+			return true;
+	return false;
+}
+
+/* Whether any callback, or a function one calls, may use what it reads
+ * through its context in a check (env->cb_reads_matter). */
+static bool callbacks_reads_matter(const struct venv *env)
+{
+	const struct bpf_insn *insns = env->prog->insns;
+	int n = (int)env->prog->insn_cnt;
+	uint8_t *in_cb = calloc((size_t)n, 1);
+	uint16_t *regs = calloc((size_t)n, sizeof(uint16_t));
+	uint64_t *slots = calloc((size_t)n, sizeof(uint64_t));
+	bool changed = true, matter = false, any = false;
+
+	if (!in_cb || !regs || !slots) {
+		free(in_cb);
+		free(regs);
+		free(slots);
+		return true;
+	}
+	for (int i = 0; i + 1 < n && !any; i++)
+		any = is_pseudo_func(&insns[i]);
+	if (any)
+		prec_fixpoint(env, regs, slots, true);
+	for (int i = 0; i + 1 < n; i++)
+		if (is_pseudo_func(&insns[i]))
+			in_cb[insn_call_target(&insns[i], i)] = 1;
+	while (changed) { /* the functions callbacks call, transitively */
+		changed = false;
+		for (int i = 0; i < n; i++)
+			if (in_cb[env->subprog_of[i]] && is_pseudo_call(&insns[i]) &&
+			    !in_cb[insn_call_target(&insns[i], i)]) {
+				in_cb[insn_call_target(&insns[i], i)] = 1;
+				changed = true;
+			}
+	}
+	for (int i = 0; i + 1 < n && !matter; i++) {
+		matter = in_cb[env->subprog_of[i]] && !(i && is_ldimm64(&insns[i - 1])) &&
+		         cb_insn_reads_matter(env, regs, i);
+	}
+	free(in_cb);
+	free(regs);
+	free(slots);
+	return matter;
+}
+
 int precision_init(struct venv *env)
 {
 	env->maybe_ptr = calloc(env->prog->insn_cnt, sizeof(uint16_t));
-	if (!env->maybe_ptr)
+	env->maybe_fp = calloc(env->prog->insn_cnt, sizeof(uint16_t));
+	env->ret_matters = calloc(env->prog->insn_cnt, 1);
+	if (!env->maybe_ptr || !env->maybe_fp || !env->ret_matters)
 		return -1;
 	compute_maybe_ptr(env, env->maybe_ptr);
 	compute_precision(env);
 	return 0;
 }
 
-void compute_precision(struct venv *env)
+/*
+ * The backward fixpoint into @p regs and @p slots (per insn). With @p sink,
+ * a value stored other than into the function's own stack does not matter
+ * by being stored: only a load that reads it back and whose result matters
+ * makes it matter (callbacks_reads_matter() asks which loads those are).
+ */
+static void prec_fixpoint(const struct venv *env, uint16_t *regs, uint64_t *slots, bool sink)
 {
 	const struct bpf_insn *insns = env->prog->insns;
 	int n = (int)env->prog->insn_cnt;
-	const uint16_t *mp = env->maybe_ptr;
 	bool changed = true;
 
-	env->prec_dirty = false;
-	memset(env->prec_in, 0, sizeof(uint16_t) * (size_t)n);
-	memset(env->sprec_in, 0, sizeof(uint64_t) * (size_t)n);
+	memset(regs, 0, sizeof(uint16_t) * (size_t)n);
+	memset(slots, 0, sizeof(uint64_t) * (size_t)n);
 	while (changed) {
 		changed = false;
 		for (int i = n - 1; i >= 0; i--) {
@@ -471,20 +631,59 @@ void compute_precision(struct venv *env)
 			if (i > 0 && is_ldimm64(&insns[i - 1]))
 				continue;
 			if (insn_falls_through(in) && insn_next(in, i) < n) {
-				out.regs |= env->prec_in[insn_next(in, i)];
-				out.slots |= env->sprec_in[insn_next(in, i)];
+				out.regs |= regs[insn_next(in, i)];
+				out.slots |= slots[insn_next(in, i)];
 			}
 			if (insn_is_jump(in)) {
-				out.regs |= env->prec_in[insn_jump_target(in, i)];
-				out.slots |= env->sprec_in[insn_jump_target(in, i)];
+				out.regs |= regs[insn_jump_target(in, i)];
+				out.slots |= slots[insn_jump_target(in, i)];
 			}
-			pin = prec_transfer(env, i, out, mp[i]);
-			if ((pin.regs | env->prec_in[i]) != env->prec_in[i] ||
-			    (pin.slots | env->sprec_in[i]) != env->sprec_in[i]) {
-				env->prec_in[i] |= pin.regs;
-				env->sprec_in[i] |= pin.slots;
+			pin = prec_transfer(env, i, out, env->maybe_ptr[i], sink);
+			if ((pin.regs | regs[i]) != regs[i] || (pin.slots | slots[i]) != slots[i]) {
+				regs[i] |= pin.regs;
+				slots[i] |= pin.slots;
 				changed = true;
 			}
 		}
+	}
+}
+
+/* Which functions' R0 matters at their exits (env->ret_matters, per
+ * start): a callback's (its range is checked), and a function's whose R0
+ * matters after one of its calls. True when it grew. */
+static bool update_ret_matters(struct venv *env)
+{
+	const struct bpf_insn *insns = env->prog->insns;
+	int n = (int)env->prog->insn_cnt;
+	bool grew = false;
+
+	for (int i = 0; i < n; i++) {
+		int t;
+
+		if (i && is_ldimm64(&insns[i - 1]))
+			continue;
+		if (!is_pseudo_func(&insns[i]) &&
+		    !(is_pseudo_call(&insns[i]) && i + 1 < n && (env->prec_in[i + 1] & 1u)))
+			continue;
+		t = insn_call_target(&insns[i], i);
+		if (!env->ret_matters[t]) {
+			env->ret_matters[t] = 1;
+			grew = true;
+		}
+	}
+	return grew;
+}
+
+void compute_precision(struct venv *env)
+{
+	env->prec_dirty = false;
+	memset(env->ret_matters, 0, env->prog->insn_cnt);
+	for (;;) {
+		prec_fixpoint(env, env->prec_in, env->sprec_in, false);
+		if (update_ret_matters(env))
+			continue;
+		if (env->cb_reads_matter || !callbacks_reads_matter(env))
+			break;
+		env->cb_reads_matter = true;
 	}
 }

@@ -89,11 +89,11 @@ int ringbuf_release(struct venv *env, struct vstate *st)
 	return 0;
 }
 
-/* At the main program's exit: no record left unreleased. */
+/* At the main program's exit: no record or iterator left unreleased. */
 int refs_check_exit(struct venv *env, const struct vstate *st)
 {
 	for (int i = 0; i < st->nrefs; i++)
-		if (st->refs[i].type == REF_PTR) {
+		if (st->refs[i].type == REF_PTR || st->refs[i].type == REF_ITER) {
 			verr(env, env->insn_idx, "Unreleased reference id=%u alloc_insn=%d",
 			     st->refs[i].id, st->refs[i].insn);
 			return -1;

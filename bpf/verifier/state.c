@@ -195,6 +195,13 @@ static bool reg_covers(const struct vreg *old, const struct vreg *cur, struct id
 	case T_STACK:
 		return old->off == cur->off && old->frameno == cur->frameno &&
 		       (exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r));
+	case T_FUNC_PTR:
+		return old->off == cur->off;
+	case T_MAP_KEY:
+		return old->off == cur->off && old->map == cur->map && rng_equal(&old->r, &cur->r);
+	case T_MEM_RDONLY:
+		return old->off == cur->off && old->mem_size == cur->mem_size &&
+		       (exact ? rng_equal(&old->r, &cur->r) : rng_within(&old->r, &cur->r));
 	case T_RINGBUF_MEM:
 	case T_RINGBUF_MEM_OR_NULL:
 		if (old->mem_size != cur->mem_size)
@@ -242,6 +249,11 @@ static bool slot_covers(const struct vslot_state *o, const struct vslot_state *c
 	if (o->bytes[0] == S_IRQ_FLAG || c->bytes[0] == S_IRQ_FLAG)
 		return o->bytes[0] == c->bytes[0] && o->irq_class == c->irq_class &&
 		       check_ids(m, o->irq_id, c->irq_id);
+	/* An iterator: the same state and reference; its depth does not count
+	 * (as the kernel's stacksafe()). */
+	if (o->bytes[0] == S_ITER || c->bytes[0] == S_ITER)
+		return o->bytes[0] == c->bytes[0] && o->iter_state == c->iter_state &&
+		       check_ids(m, o->irq_id, c->irq_id);
 	/* A known narrow constant covers only the same constant. */
 	if ((o->narrow || exact) && (o->narrow != c->narrow || o->narrow_val != c->narrow_val))
 		return false;
@@ -268,7 +280,7 @@ static bool spilled_scalar(const struct vslot_state *s)
 static bool frame_covers(const struct vframe *o, const struct vframe *c, struct idmap *m,
                          uint16_t live, uint16_t precise, uint64_t slots_precise, bool exact)
 {
-	if (o->callsite != c->callsite)
+	if (o->callsite != c->callsite || o->in_callback != c->in_callback)
 		return false;
 	for (int i = 0; i < V_NREGS; i++) {
 		if (!exact && !(live & (1u << i)))
@@ -314,12 +326,18 @@ static bool states_compare(struct venv *env, const struct vstate *old, const str
 	m->n = 0;
 	m->tmp = env->id_gen;
 	for (int i = 0; ok && i <= old->curframe; i++) {
-		/* Liveness is known for the innermost frame only; callers' registers
-		 * are compared in full. */
+		/* Liveness is known for the innermost frame, and for the caller
+		 * of a callback, which goes on at the call (precise.c counts what
+		 * its callbacks read there); other callers' registers are compared
+		 * in full. */
 		bool inner = i == old->curframe;
-		uint16_t live = inner ? env->live_in[insn] : 0x7ff;
-		uint16_t precise = inner ? env->prec_in[insn] : 0x7ff;
-		uint64_t slots = inner ? env->sprec_in[insn] : UINT64_MAX;
+		int at = inner ? insn
+		         : old->frame[i + 1]->in_callback && cur->frame[i + 1]->in_callback
+		             ? old->frame[i + 1]->callsite
+		             : -1;
+		uint16_t live = at >= 0 ? env->live_in[at] : 0x7ff;
+		uint16_t precise = at >= 0 ? env->prec_in[at] : 0x7ff;
+		uint64_t slots = at >= 0 ? env->sprec_in[at] : UINT64_MAX;
 
 		ok = frame_covers(old->frame[i], cur->frame[i], m, live, precise, slots, exact);
 	}
@@ -363,4 +381,24 @@ uint64_t state_fingerprint(const struct vstate *st)
 		h = mix(h, (uint64_t)r->r.u32min << 32 | r->r.u32max);
 	}
 	return h;
+}
+
+/* The loop depths the kernel compares before it calls two equal states an
+ * infinite loop: may_goto and callback iterations, and the depth of every
+ * active iterator. */
+bool loop_depths_equal(const struct vstate *old, const struct vstate *cur)
+{
+	if (old->may_goto_depth != cur->may_goto_depth ||
+	    old->callback_depth != cur->callback_depth || old->curframe != cur->curframe)
+		return false;
+	for (int fr = 0; fr <= old->curframe; fr++)
+		for (int i = 0; i < V_SLOTS; i++) {
+			const struct vslot_state *o = &old->frame[fr]->stack[i],
+			                         *c = &cur->frame[fr]->stack[i];
+
+			if (o->bytes[0] == S_ITER && c->bytes[0] == S_ITER &&
+			    o->iter_state == ITER_ACTIVE && o->iter_depth != c->iter_depth)
+				return false;
+		}
+	return true;
 }

@@ -72,6 +72,49 @@ static int push_pending(struct venv *env, struct walk *w, struct vstate *st, int
 	return 0;
 }
 
+/* The iterator bpf_iter_num_next() at @idx advances is active in @st. */
+static bool iter_arg_active(const struct vstate *st)
+{
+	const struct vreg *r1 = &st->frame[st->curframe]->regs[BPF_REG_1];
+	const struct vslot_state *s;
+	int off;
+
+	if (r1->type != T_STACK || !rng_is_const(&r1->r))
+		return false;
+	off = r1->off + (int)r1->r.smin;
+	if (off >= 0 || off < -RQBPF_STACK_SIZE || off % 8)
+		return false;
+	s = &st->frame[r1->frameno]->stack[(-off - 1) / 8];
+	return s->bytes[0] == S_ITER && s->iter_state == ITER_ACTIVE;
+}
+
+/*
+ * At a loop's head, @old is a state still being explored (a path below it
+ * goes round the loop) and @cur one more iteration of it: as the kernel,
+ * @cur is safe when @old covers it and it went further round (may_goto),
+ * its iterator is still active (an iterator's next), or always for a
+ * callback call. 1: pruned; 0: not, and no infinite-loop check (an
+ * iterator's next, a callback call); -1: not, check.
+ */
+static int loop_head_hit(struct venv *env, const struct vstate *old, const struct vstate *cur,
+                         int idx)
+{
+	const struct bpf_insn *in = &env->prog->insns[idx];
+	const struct rqbpf_call *c;
+
+	if (env->prune_point[idx] < V_LOOP_HEAD)
+		return -1;
+	if (is_may_goto(in))
+		return old->may_goto_depth != cur->may_goto_depth &&
+		               states_cover(env, old, cur, idx)
+		           ? 1
+		           : -1;
+	c = rqbpf_call_of_insn(in);
+	if (c && c->role == RQBPF_ROLE_ITER_NEXT)
+		return states_cover(env, old, cur, idx) && iter_arg_active(cur) ? 1 : 0;
+	return states_cover(env, old, cur, idx) ? 1 : 0;
+}
+
 /* 1: pruned, 0: continue, -1: error. Records the state at prune points. */
 static int visit_prune_point(struct venv *env, struct walk *w, struct vstate *st, int idx,
                              struct explored **parent)
@@ -86,28 +129,41 @@ static int visit_prune_point(struct venv *env, struct walk *w, struct vstate *st
 	if (env->prec_dirty)
 		compute_precision(env);
 	for (e = w->at[idx]; e; e = e->next) {
+		int hit;
+
 		if (e->branches == 0) {
 			if (states_cover(env, e->st, st, idx)) {
 				vlogf(env, "%d: safe\n", idx);
 				return 1;
 			}
-		} else {
-			if (!have_fp) {
-				fp = state_fingerprint(st);
-				have_fp = true;
-			}
-			if (fp == e->fingerprint && states_equal_exact(env, e->st, st)) {
-				verr(env, idx, "infinite loop detected at insn %d", idx);
-				return -1;
-			}
-			looping = true;
+			continue;
+		}
+		looping = true;
+		hit = loop_head_hit(env, e->st, st, idx);
+		if (hit > 0) {
+			vlogf(env, "%d: safe\n", idx);
+			return 1;
+		}
+		if (hit == 0) /* an iterator's next or a callback call: no check */
+			continue;
+		if (!have_fp) {
+			fp = state_fingerprint(st);
+			have_fp = true;
+		}
+		if (fp == e->fingerprint && states_equal_exact(env, e->st, st) &&
+		    loop_depths_equal(e->st, st)) {
+			verr(env, idx, "infinite loop detected at insn %d", idx);
+			return -1;
 		}
 	}
 	/* Remember states only every few jumps and instructions, and more
-	 * rarely inside a loop, as the kernel does: comparing costs too. */
-	if (w->nstates[idx] >= V_MAX_STATES_PER_INSN ||
-	    env->jmps - env->prev_jmps < (looping ? 20u : 2u) ||
-	    env->processed - env->prev_processed < (looping ? 100u : 8u))
+	 * rarely inside a loop, as the kernel does: comparing costs too. A
+	 * loop's head always (its iterations converge there). */
+	if (env->prune_point[idx] < V_LOOP_HEAD
+	        ? w->nstates[idx] >= V_MAX_STATES_PER_INSN ||
+	              env->jmps - env->prev_jmps < (looping ? 20u : 2u) ||
+	              env->processed - env->prev_processed < (looping ? 100u : 8u)
+	        : w->nstates[idx] >= V_MAX_LOOP_HEAD_STATES)
 		return 0;
 	env->prev_jmps = env->jmps;
 	env->prev_processed = env->processed;
@@ -140,6 +196,19 @@ static int ld_imm64(struct venv *env, struct vstate *st, int idx)
 	}
 	if (in->src_reg == 0) {
 		reg_mark_const(dst, (uint32_t)in->imm | ((uint64_t)(uint32_t)in[1].imm << 32));
+		return 0;
+	}
+	if (in->src_reg == BPF_PSEUDO_FUNC) {
+		int target = insn_call_target(in, idx);
+
+		if (is_global_func(env, target)) {
+			verr(env, idx, "callback function not static");
+			return -1;
+		}
+		reg_mark_not_init(dst);
+		dst->type = T_FUNC_PTR;
+		dst->off = target;
+		rng_const(&dst->r, 0);
 		return 0;
 	}
 	if (in->src_reg != BPF_PSEUDO_MAP_FD && in->src_reg != BPF_PSEUDO_MAP_VALUE) {
@@ -349,6 +418,26 @@ static int ld_abs(struct venv *env, struct vstate *st, int idx)
 	return 0;
 }
 
+/* may_goto: this path takes the jump (the loop's exit); the fall-through
+ * (one more iteration) is pushed for later, one may_goto deeper. */
+static int may_goto(struct venv *env, struct vstate *st, int idx, int *next, struct vstate **fork)
+{
+	const struct bpf_insn *in = &env->prog->insns[idx];
+
+	if (!is_may_goto(in) || in->src_reg || in->dst_reg || in->imm) {
+		verr(env, idx, "invalid may_goto imm %d", in->imm);
+		return -1;
+	}
+	*fork = state_copy(st);
+	if (!*fork) {
+		verr(env, idx, "out of memory");
+		return -1;
+	}
+	(*fork)->may_goto_depth++;
+	*next = insn_jump_target(in, idx);
+	return 0;
+}
+
 /*
  * One instruction. *next is where the path continues (-1: it ended);
  * *fork, when set, is a second path that starts at *fork_idx.
@@ -390,8 +479,10 @@ static int step(struct venv *env, struct vstate *st, int idx, int *next, struct 
 		*next = insn_jump_target(in, idx);
 		return 0;
 	}
+	if (op == V_JCOND)
+		return may_goto(env, st, idx, next, fork);
 	if (in->code == (BPF_JMP | BPF_CALL))
-		return call_check(env, st, idx, fork, next);
+		return call_check(env, st, idx, fork, next, fork_idx);
 	if (in->code == (BPF_JMP | BPF_EXIT))
 		return exit_check(env, st, idx, next);
 	if (op == BPF_CALL || op == BPF_EXIT) {
@@ -544,6 +635,8 @@ static int verify(struct venv *env)
 	free(env->decided);
 	free(env->linked);
 	free(env->maybe_ptr);
+	free(env->maybe_fp);
+	free(env->ret_matters);
 	free(env->subprog_of);
 	free(env->stack_depth);
 	free(env->idmap);

@@ -86,6 +86,9 @@ const char *vtype_name(uint8_t type)
 	    [T_PACKET_META] = "pkt_meta",
 	    [T_PACKET_END] = "pkt_end",
 	    [T_MAP_PTR_OR_NULL] = "map_ptr_or_null",
+	    [T_MEM_RDONLY] = "rdonly_mem",
+	    [T_FUNC_PTR] = "func",
+	    [T_MAP_KEY] = "map_key",
 	};
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
@@ -307,13 +310,17 @@ void vlog_insn(struct venv *env, int idx, const struct vstate *st)
 			vlog_reg(f, env, &s->spill);
 		} else if (s->bytes[0] == S_IRQ_FLAG) {
 			fprintf(f, " fp%d=irq_flag(id=%u)", -8 * (i + 1), s->irq_id);
+		} else if (s->bytes[0] == S_ITER) {
+			fprintf(f, " fp%d=iter_num(ref_id=%u,state=%s,depth=%u)", -8 * (i + 1),
+			        s->irq_id, s->iter_state == ITER_ACTIVE ? "active" : "drained",
+			        s->iter_depth);
 		}
 	}
 	for (int i = 0; i < st->nrefs; i++)
 		fprintf(f, " refs[%d]=%s(id=%u)", i,
-		        st->refs[i].type == REF_IRQ   ? "irq"
-		        : st->refs[i].type == REF_PTR ? "ptr"
-		                                      : "lock",
+		        st->refs[i].type == REF_IRQ                                   ? "irq"
+		        : st->refs[i].type == REF_PTR || st->refs[i].type == REF_ITER ? "ptr"
+		                                                                      : "lock",
 		        st->refs[i].id);
 	fprintf(f, "\n");
 }

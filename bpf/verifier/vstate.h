@@ -21,7 +21,11 @@
 #define V_NREGS               11
 #define V_MAX_PENDING         8192
 #define V_MAX_STATES_PER_INSN 64
-#define V_MAX_ERRNO           4095
+/* ... at a loop's head, where each iteration's state is remembered: past
+ * this many, a loop that has not converged walks on to the instruction
+ * limit without comparing more. */
+#define V_MAX_LOOP_HEAD_STATES 64
+#define V_MAX_ERRNO            4095
 /* The kernel's limit on processed instructions; the fuzzer builds with less
  * (bpf/verifier/tests/CMakeLists.txt says why). */
 #ifndef V_INSN_LIMIT
@@ -43,6 +47,9 @@ enum vtype {
 	T_PACKET_META,         /* ctx->data_meta ... */
 	T_PACKET_END,          /* ctx->data_end: only compared, never accessed */
 	T_MAP_PTR_OR_NULL,     /* an inner map or NULL: a map of maps' lookup */
+	T_MEM_RDONLY,          /* read-only bytes (mem_size): bpf_iter_num_next's value */
+	T_FUNC_PTR,            /* a subprogram (ld_imm64 of BPF_PSEUDO_FUNC): off is its start */
+	T_MAP_KEY,             /* a key of map .map: a bpf_for_each_map_elem callback's R2 */
 };
 
 /* A pointer into the packet whose range a comparison with data_end (or,
@@ -114,15 +121,22 @@ enum vslot {
 	S_ZERO,        /* known zero bytes */
 	S_SPILL,       /* an 8-byte register spill (slot.spill holds it) */
 	S_IRQ_FLAG,    /* saved irq state (slot.irq_id, slot.irq_class) */
+	S_ITER,        /* a struct bpf_iter_num (slot.irq_id: its reference, iter_*) */
 };
+
+/* An iterator's state (the kernel's bpf_iter_state): ACTIVE until a
+ * bpf_iter_num_next() that returned NULL, DRAINED after it. */
+enum iter_state { ITER_ACTIVE = 1, ITER_DRAINED = 2 };
 
 enum irq_class { IRQ_NATIVE = 0, IRQ_LOCK = 1 };
 
 struct vslot_state {
 	uint8_t bytes[8]; /* enum vslot per byte */
 	struct vreg spill;
-	uint32_t irq_id;
+	uint32_t irq_id; /* S_IRQ_FLAG: the flag's id; S_ITER: the iterator's reference */
 	uint8_t irq_class;
+	uint8_t iter_state;  /* S_ITER: enum iter_state */
+	uint32_t iter_depth; /* S_ITER: the loop iterations this path went through */
 	/* A 1, 2 or 4-byte store of a nonzero constant at the slot's start (the
 	 * kernel's narrow spill; its bytes are S_MISC): its size and value, read
 	 * back by a load of that size and by a constant map key. 0: none. */
@@ -135,6 +149,13 @@ struct vframe {
 	struct vslot_state stack[V_SLOTS]; /* stack[i] covers fp-8*(i+1) .. fp-8*i-1 */
 	int callsite;                      /* insn of the call that made this frame, -1 main */
 	int subprog_start;
+	/* A callback's frame (bpf_loop, bpf_for_each_map_elem): its exit goes
+	 * back to the call at callsite, with R0 in [0, 1]. */
+	bool in_callback;
+	/* The iterations of a bpf_loop callback this frame's path went
+	 * through at its current call: the kernel walks at most R1's umax
+	 * (not compared between states, as the kernel's callback_depth). */
+	uint32_t cb_iters;
 };
 
 /* References a path holds, in acquisition order. */
@@ -144,6 +165,7 @@ enum vref_type {
 	REF_RES_LOCK_IRQ = 4, /* bpf_res_spin_lock_irqsave */
 	REF_IRQ = 8,          /* a saved irq flag */
 	REF_PTR = 16,         /* a reserved ring buffer record (refs.c) */
+	REF_ITER = 32,        /* an iterator bpf_iter_num_new() made (refs.c) */
 };
 #define REF_LOCK_MASK (REF_LOCK | REF_RES_LOCK | REF_RES_LOCK_IRQ)
 
@@ -156,6 +178,11 @@ struct vref {
 
 struct vstate {
 	int curframe;
+	/* Loop iterations the path went through at may_goto instructions and
+	 * at callback calls: a state that went further is not an infinite
+	 * loop of one that went less far (verifier.c). */
+	uint32_t may_goto_depth;
+	uint32_t callback_depth;
 	struct vframe *frame[RQBPF_MAX_FRAMES];
 	int nrefs;
 	struct vref refs[RQBPF_MAX_HELD];
@@ -185,6 +212,8 @@ struct venv {
 	uint16_t *prec_in;                  /* per insn: registers whose value matters */
 	uint64_t *sprec_in;                 /* per insn: stack slots whose value matters */
 	uint16_t *maybe_ptr;                /* per insn: registers that may hold a pointer */
+	uint16_t *maybe_fp;                 /* per insn: ... that may point into a stack */
+	uint8_t *ret_matters;               /* per function start: its R0 matters at its exits */
 	uint8_t *decided;                   /* per insn: a jump the walk decided by ranges */
 	struct vlink *linked;               /* per insn: copies a jump narrowed together */
 	bool prec_dirty;                    /* decided or linked changed: redo precision */
@@ -196,6 +225,9 @@ struct venv {
 	const struct rqbpf_line *prev_line; /* the source line the log showed last */
 	uint8_t *global_called;             /* per function: 1 a walk called it, 2 verified */
 	bool ret_checked;                   /* the type has a return range (ret_min, ret_max) */
+	/* A callback may use a value it reads through a pointer it was given
+	 * (its context, in a caller's stack) in a check (precise.c). */
+	bool cb_reads_matter;
 	int32_t ret_min, ret_max;
 };
 
@@ -240,10 +272,15 @@ static inline struct vframe *cur_frame(struct vstate *st)
 }
 bool states_cover(struct venv *env, const struct vstate *old, const struct vstate *cur, int insn);
 bool states_equal_exact(struct venv *env, const struct vstate *old, const struct vstate *cur);
+bool loop_depths_equal(const struct vstate *old, const struct vstate *cur);
 struct idmap *idmap_new(void);
 uint64_t state_fingerprint(const struct vstate *st);
 
-/* cfg.c: structure checks before the walk, liveness, prune points */
+/* cfg.c: structure checks before the walk, liveness, prune points (1; 2:
+ * a loop's head, where the walk always remembers the state: may_goto, an
+ * iterator's next, a call that calls a callback) */
+#define V_LOOP_HEAD 2
+bool insn_is_loop_head(const struct bpf_insn *in);
 int cfg_check(struct venv *env);
 
 /* precise.c: registers whose exact value can reach a check */
@@ -280,7 +317,8 @@ int map_func_compatible(struct venv *env, const struct rqbpf_map_desc *m,
                         const struct rqbpf_call *c);
 
 /* calls.c: helpers, kfuncs, subprogram calls and exits */
-int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next);
+int call_check(struct venv *env, struct vstate *st, int idx, struct vstate **fork, int *next,
+               int *fork_idx);
 int check_call_chains(struct venv *env);
 int check_map_prog_types(struct venv *env);
 int exit_check(struct venv *env, struct vstate *st, int idx, int *next_idx);
@@ -311,6 +349,21 @@ int check_reg_read(struct venv *env, struct vstate *st, int regno);
 static inline bool is_pseudo_call(const struct bpf_insn *in)
 {
 	return in->code == (BPF_JMP | BPF_CALL) && in->src_reg == BPF_PSEUDO_CALL;
+}
+
+/* may_goto (BPF_JMP | BPF_JCOND, src_reg BPF_MAY_GOTO = 0): a jump the
+ * program may take at any time, and takes after a bound number of times. */
+#define V_JCOND 0xe0
+static inline bool is_may_goto(const struct bpf_insn *in)
+{
+	return in->code == (BPF_JMP | V_JCOND);
+}
+
+/* ld_imm64 of a subprogram's address (a callback): its imm, as a call's,
+ * is the subprogram's offset. */
+static inline bool is_pseudo_func(const struct bpf_insn *in)
+{
+	return in->code == (BPF_LD | BPF_IMM | BPF_DW) && in->src_reg == BPF_PSEUDO_FUNC;
 }
 
 /* The first instruction of the subprogram bpf-to-bpf call @in at @i calls

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Constructs rqbpf does not support, each in its own program so that each
- * is that program's error (bpf_loader checks the exact messages): a callback
- * (bpf_loop's ld_imm64 of a function), bpf_printk with four arguments
+ * is that program's error (bpf_loader checks the exact messages):
+ * bpf_printk with four arguments
  * (bpf_trace_vprintk), and maps of a type rqbpf does not have (a device
  * map; a program array with a BTF `values` initialiser): the programs
  * that use them are refused, naming the map; the object still loads and
@@ -62,21 +62,6 @@ int use_inner(struct __sk_buff *skb)
 		return 0;
 	*v += 1;
 	return (int)*v;
-}
-
-static int count_cb(__u32 i, void *ctx)
-{
-	*(__u64 *)ctx += i;
-	return 0;
-}
-
-SEC("?tc")
-int loop_cb(struct __sk_buff *skb)
-{
-	__u64 sum = 0;
-
-	bpf_loop(skb->cb[0], count_cb, &sum, 0);
-	return sum;
 }
 
 SEC("?tc")

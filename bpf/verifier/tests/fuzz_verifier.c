@@ -9,7 +9,8 @@
  *     a fault there means the verifier accepted an unsafe program.
  * Each 8 input bytes are one instruction; register fields are taken
  * modulo 11 and map indices modulo the map count, so that more streams
- * get past the first checks.
+ * get past the first checks; an ld_imm64 of source 4 (BPF_PSEUDO_FUNC, a
+ * callback) stays as it is.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -70,7 +71,10 @@ static size_t decode(const uint8_t *data, size_t size, struct bpf_insn *insns, s
 	memcpy(insns, data, n * sizeof(*insns));
 	for (size_t i = 0; i < n; i++) {
 		insns[i].dst_reg %= 11;
-		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) && insns[i].src_reg) {
+		if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
+		    insns[i].src_reg == BPF_PSEUDO_FUNC) {
+			continue; /* a callback: imm is its offset, as a call's */
+		} else if (insns[i].code == (BPF_LD | BPF_IMM | BPF_DW) && insns[i].src_reg) {
 			insns[i].src_reg =
 			    insns[i].src_reg & 1 ? BPF_PSEUDO_MAP_FD : BPF_PSEUDO_MAP_VALUE;
 			insns[i].imm = (int32_t)((uint32_t)insns[i].imm % (uint32_t)nmaps);

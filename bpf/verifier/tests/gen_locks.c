@@ -7,14 +7,21 @@
  * values and two global locks: res locks taken and released (often
  * balanced, sometimes not), irqsave pairs and irq flags, a bpf_spin_lock,
  * stores, branches on a random number, calls of static and global
- * functions (one of which returns holding a lock), early returns.
+ * functions (one of which returns holding a lock), early returns, and
+ * (--loops) loops: iterators (bpf_for, bpf_repeat, bpf_iter_num_* by hand, some never
+ * destroyed) and callbacks of bpf_loop and bpf_for_each_map_elem (some
+ * returning out of range, taking a lock, or leaving one held).
  *
- *   gen_locks SEED PROGRAMS PER_FILE DIR   writes DIR/gen_<k>.bpf.c
+ *   gen_locks SEED PROGRAMS PER_FILE DIR [--loops]   writes DIR/gen_<k>.bpf.c
+ *
+ * The loops (iterators, callbacks) come with --loops only: without it a
+ * seed gives the programs it gave before they were added.
  */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t rng_state;
 
@@ -44,7 +51,28 @@ static const char prologue[] =
     "\tbpf_res_spin_unlock(&gC);\n\treturn x;\n}\n\n"
     "__noinline int gfn_leak(int x)\n{\n\tif (bpf_res_spin_lock(&gC))\n\t\treturn 0;\n"
     "\treturn x;\n}\n\n"
-    "__noinline int gfn_ctx(struct __sk_buff *skb, int x)\n{\n\treturn skb->len + x;\n}\n\n";
+    "__noinline int gfn_ctx(struct __sk_buff *skb, int x)\n{\n\treturn skb->len + x;\n}\n\n"
+    /* callbacks: bpf_loop's and bpf_for_each_map_elem's */
+    "static long cb_add(__u32 i, void *c)\n{\n\t*(int *)c += i;\n\treturn 0;\n}\n\n"
+    "static long cb_stop(__u32 i, void *c)\n{\n\treturn i == 2;\n}\n\n"
+    "static long cb_ret(__u32 i, void *c)\n{\n\treturn i & 3;\n}\n\n"
+    "static long cb_lock(__u32 i, void *c)\n{\n\tif (bpf_res_spin_lock(&gC))\n"
+    "\t\treturn 1;\n\tbpf_res_spin_unlock(&gC);\n\treturn 0;\n}\n\n"
+    "static long cb_leak(__u32 i, void *c)\n{\n\tif (bpf_res_spin_lock(&gC))\n"
+    "\t\treturn 1;\n\treturn 0;\n}\n\n"
+    "static long cb_iter(__u32 i, void *c)\n{\n\tint j;\n\n"
+    "\tbpf_for(j, 0, 3) *(int *)c += j;\n\treturn 0;\n}\n\n"
+    "static long fe_add(void *m, int *k, struct gval *v, void *c)\n{\n"
+    "\t*(int *)c += v->v + *k;\n\treturn 0;\n}\n\n"
+    "static long fe_lock(void *m, int *k, struct gval *v, void *c)\n{\n"
+    "\tif (bpf_res_spin_lock(&v->lock))\n\t\treturn 1;\n\tv->v++;\n"
+    "\tbpf_res_spin_unlock(&v->lock);\n\treturn 0;\n}\n\n"
+    "static long fe_key(void *m, int *k, struct gval *v, void *c)\n{\n"
+    "\treturn *k == 1;\n}\n\n";
+
+static const char *const loop_cbs[] = {"cb_add",  "cb_add",  "cb_stop", "cb_ret",
+                                       "cb_lock", "cb_leak", "cb_iter"};
+static const char *const map_cbs[] = {"fe_add", "fe_lock", "fe_key"};
 
 struct gen {
 	FILE *f;
@@ -72,9 +100,51 @@ static const char *const flags[] = {"&f1", "&f2"};
 
 static void stmts(struct gen *g, int n, int allow_locks);
 
+/* A loop: an iterator (bpf_for, bpf_repeat, or its calls by hand, maybe
+ * never destroyed), or a callback helper. */
+static void loop_stmt(struct gen *g)
+{
+	switch (rnd(6)) {
+	case 0:
+		line(g, "{ int i; bpf_for(i, 0, %u) r += i; }", rnd(5));
+		break;
+	case 1:
+		line(g, "bpf_repeat(%u) r++;", rnd(4));
+		break;
+	case 2:
+		line(g, "{");
+		line(g, "\tstruct bpf_iter_num it;");
+		line(g, "\tint *p;");
+		line(g, "\tbpf_iter_num_new(&it, %u, %u);", rnd(3), rnd(6));
+		line(g, "\twhile ((p = bpf_iter_num_next(&it)))");
+		line(g, "\t\tr += *p;");
+		if (rnd(6))
+			line(g, "\tbpf_iter_num_destroy(&it);");
+		line(g, "}");
+		break;
+	case 3:
+	case 4:
+		line(g, "r += bpf_loop(%u, %s, &r, 0);", rnd(6),
+		     loop_cbs[rnd(sizeof(loop_cbs) / sizeof(loop_cbs[0]))]);
+		break;
+	default:
+		line(g, "r += bpf_for_each_map_elem(&vals, %s, &r, 0);",
+		     map_cbs[rnd(sizeof(map_cbs) / sizeof(map_cbs[0]))]);
+		break;
+	}
+}
+
+/* With --loops: plain statements may be loops (off, the programs are those
+ * of the same seed without them). */
+static int with_loops;
+
 /* One statement that neither takes nor releases a lock. */
 static void plain_stmt(struct gen *g)
 {
+	if (with_loops && !rnd(4)) {
+		loop_stmt(g);
+		return;
+	}
 	switch (rnd(8)) {
 	case 0:
 		line(g, "r += %u;", rnd(5));
@@ -209,8 +279,9 @@ int main(int argc, char **argv)
 {
 	int n, per;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: gen_locks SEED PROGRAMS PER_FILE DIR\n");
+	with_loops = argc == 6 && !strcmp(argv[5], "--loops");
+	if (argc != 5 && !with_loops) {
+		fprintf(stderr, "usage: gen_locks SEED PROGRAMS PER_FILE DIR [--loops]\n");
 		return 2;
 	}
 	rng_state = strtoull(argv[1], NULL, 0) * 2654435761u + 1;

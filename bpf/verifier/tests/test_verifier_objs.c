@@ -114,7 +114,10 @@ static void verify_ours(const struct rqbpf_prog *p, struct ours *o)
 	o->accepted = rc == 0;
 	o->processed = (unsigned long long)processed;
 	snprintf(o->msg, sizeof(o->msg), "%s", rc ? err.msg : "");
+	/* the last " (insn N)": a message may name an instruction too */
 	insn = strstr(o->msg, " (insn ");
+	for (char *next = insn; next; next = strstr(next + 1, " (insn "))
+		insn = next;
 	o->insn = -1;
 	if (insn) {
 		const char *line = strstr(insn, "\n  ");
