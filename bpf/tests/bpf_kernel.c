@@ -136,6 +136,38 @@ static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
+/* Skips the test unless the process may load programs (root): @what
+ * needs it. */
+static void need_root(const char *what)
+{
+	if (geteuid() != 0) {
+		printf("# skipped: %s needs root\n", what);
+		exit(SKIP);
+	}
+}
+
+/* Object @name built by @cc, loaded by rqbpf (*@ro) and by the kernel
+ * (*@ko); false, with nothing left open, when either does not load it. */
+static bool load_both(const char *name, const char *cc, struct rqbpf_object **ro,
+                      struct bpf_object **ko)
+{
+	char path[512];
+
+	*ro = bt_load(name, cc, 0);
+	if (!*ro)
+		return false;
+	bt_obj_path(path, sizeof(path), name, cc);
+	*ko = bpf_object__open_file(path, NULL);
+	CHECK(*ko != NULL);
+	if (bpf_object__load(*ko)) {
+		printf("# %s (%s): the kernel did not load it\n", name, cc);
+		bpf_object__close(*ko);
+		rqbpf_object_close(*ro);
+		return false;
+	}
+	return true;
+}
+
 /* Runs @p prog in the kernel from a context with @p cb; the context after
  * the run into *@p out (ctx_out). */
 static uint32_t kernel_run(struct bpf_object *ko, const char *prog, const uint32_t *cb,
@@ -232,16 +264,13 @@ static int compare_object(const char *name, const char *cc)
 
 static void test_kernel_ref(void)
 {
-	static const char *const objs[] = {
-	    "conform",   "conform_v4", "res_lock", "irqsave",     "counter", "hash",   "spin_lock",
-	    "local_irq", "printk",     "ringbuf",  "queue_stack", "helpers", "percpu", "map_in_map",
-	    "loops"};
+	static const char *const objs[] = {"conform", "conform_v4", "res_lock",    "irqsave",
+	                                   "counter", "hash",       "spin_lock",   "local_irq",
+	                                   "printk",  "ringbuf",    "queue_stack", "helpers",
+	                                   "percpu",  "map_in_map", "loops"};
 	int compared = 0, refused = 0;
 
-	if (geteuid() != 0) {
-		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
-		exit(SKIP);
-	}
+	need_root("BPF_PROG_TEST_RUN");
 	libbpf_set_print(silent);
 	for (const char *const *cc = bt_compilers; *cc; cc++)
 		for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
@@ -285,10 +314,7 @@ static int each_prog_loaded(const char *name,
 {
 	int n = 0;
 
-	if (geteuid() != 0) {
-		printf("# skipped: loading programs needs root\n");
-		exit(SKIP);
-	}
+	need_root("loading programs");
 	libbpf_set_print(silent);
 	for (const char *const *cc = bt_compilers; *cc; cc++) {
 		struct rqbpf_object *ro = bt_open(name, *cc);
@@ -384,10 +410,7 @@ static void test_kernel_copy_from_user(void)
 	                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int compared = 0;
 
-	if (geteuid() != 0) {
-		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
-		exit(SKIP);
-	}
+	need_root("BPF_PROG_TEST_RUN");
 	CHECK(two != MAP_FAILED);
 	memset(two + page - 8, 'x', 8); /* the 8 readable bytes before the PROT_NONE page */
 	CHECK_EQ(mprotect(two + page, (size_t)page, PROT_NONE), 0);
@@ -451,31 +474,18 @@ static void test_kernel_ringbuf(void)
 {
 	int compared = 0;
 
-	if (geteuid() != 0) {
-		printf("# skipped: loading programs needs root\n");
-		exit(SKIP);
-	}
+	need_root("loading programs");
 	libbpf_set_print(silent);
 	for (const char *const *cc = bt_compilers; *cc; cc++) {
-		struct rqbpf_object *ro = bt_load("ringbuf", *cc, 0);
+		struct rqbpf_object *ro;
 		static const uint32_t cb[5];
 		struct records kr = {0}, rr = {0};
 		struct rqbpf_ring_buffer *rrb;
 		struct ring_buffer *krb;
 		struct bpf_object *ko;
-		char path[512];
 
-		if (!ro)
+		if (!load_both("ringbuf", *cc, &ro, &ko))
 			continue;
-		bt_obj_path(path, sizeof(path), "ringbuf", *cc);
-		ko = bpf_object__open_file(path, NULL);
-		CHECK(ko != NULL);
-		if (bpf_object__load(ko)) {
-			printf("# ringbuf (%s): the kernel did not load it\n", *cc);
-			bpf_object__close(ko);
-			rqbpf_object_close(ro);
-			continue;
-		}
 		krb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(ko, "small")),
 		                       add_record, &kr, NULL);
 		CHECK(krb != NULL);
@@ -564,27 +574,14 @@ static void test_kernel_percpu(void)
 {
 	int compared = 0;
 
-	if (geteuid() != 0) {
-		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
-		exit(SKIP);
-	}
+	need_root("BPF_PROG_TEST_RUN");
 	libbpf_set_print(silent);
 	for (const char *const *cc = bt_compilers; *cc; cc++) {
-		struct rqbpf_object *ro = bt_load("percpu", *cc, 0);
+		struct rqbpf_object *ro;
 		struct bpf_object *ko;
-		char path[512];
 
-		if (!ro)
+		if (!load_both("percpu", *cc, &ro, &ko))
 			continue;
-		bt_obj_path(path, sizeof(path), "percpu", *cc);
-		ko = bpf_object__open_file(path, NULL);
-		CHECK(ko != NULL);
-		if (bpf_object__load(ko)) {
-			printf("# percpu (%s): the kernel did not load it\n", *cc);
-			bpf_object__close(ko);
-			rqbpf_object_close(ro);
-			continue;
-		}
 		compare_percpu(ko, ro);
 		compared++;
 		bpf_object__close(ko);
@@ -686,27 +683,14 @@ static void test_kernel_map_in_map(void)
 {
 	int compared = 0;
 
-	if (geteuid() != 0) {
-		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
-		exit(SKIP);
-	}
+	need_root("BPF_PROG_TEST_RUN");
 	libbpf_set_print(silent);
 	for (const char *const *cc = bt_compilers; *cc; cc++) {
-		struct rqbpf_object *ro = bt_load("map_in_map", *cc, 0);
+		struct rqbpf_object *ro;
 		struct bpf_object *ko;
-		char path[512];
 
-		if (!ro)
+		if (!load_both("map_in_map", *cc, &ro, &ko))
 			continue;
-		bt_obj_path(path, sizeof(path), "map_in_map", *cc);
-		ko = bpf_object__open_file(path, NULL);
-		CHECK(ko != NULL);
-		if (bpf_object__load(ko)) {
-			printf("# map_in_map (%s): the kernel did not load it\n", *cc);
-			bpf_object__close(ko);
-			rqbpf_object_close(ro);
-			continue;
-		}
 		compare_map_in_map(ko, ro);
 		compared++;
 		bpf_object__close(ko);
@@ -785,10 +769,7 @@ static void test_kernel_copy_from_user_str(void)
 	static const uint64_t flags[] = {0, 1, 2};
 	int compared = 0;
 
-	if (geteuid() != 0) {
-		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
-		exit(SKIP);
-	}
+	need_root("BPF_PROG_TEST_RUN");
 	CHECK(two != MAP_FAILED);
 	memcpy(two + page - 8, ends, sizeof(ends)); /* a string before the page */
 	memset(two + page - 16, 'x', 8);            /* no NUL before "ends" */
@@ -799,21 +780,11 @@ static void test_kernel_copy_from_user_str(void)
 
 	libbpf_set_print(silent);
 	for (const char *const *cc = bt_compilers; *cc; cc++) {
-		struct rqbpf_object *ro = bt_load("copy_str", *cc, 0);
+		struct rqbpf_object *ro;
 		struct bpf_object *ko;
-		char path[512];
 
-		if (!ro)
+		if (!load_both("copy_str", *cc, &ro, &ko))
 			continue;
-		bt_obj_path(path, sizeof(path), "copy_str", *cc);
-		ko = bpf_object__open_file(path, NULL);
-		CHECK(ko != NULL);
-		if (bpf_object__load(ko)) {
-			printf("# copy_str (%s): the kernel did not load it\n", *cc);
-			bpf_object__close(ko);
-			rqbpf_object_close(ro);
-			continue;
-		}
 		for (size_t p = 0; p < sizeof(ptrs) / sizeof(ptrs[0]); p++)
 			for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
 				for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
@@ -1088,27 +1059,14 @@ static void test_kernel_packets(void)
 	struct frame f[16];
 	int nf = packet_frames(f), compared = 0;
 
-	if (geteuid() != 0) {
-		printf("# skipped: BPF_PROG_TEST_RUN needs root\n");
-		exit(SKIP);
-	}
+	need_root("BPF_PROG_TEST_RUN");
 	libbpf_set_print(silent);
 	for (const char *const *cc = bt_compilers; *cc; cc++) {
-		struct rqbpf_object *ro = bt_load("bootstrap_net", *cc, 0);
+		struct rqbpf_object *ro;
 		struct bpf_object *ko;
-		char path[512];
 
-		if (!ro)
+		if (!load_both("bootstrap_net", *cc, &ro, &ko))
 			continue;
-		bt_obj_path(path, sizeof(path), "bootstrap_net", *cc);
-		ko = bpf_object__open_file(path, NULL);
-		CHECK(ko != NULL);
-		if (bpf_object__load(ko)) {
-			printf("# bootstrap_net (%s): the kernel did not load it\n", *cc);
-			bpf_object__close(ko);
-			rqbpf_object_close(ro);
-			continue;
-		}
 		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 			for (int j = 0; j < nf; j++) {
 				const char *name = progs[i].name;
