@@ -570,7 +570,10 @@ static void compare_percpu(struct bpf_object *ko, struct rqbpf_object *ro)
 	free(rv);
 }
 
-static void test_kernel_percpu(void)
+/* @compare applied to object @name of each compiler, loaded by rqbpf and
+ * by the kernel; the test is skipped when the kernel loads none. */
+static void compare_each(const char *name, const char *what,
+                         void (*compare)(struct bpf_object *, struct rqbpf_object *))
 {
 	int compared = 0;
 
@@ -580,17 +583,22 @@ static void test_kernel_percpu(void)
 		struct rqbpf_object *ro;
 		struct bpf_object *ko;
 
-		if (!load_both("percpu", *cc, &ro, &ko))
+		if (!load_both(name, *cc, &ro, &ko))
 			continue;
-		compare_percpu(ko, ro);
+		compare(ko, ro);
 		compared++;
 		bpf_object__close(ko);
 		rqbpf_object_close(ro);
 	}
 	if (!compared) {
-		printf("# skipped: this kernel loads no per-CPU map object\n");
+		printf("# skipped: this kernel loads no %s object\n", what);
 		exit(SKIP);
 	}
+}
+
+static void test_kernel_percpu(void)
+{
+	compare_each("percpu", "per-CPU map", compare_percpu);
 }
 
 /* rqbpf's name for an inner map: its index in the object. */
@@ -681,25 +689,7 @@ static void compare_map_in_map(struct bpf_object *ko, struct rqbpf_object *ro)
 
 static void test_kernel_map_in_map(void)
 {
-	int compared = 0;
-
-	need_root("BPF_PROG_TEST_RUN");
-	libbpf_set_print(silent);
-	for (const char *const *cc = bt_compilers; *cc; cc++) {
-		struct rqbpf_object *ro;
-		struct bpf_object *ko;
-
-		if (!load_both("map_in_map", *cc, &ro, &ko))
-			continue;
-		compare_map_in_map(ko, ro);
-		compared++;
-		bpf_object__close(ko);
-		rqbpf_object_close(ro);
-	}
-	if (!compared) {
-		printf("# skipped: this kernel loads no map of maps object\n");
-		exit(SKIP);
-	}
+	compare_each("map_in_map", "map of maps", compare_map_in_map);
 }
 
 /* copy_str.bpf.c's io, in .data.io. */
