@@ -21,6 +21,7 @@
 #include <pthread.h>
 
 #include "slowpath.h"
+#include "pshared.h"
 
 RQ_EXPORT void res_spin_lock_init(rqspinlock_t *lock)
 {

@@ -35,6 +35,7 @@
 #include <errno.h>
 
 #include "slowpath.h"
+#include "pshared.h"
 
 static bool shared_free(uint32_t val)
 {

@@ -14,8 +14,9 @@
  *   4 detect.h      AA, ABBA and cycle detection; the owner for a deadline,
  *                   and the clear of an orphaned pending bit
  *   5 timeout.h     one attempt's context and its bounded waits
- *   6 slowpath.h    the slow paths (queued, test-and-set, process-shared),
- *                   the choice among them, failures
+ *   6 slowpath.h    the queued slow path and the choice among the slow
+ *                   paths; tas.h (test-and-set, mode), pshared.h
+ *                   (process-shared locks), report.h (failures)
  *   7 lock.c        fast path and API
  */
 #ifndef RQ_REGISTRY_H

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "slowpath.h"
+#include "report.h"
 #include "symbolize.h"
 
 struct rq_hook {

@@ -42,6 +42,9 @@
 #include <errno.h>
 
 #include "slowpath.h"
+#include "pshared.h"
+#include "report.h"
+#include "tas.h"
 
 /* What a waiter that leaves the queue on @err tells its successor: a
  * timeout tears the queue down, a deadlock hands it on. */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layer 6, the slow paths, each one bounded wait or a few (timeout.h): the
- * resilient queued slow path (slowpath.c), the test-and-set paths
- * (tas.c), process-shared locks (pshared.c), and the undoing and
- * reporting of a failed attempt (report.c). Uses layers 0 to 5.
+ * Layer 6, the resilient queued slow path (slowpath.c), each wait bounded
+ * (timeout.h), and the dispatcher among the slow paths; the pending-bit
+ * transitions that it and the test-and-set paths (tas.h) share. The other
+ * rooms of this layer: tas.h, pshared.h (process-shared locks) and
+ * report.h (the undoing and reporting of a failed attempt). Uses layers 0
+ * to 5.
  */
 #ifndef RQ_SLOWPATH_H
 #define RQ_SLOWPATH_H
@@ -82,17 +84,5 @@ static inline int rq_pending_to_locked_noted(struct rq_thread *t, _Atomic uint32
  */
 RQ_NOINLINE int rq_lock_slowpath(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx,
                                  uint32_t val);
-int rq_tas_slowpath(struct rq_attempt *w);
-int rq_trylock_fallback(struct rq_attempt *w);
-extern _Atomic int rq_mode;
-
-/* ---- pshared.c: process-shared (marked) locks ---- */
-bool rq_shared_trylock(_Atomic uint32_t *word);
-int rq_shared_slowpath(struct rq_attempt *w);
-
-/* ---- report.c ---- */
-/* Undo a failed acquisition, count it, report it; returns @err. */
-int rq_fail(struct rq_thread *t, rqspinlock_t *lock, uint32_t held_idx, int err,
-            const struct rq_cycle *cycle, bool was_waiting);
 
 #endif /* RQ_SLOWPATH_H */

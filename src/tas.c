@@ -21,6 +21,7 @@
 #include <errno.h>
 
 #include "slowpath.h"
+#include "tas.h"
 
 _Atomic int rq_mode = RQSPINLOCK_MODE_QUEUED;
 

@@ -148,9 +148,9 @@ enum rqbpf_call_arg {
 	/* a per-CPU kernel variable (a __ksym): a program run in userspace has
 	 * none, so the verifier refuses any argument, with the kernel's message */
 	RQBPF_ARG_PERCPU_BTF_ID,
-	RQBPF_ARG_ITER_NUM,           /* a struct bpf_iter_num on the stack (8 bytes) */
-	RQBPF_ARG_CALLBACK,           /* a static subprogram (ld_imm64 of BPF_PSEUDO_FUNC) */
-	RQBPF_ARG_STACK_OR_NULL,      /* a pointer to the stack, or 0: the callback's context */
+	RQBPF_ARG_ITER_NUM,      /* a struct bpf_iter_num on the stack (8 bytes) */
+	RQBPF_ARG_CALLBACK,      /* a static subprogram (ld_imm64 of BPF_PSEUDO_FUNC) */
+	RQBPF_ARG_STACK_OR_NULL, /* a pointer to the stack, or 0: the callback's context */
 };
 
 /* What R0 holds after the call. */

@@ -371,7 +371,8 @@ static int kfunc_null_arg(struct venv *env, struct vstate *st, const struct rqbp
 
 		/* pointers the kernel checks for NULL with this message: the
 		 * locks, the irq flags, a kfunc's memory to fill */
-		if (kind != RQBPF_ARG_LOCK && kind != RQBPF_ARG_IRQ_FLAG && kind != RQBPF_ARG_UNINIT_MEM)
+		if (kind != RQBPF_ARG_LOCK && kind != RQBPF_ARG_IRQ_FLAG &&
+		    kind != RQBPF_ARG_UNINIT_MEM)
 			continue;
 		if (r->type == T_MAP_VALUE_OR_NULL || reg_is_const(r, NULL)) {
 			uint64_t v = 1;
